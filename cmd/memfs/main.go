@@ -1,0 +1,196 @@
+// Command memfs manages memory stores and mounts them for agents.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/user"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// Exit codes (DESIGN.md, the command-line contract).
+const (
+	exitOK       = 0
+	exitInternal = 1
+	exitUsage    = 2
+	exitNotFound = 3
+	exitConflict = 4
+	exitInvalid  = 5
+	exitReadOnly = 6
+)
+
+func main() {
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	err := app.Run(args)
+	if err == nil {
+		return exitOK
+	}
+	return reportError(err, jsonRequested(args), stderr)
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:      "memfs",
+		Usage:     "versioned memory stores for AI agents, mounted as plain files",
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "db", Usage: "database file", EnvVars: []string{"MEMFS_DB"}, DefaultText: "$XDG_DATA_HOME/memfs/memfs.db"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: text or json"},
+		},
+		Before: func(c *cli.Context) error {
+			if f := c.String("format"); f != "text" && f != "json" {
+				return usageError("--format must be text or json, not %q", f)
+			}
+			return nil
+		},
+		ExitErrHandler:  func(*cli.Context, error) {}, // run reports errors and picks the exit code
+		OnUsageError:    onUsageError,
+		HideHelpCommand: true,
+		Commands: []*cli.Command{
+			storeCommand(),
+			memoryCommand(),
+			versionCommand(),
+			restoreCommand(),
+			logCommand(),
+			diffCommand(),
+			exportCommand(),
+			sessionCommand(),
+			mountCommand(),
+			runCommand(),
+		},
+	}
+}
+
+// usage is a command-line mistake: exit code 2.
+type usage struct{ msg string }
+
+func (u *usage) Error() string { return u.msg }
+
+func usageError(format string, args ...any) error {
+	return &usage{fmt.Sprintf(format, args...)}
+}
+
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	return usageError("%v (see %s --help)", err, c.Command.HelpName)
+}
+
+// exitCode maps an error to the contract's exit codes.
+func exitCode(err error) int {
+	var u *usage
+	if errors.As(err, &u) {
+		return exitUsage
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	switch versions.ErrorCode(err) {
+	case versions.CodeNotFound:
+		return exitNotFound
+	case versions.CodePathConflict, versions.CodePreconditionFailed, versions.CodeConflict,
+		versions.CodeNotEmpty, versions.CodeIsDir, versions.CodeNotDir, versions.CodeStale:
+		return exitConflict
+	case versions.CodeInvalid, versions.CodeStoreFull, versions.CodeTooLarge,
+		versions.CodeNameTooLong, versions.CodeNotUTF8:
+		return exitInvalid
+	case versions.CodeReadOnly:
+		return exitReadOnly
+	}
+	return exitInternal
+}
+
+// reportError prints err on stderr, as the API's error envelope with --format
+// json, and returns the exit code.
+func reportError(err error, asJSON bool, stderr io.Writer) int {
+	code := exitCode(err)
+	if !asJSON {
+		fmt.Fprintf(stderr, "memfs: %v\n", err)
+		return code
+	}
+	body := map[string]string{"type": "invalid_request_error", "message": err.Error()}
+	switch code {
+	case exitInternal:
+		body["type"] = "api_error"
+	case exitUsage:
+	default:
+		var e *versions.Error
+		if errors.As(err, &e) {
+			body["type"] = e.Code.APIType()
+			if e.Code == versions.CodePathConflict {
+				body["conflicting_memory_id"] = e.ConflictingMemoryID
+				body["conflicting_path"] = e.ConflictingPath
+			}
+		}
+	}
+	out, _ := json.Marshal(struct {
+		Type  string            `json:"type"`
+		Error map[string]string `json:"error"`
+	}{"error", body})
+	fmt.Fprintf(stderr, "%s\n", out)
+	return code
+}
+
+// jsonRequested reports whether --format json was given, for errors raised
+// before or while flags are parsed.
+func jsonRequested(args []string) bool {
+	for i, a := range args {
+		if a == "--format=json" || a == "-format=json" || (a == "--format" || a == "-format") && i+1 < len(args) && args[i+1] == "json" {
+			return true
+		}
+		if a == "--" {
+			break
+		}
+	}
+	return false
+}
+
+// openDB opens the database named by --db, MEMFS_DB or the default path.
+// The caller closes it.
+func openDB(c *cli.Context) (*versions.DB, error) {
+	path := c.String("db")
+	if path == "" {
+		var err error
+		if path, err = versions.DefaultPath(); err != nil {
+			return nil, err
+		}
+	}
+	return versions.Open(path, versions.Options{})
+}
+
+// cliActor is the actor of writes made through the CLI: the OS user.
+func cliActor() versions.Actor {
+	if u, err := user.Current(); err == nil {
+		return versions.UserActor(u.Username)
+	}
+	return versions.UserActor(fmt.Sprint(os.Getuid()))
+}
+
+// emit prints v as JSON with --format json, otherwise calls text.
+func emit(c *cli.Context, v any, text func(w io.Writer)) error {
+	w := c.App.Writer
+	if c.String("format") == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(v)
+	}
+	text(w)
+	return nil
+}
+
+// ctx is the context of a command: cancelled by nothing yet, one place to
+// change that.
+func ctx(c *cli.Context) context.Context { return c.Context }

@@ -1,0 +1,246 @@
+package versions
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Default limits (DESIGN.md S11, S12; API.md). Stores may set their own
+// memory-count and memory-size limits when created.
+const (
+	DefaultMaxMemories    = 2000
+	DefaultMaxMemoryBytes = 102400
+	MaxPathBytes          = 1024
+	MaxPathSegments       = 20
+	MaxSegmentBytes       = 255 // NAME_MAX: the longest file name a mount can show
+	MaxStoreNameChars     = 255
+	MaxDescriptionChars   = 1024
+	MaxMetadataPairs      = 16
+	MaxMetadataKeyChars   = 64
+	MaxMetadataValueChars = 512
+	MaxInstructionsChars  = 4096
+	MaxAttachments        = 8
+	MaxFullViewPage       = 20 // with view=full a page holds at most this many items
+	DefaultPageSize       = 100
+	MaxPageSize           = 1000
+)
+
+// Operation is what a version records.
+type Operation string
+
+const (
+	OpCreated  Operation = "created"
+	OpModified Operation = "modified"
+	OpDeleted  Operation = "deleted"
+)
+
+// View selects whether listed objects carry their content.
+type View string
+
+const (
+	ViewBasic View = "basic" // content is null
+	ViewFull  View = "full"
+)
+
+// Access is how a session may use an attached store.
+type Access string
+
+const (
+	ReadWrite Access = "read_write"
+	ReadOnly  Access = "read_only"
+)
+
+// Actor is who wrote a version: Type is "session_actor", "user_actor",
+// "api_actor" or "service_account_actor" and ID the matching identifier.
+type Actor struct {
+	Type string
+	ID   string
+}
+
+// SessionActor is the actor of writes made through a session's mount.
+func SessionActor(sessionID string) Actor { return Actor{Type: "session_actor", ID: sessionID} }
+
+// UserActor is the actor of writes made by a person, e.g. through the CLI.
+func UserActor(userID string) Actor { return Actor{Type: "user_actor", ID: userID} }
+
+var actorIDField = map[string]string{
+	"session_actor":         "session_id",
+	"user_actor":            "user_id",
+	"api_actor":             "api_key_id",
+	"service_account_actor": "service_account_id",
+}
+
+func (a Actor) MarshalJSON() ([]byte, error) {
+	field, ok := actorIDField[a.Type]
+	if !ok {
+		field = "id"
+	}
+	return json.Marshal(map[string]string{"type": a.Type, field: a.ID})
+}
+
+func (a *Actor) UnmarshalJSON(b []byte) error {
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	a.Type = m["type"]
+	a.ID = m[actorIDField[a.Type]]
+	return nil
+}
+
+// Store is a memory store (API.md memory_store).
+type Store struct {
+	ID          string            `json:"id"`
+	Name        string            `json:"name"`
+	Description string            `json:"description"`
+	Metadata    map[string]string `json:"metadata"`
+	CreatedAt   time.Time         `json:"created_at"`
+	UpdatedAt   time.Time         `json:"updated_at"`
+	ArchivedAt  *time.Time        `json:"archived_at"`
+	// Limits of this store (S11, S12); not part of the API object.
+	MaxMemories    int `json:"-"`
+	MaxMemoryBytes int `json:"-"`
+}
+
+func (s Store) MarshalJSON() ([]byte, error) {
+	type plain Store
+	if s.Metadata == nil {
+		s.Metadata = map[string]string{}
+	}
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"memory_store", plain(s)})
+}
+
+// Memory is a live document (API.md memory). Content is nil in the basic view.
+type Memory struct {
+	ID            string    `json:"id"`
+	StoreID       string    `json:"memory_store_id"`
+	Path          string    `json:"path"`
+	Content       *string   `json:"content"`
+	ContentSHA256 string    `json:"content_sha256"`
+	ContentSize   int       `json:"content_size_bytes"`
+	VersionID     string    `json:"memory_version_id"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+	// Ino is a number that identifies the memory for its whole life and is
+	// never reused within the database (a mount's inode number).
+	Ino uint64 `json:"-"`
+}
+
+func (m Memory) MarshalJSON() ([]byte, error) {
+	type plain Memory
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"memory", plain(m)})
+}
+
+// MemoryItem is one entry of a memory listing: a memory, or (with depth 1) a
+// prefix standing for everything deeper below it.
+type MemoryItem struct {
+	Memory *Memory
+	Prefix string // e.g. "/projects/foo/" when Memory is nil
+}
+
+func (it MemoryItem) MarshalJSON() ([]byte, error) {
+	if it.Memory != nil {
+		return json.Marshal(it.Memory)
+	}
+	return json.Marshal(map[string]string{"type": "memory_prefix", "path": it.Prefix})
+}
+
+// Version is an immutable record of one mutation (API.md memory_version).
+type Version struct {
+	ID            string     `json:"id"`
+	MemoryID      string     `json:"memory_id"`
+	StoreID       string     `json:"memory_store_id"`
+	Operation     Operation  `json:"operation"`
+	Path          *string    `json:"path"`
+	Content       *string    `json:"content"`
+	ContentSHA256 *string    `json:"content_sha256"`
+	ContentSize   *int       `json:"content_size_bytes"`
+	CreatedAt     time.Time  `json:"created_at"`
+	CreatedBy     *Actor     `json:"created_by"`
+	RedactedAt    *time.Time `json:"redacted_at"`
+	RedactedBy    *Actor     `json:"redacted_by"`
+	// Conflict marks a save whose starting version was no longer the head
+	// when it committed (F13). A memfs extension, present only when true.
+	Conflict bool `json:"conflict,omitempty"`
+}
+
+func (v Version) MarshalJSON() ([]byte, error) {
+	type plain Version
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"memory_version", plain(v)})
+}
+
+// Session is an agent run with its attached stores.
+type Session struct {
+	ID        string       `json:"id"`
+	Resources []Attachment `json:"resources"`
+	CreatedAt time.Time    `json:"created_at"`
+	EndedAt   *time.Time   `json:"ended_at"`
+}
+
+func (s Session) MarshalJSON() ([]byte, error) {
+	type plain Session
+	if s.Resources == nil {
+		s.Resources = []Attachment{}
+	}
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"session", plain(s)})
+}
+
+// Attachment is a store attached to a session (API.md session attachment).
+// Name and Description are snapshotted when the session is created; Slug is
+// the directory the store is mounted under and MountPath "/mnt/memory/"+Slug.
+type Attachment struct {
+	StoreID      string  `json:"memory_store_id"`
+	Access       Access  `json:"access"`
+	Instructions *string `json:"instructions"`
+	Name         string  `json:"name"`
+	Description  string  `json:"description"`
+	MountPath    string  `json:"mount_path"`
+	Slug         string  `json:"-"`
+}
+
+func (a Attachment) MarshalJSON() ([]byte, error) {
+	type plain Attachment
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"memory_store", plain(a)})
+}
+
+// Page is one page of a listing; NextPage is the cursor of the next one.
+type Page[T any] struct {
+	Data     []T     `json:"data"`
+	NextPage *string `json:"next_page"`
+}
+
+// Entry is what a directory of a store holds: a memory (basic view) or a
+// directory, which exists when a memory lies below it or it was made
+// explicitly (F7).
+type Entry struct {
+	Name   string // last path segment
+	Path   string
+	Dir    bool
+	Memory *Memory // nil for a directory
+}
+
+// Change records that something at Path in a store changed (a memory saved,
+// renamed or deleted, a directory made or removed), so that mounts can tell
+// the kernel to forget what it cached (F10). Seq grows with every change in
+// the database; Origin is the Origin() of the DB handle that made it.
+type Change struct {
+	Seq     int64
+	StoreID string
+	Path    string
+	Origin  string
+}
