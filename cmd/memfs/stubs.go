@@ -1,7 +1,8 @@
 package main
 
 // Stubs, each replaced by its own file: store.go, memory.go, version.go,
-// history.go (restore, log, diff, export), session.go, mount.go, run.go.
+// history.go (restore, log, diff, export), session.go, mount.go, run.go,
+// prompt.go.
 
 import "github.com/urfave/cli/v2"
 
@@ -19,3 +20,6 @@ func exportCommand() *cli.Command  { return todo("export") }
 func sessionCommand() *cli.Command { return todo("session") }
 func mountCommand() *cli.Command   { return todo("mount") }
 func runCommand() *cli.Command     { return todo("run") }
+
+// promptCommand is "session prompt ID", registered by session.go.
+func promptCommand() *cli.Command { return todo("prompt") }
