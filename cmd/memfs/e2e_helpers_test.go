@@ -1,0 +1,384 @@
+package main
+
+// Helpers for the end-to-end tests: they drive the built binary (memfsBin,
+// built by TestMain in main_test.go) as separate processes, the way an
+// operator and an agent would, against a fresh database per test.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/slugify"
+	"github.com/memfs/memfs/versions"
+)
+
+// Generous bounds: the machine is shared with other builds and tests.
+const (
+	e2eReadyTimeout = 30 * time.Second
+	e2eStopTimeout  = 15 * time.Second
+	e2eCmdTimeout   = 60 * time.Second
+)
+
+// e2eEnv is one fresh database and the CLI pointed at it.
+type e2eEnv struct {
+	dbPath string
+}
+
+func newE2EEnv(t *testing.T) *e2eEnv {
+	t.Helper()
+	if memfsBin == "" {
+		t.Fatal("memfsBin is empty: TestMain in main_test.go must build the binary")
+	}
+	return &e2eEnv{dbPath: filepath.Join(t.TempDir(), "memfs.db")}
+}
+
+func (e *e2eEnv) environ() []string {
+	return append(os.Environ(), "MEMFS_DB="+e.dbPath)
+}
+
+// run runs the memfs CLI and returns its stdout, stderr and exit code.
+func (e *e2eEnv) run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), e2eCmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, memfsBin, args...)
+	cmd.Env = e.environ()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return stdout.String(), stderr.String(), 0
+	case errors.As(err, &exitErr) && exitErr.Exited():
+		return stdout.String(), stderr.String(), exitErr.ExitCode()
+	}
+	t.Fatalf("memfs %s: %v (stderr: %s)", strings.Join(args, " "), err, stderr.String())
+	return "", "", -1
+}
+
+// cli runs the memfs CLI and fails the test unless it exits 0.
+func (e *e2eEnv) cli(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, code := e.run(t, args...)
+	if code != 0 {
+		t.Fatalf("memfs %s: exit %d, stderr: %s", strings.Join(args, " "), code, errOut)
+	}
+	return out
+}
+
+// cliJSON runs the CLI with --format json and decodes its output into v.
+func (e *e2eEnv) cliJSON(t *testing.T, v any, args ...string) {
+	t.Helper()
+	out := e.cli(t, append([]string{"--format", "json"}, args...)...)
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("memfs --format json %s: output is not the expected JSON: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// createStore creates a store and returns its id and the directory name it
+// is mounted under.
+func (e *e2eEnv) createStore(t *testing.T, name string) (id, slug string) {
+	t.Helper()
+	id = strings.TrimSpace(e.cli(t, "store", "create", "--name", name))
+	if !strings.HasPrefix(id, "memstore_") {
+		t.Fatalf("store create printed %q, want a memstore_ id", id)
+	}
+	return id, slugify.Make(name)
+}
+
+// versionList is `memfs version list STORE` newest first, all of it.
+func (e *e2eEnv) versionList(t *testing.T, store string) []versions.Version {
+	t.Helper()
+	var page versions.Page[versions.Version]
+	e.cliJSON(t, &page, "version", "list", store)
+	if page.NextPage != nil {
+		t.Fatalf("version list of %s has more than one page: keep e2e stores small", store)
+	}
+	return page.Data
+}
+
+// memoryList is `memfs memory list STORE`: the live memories by path.
+func (e *e2eEnv) memoryList(t *testing.T, store string) map[string]versions.Memory {
+	t.Helper()
+	var page versions.Page[versions.Memory]
+	e.cliJSON(t, &page, "memory", "list", store)
+	if page.NextPage != nil {
+		t.Fatalf("memory list of %s has more than one page: keep e2e stores small", store)
+	}
+	live := map[string]versions.Memory{}
+	for _, m := range page.Data {
+		if !strings.HasPrefix(m.ID, "mem_") {
+			t.Fatalf("memory list item %+v has no mem_ id", m)
+		}
+		live[m.Path] = m
+	}
+	return live
+}
+
+// newVersions returns the versions of after that are not in before, oldest
+// first.
+func newVersions(before, after []versions.Version) []versions.Version {
+	seen := map[string]bool{}
+	for _, v := range before {
+		seen[v.ID] = true
+	}
+	var added []versions.Version
+	for i := len(after) - 1; i >= 0; i-- {
+		if !seen[after[i].ID] {
+			added = append(added, after[i])
+		}
+	}
+	return added
+}
+
+func describeVersions(vs []versions.Version) string {
+	var b strings.Builder
+	for _, v := range vs {
+		p := "<nil>"
+		if v.Path != nil {
+			p = *v.Path
+		}
+		fmt.Fprintf(&b, "\n  %s %s mem=%s path=%s", v.ID, v.Operation, v.MemoryID, p)
+	}
+	return b.String()
+}
+
+// sh runs a shell command line with dir as its working directory, as an
+// agent would, and fails the test if it fails.
+func sh(t *testing.T, dir, script string) string {
+	t.Helper()
+	out, err := shErr(dir, script)
+	if err != nil {
+		t.Fatalf("sh -c %q in %s: %v\n%s", script, dir, err, out)
+	}
+	return out
+}
+
+func shErr(dir, script string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), e2eCmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", script)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// syncBuffer collects a daemon's stderr while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// daemon is a running `memfs mount` process.
+type daemon struct {
+	cmd    *exec.Cmd
+	mnt    string
+	stderr *syncBuffer
+	done   chan struct{} // closed when the process has exited
+	state  *os.ProcessState
+}
+
+// startMount starts `memfs mount ARGS --ready-fd 3 MNT` and waits until it
+// reports ready. Cleanup stops it with SIGTERM (SIGKILL as a last resort)
+// and lazily unmounts whatever is still mounted on mnt, so nothing is left
+// behind even when the test fails.
+func (e *e2eEnv) startMount(t *testing.T, mnt string, args ...string) *daemon {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	full := append([]string{"mount"}, args...)
+	full = append(full, "--ready-fd", "3", mnt)
+	d := &daemon{mnt: mnt, stderr: &syncBuffer{}, done: make(chan struct{})}
+	d.cmd = exec.Command(memfsBin, full...)
+	d.cmd.Env = e.environ()
+	d.cmd.Stderr = d.stderr
+	d.cmd.ExtraFiles = []*os.File{w}
+	if err := d.cmd.Start(); err != nil {
+		w.Close()
+		t.Fatalf("start memfs mount: %v", err)
+	}
+	w.Close()
+	go func() {
+		d.cmd.Wait()
+		d.state = d.cmd.ProcessState
+		close(d.done)
+	}()
+	t.Cleanup(func() {
+		d.stop(t, syscall.SIGTERM)
+		unmountAll(t, mnt)
+		if t.Failed() {
+			t.Logf("memfs mount %s stderr:\n%s", mnt, d.stderr.String())
+		}
+	})
+
+	ready := make(chan string, 1)
+	go func() {
+		var got strings.Builder
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			got.WriteString(sc.Text())
+			if strings.Contains(sc.Text(), "ready") {
+				break
+			}
+		}
+		ready <- got.String()
+	}()
+	select {
+	case msg := <-ready:
+		if !strings.Contains(msg, "ready") {
+			t.Fatalf("memfs mount %s closed --ready-fd without saying ready (%q); stderr:\n%s", mnt, msg, d.stderr.String())
+		}
+	case <-d.done:
+		t.Fatalf("memfs mount %s exited before it was ready (%v); stderr:\n%s", mnt, d.state, d.stderr.String())
+	case <-time.After(e2eReadyTimeout):
+		t.Fatalf("memfs mount %s not ready after %v; stderr:\n%s", mnt, e2eReadyTimeout, d.stderr.String())
+	}
+	if !isMounted(t, mnt) {
+		t.Fatalf("memfs mount said ready but %s is not in /proc/self/mountinfo", mnt)
+	}
+	return d
+}
+
+// stop sends sig, waits for the exit and, if the process does not exit in
+// time, kills it. It returns the exit state.
+func (d *daemon) stop(t *testing.T, sig syscall.Signal) *os.ProcessState {
+	t.Helper()
+	select {
+	case <-d.done:
+		return d.state
+	default:
+	}
+	if err := d.cmd.Process.Signal(sig); err != nil {
+		t.Logf("signal %v to memfs mount: %v", sig, err)
+	}
+	select {
+	case <-d.done:
+		return d.state
+	case <-time.After(e2eStopTimeout):
+	}
+	t.Errorf("memfs mount %s did not exit %v after %v: killing it", d.mnt, e2eStopTimeout, sig)
+	d.cmd.Process.Kill()
+	<-d.done
+	return d.state
+}
+
+// kill9 kills the daemon with SIGKILL and waits for it.
+func (d *daemon) kill9(t *testing.T) {
+	t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("SIGKILL memfs mount: %v", err)
+	}
+	<-d.done
+}
+
+// unmountAll lazily unmounts everything still mounted on mnt.
+func unmountAll(t *testing.T, mnt string) {
+	t.Helper()
+	for i := 0; i < 5 && isMounted(t, mnt); i++ {
+		t.Errorf("%s still mounted after its daemon stopped: umount -l", mnt)
+		if err := syscall.Unmount(mnt, syscall.MNT_DETACH); err != nil {
+			t.Logf("umount -l %s: %v", mnt, err)
+		}
+	}
+}
+
+// isMounted reports whether mnt is a mount point in this mount namespace.
+func isMounted(t *testing.T, mnt string) bool {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatalf("read mountinfo: %v", err)
+	}
+	want := filepath.Clean(mnt)
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && unescapeMountinfo(f[4]) == want {
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeMountinfo undoes the kernel's octal escapes (\040 for a space).
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// mountDir returns a fresh, empty directory to mount on.
+func mountDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "mnt")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// waitContent polls path until it holds want and returns how long that took
+// after start; ok is false if it did not within limit.
+func waitContent(path, want string, start time.Time, limit time.Duration) (time.Duration, bool) {
+	for {
+		got, err := os.ReadFile(path)
+		if err == nil && string(got) == want {
+			return time.Since(start), true
+		}
+		if time.Since(start) > limit {
+			return time.Since(start), false
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// percentile returns the p-th percentile (0 < p ≤ 1) of ds by the
+// nearest-rank method.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[max(i, 0)]
+}

@@ -1,0 +1,302 @@
+package main
+
+// End-to-end tests of mounts as processes: two daemons on one store, a
+// daemon killed with SIGKILL, the CLI next to a mount, signals, read-only.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// visibilityLimit is F10's one second, doubled so a busy machine does not
+// fail the test; samples above one second are counted in the log.
+const visibilityLimit = 2 * time.Second
+
+func TestE2ETwoMountsVisibility(t *testing.T) {
+	env := newE2EEnv(t)
+	storeID, slug := env.createStore(t, "Shared Notes")
+	session := strings.TrimSpace(env.cli(t, "session", "create", "--store", "Shared Notes"))
+	if !strings.HasPrefix(session, "sesn_") {
+		t.Fatalf("session create printed %q, want a sesn_ id", session)
+	}
+	mntA, mntB := mountDir(t), mountDir(t)
+	env.startMount(t, mntA, "--session", session)
+	env.startMount(t, mntB, "--store", "Shared Notes")
+	dirA, dirB := filepath.Join(mntA, slug), filepath.Join(mntB, slug)
+
+	t.Run("Mkdir", func(t *testing.T) {
+		if err := os.Mkdir(filepath.Join(dirA, "shared"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for {
+			fi, err := os.Stat(filepath.Join(dirB, "shared"))
+			if err == nil && fi.IsDir() {
+				break
+			}
+			if time.Since(start) > visibilityLimit {
+				t.Fatalf("a directory made in mount A is not in mount B after %v: %v", visibilityLimit, err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+
+	t.Run("Saves", func(t *testing.T) {
+		const saves = 120
+		pathA, pathB := filepath.Join(dirA, "vis.txt"), filepath.Join(dirB, "vis.txt")
+		var lat []time.Duration
+		late := 0
+		for i := 0; i < saves; i++ {
+			// Same length every time: a stale page cache cannot hide
+			// behind a size change.
+			want := fmt.Sprintf("save %04d\n", i)
+			if err := os.WriteFile(pathA, []byte(want), 0o644); err != nil {
+				t.Fatalf("save %d in mount A: %v", i, err)
+			}
+			d, ok := waitContent(pathB, want, time.Now(), visibilityLimit)
+			if !ok {
+				got, err := os.ReadFile(pathB)
+				t.Fatalf("save %d in mount A not visible in mount B after %v: B reads %q, %v", i, visibilityLimit, got, err)
+			}
+			if d > time.Second {
+				late++
+			}
+			lat = append(lat, d)
+		}
+		t.Logf("A→B visibility over %d saves: p50 %v, p99 %v, max %v, over 1s: %d",
+			saves, percentile(lat, 0.50), percentile(lat, 0.99), percentile(lat, 1), late)
+	})
+
+	t.Run("Attribution", func(t *testing.T) {
+		vs := env.versionList(t, storeID)
+		if len(vs) == 0 {
+			t.Fatal("no versions after the saves")
+		}
+		for _, v := range vs {
+			if v.CreatedBy == nil || v.CreatedBy.Type != "session_actor" || v.CreatedBy.ID != session {
+				t.Fatalf("version %s by %+v, want session_actor %s (F5: mount A is that session's)", v.ID, v.CreatedBy, session)
+			}
+		}
+	})
+}
+
+func TestE2EKill9(t *testing.T) {
+	env := newE2EEnv(t)
+	storeID, slug := env.createStore(t, "Burst")
+	mnt := mountDir(t)
+	d := env.startMount(t, mnt, "--store", "Burst")
+	dir := filepath.Join(mnt, slug, "burst")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	const files = 200
+	saved := map[string]string{} // memory path → content, for every close that succeeded
+	for i := 0; i < files; i++ {
+		name := fmt.Sprintf("f%03d.txt", i)
+		content := fmt.Sprintf("burst %d\n%s\n", i, strings.Repeat("x", i))
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Errorf("save %s: %v", name, err)
+			continue
+		}
+		saved["/burst/"+name] = content
+	}
+	d.kill9(t)
+	t.Logf("killed the daemon after %d successful saves: %v", len(saved), d.state)
+
+	t.Run("EverySaveStored", func(t *testing.T) {
+		db, err := versions.Open(env.dbPath, versions.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		ctx := context.Background()
+		for p, want := range saved {
+			m, err := db.GetMemory(ctx, storeID, p)
+			if err != nil {
+				t.Errorf("save of %s returned success but the store has no memory: %v", p, err)
+				continue
+			}
+			if m.Content == nil || *m.Content != want {
+				t.Errorf("memory %s holds %v, want %q", p, m.Content, want)
+			}
+		}
+		page, err := db.ListVersions(ctx, storeID, versions.VersionListOptions{Limit: versions.MaxPageSize})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(page.Data); got != len(saved) {
+			t.Errorf("%d versions after %d saves of new files, want one created version each (F4)", got, len(saved))
+		}
+	})
+
+	t.Run("RemountWithoutCleanup", func(t *testing.T) {
+		env.startMount(t, mnt, "--store", "Burst")
+		for p, want := range saved {
+			got, err := os.ReadFile(filepath.Join(mnt, slug, p))
+			if err != nil || string(got) != want {
+				t.Errorf("after remount %s reads %q, %v; want %q", p, got, err, want)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, "after.txt"), []byte("after\n"), 0o644); err != nil {
+			t.Errorf("save through the new mount: %v", err)
+		}
+		if got := env.cli(t, "memory", "get", storeID, "/burst/after.txt"); got != "after\n" {
+			t.Errorf("memory get /burst/after.txt = %q, want %q", got, "after\n")
+		}
+	})
+}
+
+func TestE2ECLIWhileMounted(t *testing.T) {
+	env := newE2EEnv(t)
+	storeID, slug := env.createStore(t, "Ops Notes")
+	mnt := mountDir(t)
+	env.startMount(t, mnt, "--store", "Ops Notes")
+	dir := filepath.Join(mnt, slug)
+	sh(t, dir, "mkdir notes && printf 'buy milk\\n' > notes/todo.md")
+	file := filepath.Join(dir, "notes", "todo.md")
+
+	t.Run("Log", func(t *testing.T) {
+		for _, args := range [][]string{{"log", storeID}, {"log", "Ops Notes", "/notes/todo.md"}} {
+			out := env.cli(t, args...)
+			if !strings.Contains(out, "/notes/todo.md") || !strings.Contains(out, "created") {
+				t.Errorf("memfs %s does not show the created /notes/todo.md:\n%s", strings.Join(args, " "), out)
+			}
+		}
+	})
+
+	t.Run("Get", func(t *testing.T) {
+		if got := env.cli(t, "memory", "get", storeID, "/notes/todo.md"); got != "buy milk\n" {
+			t.Errorf("memory get = %q, want %q", got, "buy milk\n")
+		}
+	})
+
+	t.Run("UpdateShowsInMount", func(t *testing.T) {
+		// Read first so the kernel holds the old content in its cache.
+		if got, err := os.ReadFile(file); err != nil || string(got) != "buy milk\n" {
+			t.Fatalf("read through the mount: %q, %v", got, err)
+		}
+		start := time.Now()
+		env.cli(t, "memory", "update", storeID, "/notes/todo.md", "--content", "buy oat milk\n")
+		d, ok := waitContent(file, "buy oat milk\n", start, visibilityLimit)
+		if !ok {
+			got, err := os.ReadFile(file)
+			t.Fatalf("a CLI update is not in the mount after %v: reads %q, %v", visibilityLimit, got, err)
+		}
+		t.Logf("CLI update visible in the mount after %v (including the CLI's run)", d)
+	})
+
+	t.Run("CreateAndDeleteShowInMount", func(t *testing.T) {
+		added := filepath.Join(dir, "notes", "added.md")
+		if _, err := os.Stat(added); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("stat before create: %v, want ENOENT", err)
+		}
+		start := time.Now()
+		env.cli(t, "memory", "create", storeID, "--path", "/notes/added.md", "--content", "new\n")
+		if _, ok := waitContent(added, "new\n", start, visibilityLimit); !ok {
+			t.Fatalf("a CLI create is not in the mount after %v", visibilityLimit)
+		}
+		env.cli(t, "memory", "delete", storeID, "/notes/added.md")
+		start = time.Now()
+		for {
+			_, err := os.Stat(added)
+			if errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			if time.Since(start) > visibilityLimit {
+				t.Fatalf("a CLI delete is not seen by the mount after %v: stat %v", visibilityLimit, err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+}
+
+func TestE2ESignalUnmount(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			env := newE2EEnv(t)
+			storeID, slug := env.createStore(t, "Sig")
+			mnt := mountDir(t)
+			d := env.startMount(t, mnt, "--store", "Sig")
+			if err := os.WriteFile(filepath.Join(mnt, slug, "f"), []byte("kept\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			st := d.stop(t, sig)
+			if !st.Exited() || st.ExitCode() != 0 {
+				t.Errorf("memfs mount after %v: %v, want exit status 0", sig, st)
+			}
+			if isMounted(t, mnt) {
+				t.Errorf("%s still mounted after %v", mnt, sig)
+			}
+			if got := env.cli(t, "memory", "get", storeID, "/f"); got != "kept\n" {
+				t.Errorf("memory get /f = %q, want %q", got, "kept\n")
+			}
+		})
+	}
+}
+
+func TestE2EReadOnly(t *testing.T) {
+	env := newE2EEnv(t)
+	storeID, slug := env.createStore(t, "Reference")
+	env.cli(t, "memory", "create", storeID, "--path", "/r.txt", "--content", "hello\n")
+	env.cli(t, "memory", "create", storeID, "--path", "/docs/a.txt", "--content", "a\n")
+	mnt := mountDir(t)
+	env.startMount(t, mnt, "--store", "Reference:read_only")
+	dir := filepath.Join(mnt, slug)
+	before := env.versionList(t, storeID)
+
+	t.Run("ShellWrite", func(t *testing.T) {
+		out, err := shErr(dir, "echo x > f")
+		if err == nil {
+			t.Fatal("echo x > f succeeded on a read_only mount")
+		}
+		if !strings.Contains(out, "Read-only file system") {
+			t.Errorf("echo x > f failed with %q, want EROFS (Read-only file system)", out)
+		}
+	})
+
+	t.Run("Errno", func(t *testing.T) {
+		ops := map[string]func() error{
+			"create": func() error { return os.WriteFile(filepath.Join(dir, "new"), []byte("x"), 0o644) },
+			"append": func() error {
+				f, err := os.OpenFile(filepath.Join(dir, "r.txt"), os.O_WRONLY|os.O_APPEND, 0)
+				if err == nil {
+					f.Close()
+				}
+				return err
+			},
+			"truncate": func() error { return os.Truncate(filepath.Join(dir, "r.txt"), 0) },
+			"remove":   func() error { return os.Remove(filepath.Join(dir, "r.txt")) },
+			"rename":   func() error { return os.Rename(filepath.Join(dir, "r.txt"), filepath.Join(dir, "s.txt")) },
+			"mkdir":    func() error { return os.Mkdir(filepath.Join(dir, "d"), 0o755) },
+			"mountRoot": func() error {
+				return os.WriteFile(filepath.Join(mnt, "x"), []byte("x"), 0o644)
+			},
+		}
+		for name, op := range ops {
+			if err := op(); !errors.Is(err, syscall.EROFS) {
+				t.Errorf("%s: %v, want EROFS", name, err)
+			}
+		}
+	})
+
+	t.Run("Reads", func(t *testing.T) {
+		if got := sh(t, dir, "cat r.txt docs/a.txt"); got != "hello\na\n" {
+			t.Errorf("cat = %q, want %q", got, "hello\na\n")
+		}
+	})
+
+	if added := newVersions(before, env.versionList(t, storeID)); len(added) != 0 {
+		t.Errorf("a read_only mount wrote versions:%s", describeVersions(added))
+	}
+}
