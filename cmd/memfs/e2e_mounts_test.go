@@ -222,21 +222,40 @@ func TestE2ECLIWhileMounted(t *testing.T) {
 }
 
 func TestE2ESignalUnmount(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) {
+	cases := []struct {
+		name string
+		sig  syscall.Signal
+		busy bool // a file in the mount is open when the signal comes
+	}{
+		{"SIGINT", syscall.SIGINT, false},
+		{"SIGTERM", syscall.SIGTERM, false},
+		{"SIGTERMWhileFileOpen", syscall.SIGTERM, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
 			env := newE2EEnv(t)
 			storeID, slug := env.createStore(t, "Sig")
 			mnt := mountDir(t)
 			d := env.startMount(t, mnt, "--store", "Sig")
-			if err := os.WriteFile(filepath.Join(mnt, slug, "f"), []byte("kept\n"), 0o644); err != nil {
+			file := filepath.Join(mnt, slug, "f")
+			if err := os.WriteFile(file, []byte("kept\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			st := d.stop(t, sig)
+			if c.busy {
+				// An agent still inside the mount must not keep the
+				// daemon from going away nor leave a dead mount.
+				f, err := os.Open(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+			}
+			st := d.stop(t, c.sig)
 			if !st.Exited() || st.ExitCode() != 0 {
-				t.Errorf("memfs mount after %v: %v, want exit status 0", sig, st)
+				t.Errorf("memfs mount after %v: %v, want exit status 0", c.sig, st)
 			}
 			if isMounted(t, mnt) {
-				t.Errorf("%s still mounted after %v", mnt, sig)
+				t.Errorf("%s still mounted after %v", mnt, c.sig)
 			}
 			if got := env.cli(t, "memory", "get", storeID, "/f"); got != "kept\n" {
 				t.Errorf("memory get /f = %q, want %q", got, "kept\n")
