@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
+	"runtime/debug"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -32,9 +34,17 @@ func main() {
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		// No panic reaches a user as a stack dump: log it for a bug report
+		// and exit as an internal error.
+		if p := recover(); p != nil {
+			slog.Error("internal error", "panic", p, "stack", string(debug.Stack()))
+			code = reportError(fmt.Errorf("internal error: %v; please report it with the log above", p), jsonRequested(args), stderr)
+		}
+	}()
 	app := newApp(stdout, stderr)
-	err := app.Run(args)
+	err := app.Run(interspersed(app, args))
 	if err == nil {
 		return exitOK
 	}
@@ -42,7 +52,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:      "memfs",
 		Usage:     "versioned memory stores for AI agents, mounted as plain files",
 		Writer:    stdout,
@@ -72,7 +82,42 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			mountCommand(),
 			runCommand(),
 		},
+		// Values of repeated flags (--metadata k=v, --store S) may hold commas.
+		DisableSliceFlagSeparator: true,
+		Action:                    needSubcommand,
 	}
+	for _, c := range app.Commands {
+		strictUsage(c)
+	}
+	return app
+}
+
+// strictUsage makes every command report flag mistakes as usage errors
+// (exit 2) and reject unknown subcommands, instead of urfave/cli's default of
+// printing help and exiting 1 or 3.
+func strictUsage(c *cli.Command) {
+	if c.OnUsageError == nil {
+		c.OnUsageError = onUsageError
+	}
+	if len(c.Subcommands) > 0 && c.Action == nil {
+		c.Action = needSubcommand
+	}
+	for _, s := range c.Subcommands {
+		strictUsage(s)
+	}
+}
+
+// needSubcommand is the action of a command that only groups others.
+func needSubcommand(c *cli.Context) error {
+	if c.Args().Present() {
+		return usageFor(c, "unknown command %q", c.Args().First())
+	}
+	if c.Command != nil && len(c.Command.Subcommands) > 0 {
+		_ = cli.ShowSubcommandHelp(c)
+	} else {
+		_ = cli.ShowAppHelp(c)
+	}
+	return usageFor(c, "needs a command")
 }
 
 // usage is a command-line mistake: exit code 2.
@@ -85,7 +130,21 @@ func usageError(format string, args ...any) error {
 }
 
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	return usageError("%v (see %s --help)", err, c.Command.HelpName)
+	return usageFor(c, "%v", err)
+}
+
+// usageFor is a usage error of the command being run: the message names the
+// command and where its help is.
+func usageFor(c *cli.Context, format string, args ...any) error {
+	full := c.App.Name
+	if c.Command != nil && c.Command.HelpName != "" {
+		full = c.Command.HelpName
+	}
+	msg := fmt.Sprintf(format, args...)
+	if sub := strings.TrimPrefix(full, c.App.Name+" "); sub != full {
+		msg = sub + ": " + msg
+	}
+	return usageError("%s (see %s --help)", msg, full)
 }
 
 // exitCode maps an error to the contract's exit codes.
@@ -179,10 +238,13 @@ func cliActor() versions.Actor {
 	return versions.UserActor(fmt.Sprint(os.Getuid()))
 }
 
+// asJSON reports whether --format json was given.
+func asJSON(c *cli.Context) bool { return c.String("format") == "json" }
+
 // emit prints v as JSON with --format json, otherwise calls text.
 func emit(c *cli.Context, v any, text func(w io.Writer)) error {
 	w := c.App.Writer
-	if c.String("format") == "json" {
+	if asJSON(c) {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		return enc.Encode(v)

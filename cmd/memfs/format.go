@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// withDB opens the database for one command and closes it afterwards.
+func withDB(c *cli.Context, fn func(ctx context.Context, db *versions.DB) error) error {
+	db, err := openDB(c)
+	if err != nil {
+		return err
+	}
+	err = fn(ctx(c), db)
+	if cerr := db.Close(); err == nil && cerr != nil {
+		return fmt.Errorf("close database: %w", cerr)
+	}
+	return err
+}
+
+// wantArgs checks the number of positional arguments, named for the message.
+func wantArgs(c *cli.Context, min int, names ...string) error {
+	n := c.Args().Len()
+	if n >= min && n <= len(names) {
+		return nil
+	}
+	want := strings.Join(names[:min], " and ")
+	switch {
+	case n < min:
+		return usageFor(c, "needs %s", want)
+	default:
+		return usageFor(c, "unexpected argument %q", c.Args().Get(len(names)))
+	}
+}
+
+// resolveStore finds the store named by a positional argument.
+func resolveStore(ctx context.Context, db *versions.DB, ref string) (*versions.Store, error) {
+	return db.ResolveStore(ctx, ref)
+}
+
+// table writes aligned columns; the caller writes the header first and
+// flushes at the end.
+func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
+
+func row(w io.Writer, cols ...string) { fmt.Fprintln(w, strings.Join(cols, "\t")) }
+
+// nextPageHint tells a person on stderr how to see the rest of a listing.
+func nextPageHint(c *cli.Context, next *string) {
+	if next != nil && *next != "" && !asJSON(c) {
+		fmt.Fprintf(c.App.ErrWriter, "more: repeat with --page %s\n", *next)
+	}
+}
+
+// confirm tells a person on stderr what a command did; scripts read the exit
+// code, or the object with --format json.
+func confirm(c *cli.Context, format string, args ...any) {
+	fmt.Fprintf(c.App.ErrWriter, format+"\n", args...)
+}
+
+// when shows a time for people: local, to the second.
+func when(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
+
+func whenPtr(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return when(*t)
+}
+
+// ago is how long before now t was, coarsely: "3m ago".
+func ago(t time.Time, now time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "just now"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}
+
+// actor shows who wrote a version: "session sesn_…", "user root".
+func actor(a *versions.Actor) string {
+	if a == nil {
+		return "-"
+	}
+	kind := strings.TrimSuffix(a.Type, "_actor")
+	if kind == "service_account" {
+		kind = "service"
+	}
+	return kind + " " + a.ID
+}
+
+func shortSHA(s *string) string {
+	if s == nil || *s == "" {
+		return "-"
+	}
+	if len(*s) > 12 {
+		return (*s)[:12]
+	}
+	return *s
+}
+
+func orDash(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
+}
+
+func size(n *int) string {
+	if n == nil {
+		return "-"
+	}
+	return fmt.Sprint(*n)
+}
+
+// notes marks versions a person should notice in a listing.
+func notes(v versions.Version) string {
+	var n []string
+	if v.Conflict {
+		n = append(n, "conflict")
+	}
+	if v.RedactedAt != nil {
+		n = append(n, "redacted")
+	}
+	return strings.Join(n, ",")
+}
+
+// readContent returns the content given by --content or --file (a path or
+// "-" for stdin); ok is false when neither was given.
+func readContent(c *cli.Context) (content string, ok bool, err error) {
+	hasContent, hasFile := c.IsSet("content"), c.IsSet("file")
+	switch {
+	case hasContent && hasFile:
+		return "", false, usageFor(c, "give --content or --file, not both")
+	case hasContent:
+		return c.String("content"), true, nil
+	case !hasFile:
+		return "", false, nil
+	}
+	name := c.String("file")
+	var b []byte
+	if name == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return "", false, &versions.Error{Code: versions.CodeInvalid, Message: fmt.Sprintf("read --file %s: %v; give a readable file, or - for stdin", name, err)}
+	}
+	return string(b), true, nil
+}
+
+// parseView checks a --view value.
+func parseView(c *cli.Context) (versions.View, error) {
+	switch v := c.String("view"); v {
+	case "", "basic":
+		return versions.ViewBasic, nil
+	case "full":
+		return versions.ViewFull, nil
+	default:
+		return "", usageFor(c, "--view must be basic or full, not %q", v)
+	}
+}
+
+// basic drops a memory's content unless --view full was asked for: the API
+// returns the basic view from create and update.
+func basic(m *versions.Memory, view versions.View) *versions.Memory {
+	if view == versions.ViewFull {
+		return m
+	}
+	cp := *m
+	cp.Content = nil
+	return &cp
+}
+
+// Flags are made anew for each command: urfave/cli keeps parse state in them.
+func viewFlag(usage string) cli.Flag {
+	return &cli.StringFlag{Name: "view", Usage: usage, Value: "basic"}
+}
+
+func pageFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "limit", Usage: "at most `N` items per page (default 100; 20 with --view full)"},
+		&cli.StringFlag{Name: "page", Usage: "the `CURSOR` a previous listing printed as next_page"},
+	}
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/versions"
+)
+
+func sessionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "session",
+		Usage: "create, inspect, list and end agent sessions and their attached stores",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "create",
+				Usage:     "create a session with up to 8 attached stores and print its id",
+				ArgsUsage: " ",
+				Flags: []cli.Flag{
+					&cli.StringSliceFlag{Name: "store", Usage: "attach `STORE[:read_only]` (a memstore_ id or a name); repeat for more"},
+					&cli.StringSliceFlag{Name: "instructions", Usage: "`STORE=TEXT`: instructions for the agent about an attached store"},
+				},
+				Action: sessionCreate,
+			},
+			{
+				Name:      "get",
+				Usage:     "show a session and its attached stores",
+				ArgsUsage: "ID",
+				Action:    sessionGet,
+			},
+			{
+				Name:      "list",
+				Usage:     "list sessions",
+				ArgsUsage: " ",
+				Flags:     pageFlags(),
+				Action:    sessionList,
+			},
+			{
+				Name:      "end",
+				Usage:     "mark a session ended",
+				ArgsUsage: "ID",
+				Action:    sessionEnd,
+			},
+			promptCommand(),
+		},
+	}
+}
+
+// parseStoreSpec splits "STORE[:read_only]" (or ":read_write"). A name that
+// itself contains ":" is kept whole unless it ends in an access mode.
+func parseStoreSpec(spec string) (ref string, access versions.Access) {
+	if i := strings.LastIndexByte(spec, ':'); i >= 0 {
+		switch versions.Access(spec[i+1:]) {
+		case versions.ReadOnly:
+			return spec[:i], versions.ReadOnly
+		case versions.ReadWrite:
+			return spec[:i], versions.ReadWrite
+		}
+	}
+	return spec, versions.ReadWrite
+}
+
+func sessionCreate(c *cli.Context) error {
+	if err := wantArgs(c, 0); err != nil {
+		return err
+	}
+	specs := c.StringSlice("store")
+	if len(specs) == 0 {
+		return usageFor(c, "needs at least one --store")
+	}
+	instr := map[string]string{}
+	var instrOrder []string
+	for _, p := range c.StringSlice("instructions") {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return usageFor(c, "--instructions %q is not STORE=TEXT", p)
+		}
+		instr[k] = v
+		instrOrder = append(instrOrder, k)
+	}
+	return withDB(c, func(ctx context.Context, db *versions.DB) error {
+		attach := make([]versions.AttachmentParams, 0, len(specs))
+		index := map[string]int{} // store id → attachment
+		for _, spec := range specs {
+			ref, access := parseStoreSpec(spec)
+			s, err := resolveStore(ctx, db, ref)
+			if err != nil {
+				return err
+			}
+			index[s.ID] = len(attach)
+			attach = append(attach, versions.AttachmentParams{StoreID: s.ID, Access: access})
+		}
+		for _, k := range instrOrder {
+			s, err := resolveStore(ctx, db, k)
+			if err != nil {
+				return err
+			}
+			i, ok := index[s.ID]
+			if !ok {
+				return usageFor(c, "--instructions names %s, which no --store attaches", k)
+			}
+			text := instr[k]
+			attach[i].Instructions = &text
+		}
+		sess, err := db.CreateSession(ctx, attach)
+		if err != nil {
+			return err
+		}
+		return emit(c, sess, func(w io.Writer) { fmt.Fprintln(w, sess.ID) })
+	})
+}
+
+func sessionGet(c *cli.Context) error {
+	if err := wantArgs(c, 1, "ID"); err != nil {
+		return err
+	}
+	return withDB(c, func(ctx context.Context, db *versions.DB) error {
+		sess, err := db.GetSession(ctx, c.Args().First())
+		if err != nil {
+			return err
+		}
+		return emit(c, sess, func(w io.Writer) { printSession(w, sess) })
+	})
+}
+
+func printSession(w io.Writer, s *versions.Session) {
+	t := table(w)
+	row(t, "id:", s.ID)
+	row(t, "created:", when(s.CreatedAt))
+	row(t, "ended:", whenPtr(s.EndedAt))
+	t.Flush()
+	fmt.Fprintln(w)
+	t = table(w)
+	row(t, "MOUNT PATH", "ACCESS", "NAME", "STORE", "INSTRUCTIONS")
+	for _, a := range s.Resources {
+		instr := "-"
+		if a.Instructions != nil {
+			instr = oneLine(*a.Instructions, 40)
+		}
+		row(t, a.MountPath, string(a.Access), a.Name, a.StoreID, instr)
+	}
+	t.Flush()
+}
+
+func sessionList(c *cli.Context) error {
+	if err := wantArgs(c, 0); err != nil {
+		return err
+	}
+	return withDB(c, func(ctx context.Context, db *versions.DB) error {
+		page, err := db.ListSessions(ctx, c.Int("limit"), c.String("page"))
+		if err != nil {
+			return err
+		}
+		err = emit(c, page, func(w io.Writer) {
+			t := table(w)
+			row(t, "ID", "CREATED", "ENDED", "STORES")
+			for _, s := range page.Data {
+				names := make([]string, len(s.Resources))
+				for i, a := range s.Resources {
+					names[i] = a.Name
+					if a.Access == versions.ReadOnly {
+						names[i] += " (read-only)"
+					}
+				}
+				row(t, s.ID, when(s.CreatedAt), whenPtr(s.EndedAt), strings.Join(names, ", "))
+			}
+			t.Flush()
+		})
+		nextPageHint(c, page.NextPage)
+		return err
+	})
+}
+
+func sessionEnd(c *cli.Context) error {
+	if err := wantArgs(c, 1, "ID"); err != nil {
+		return err
+	}
+	return withDB(c, func(ctx context.Context, db *versions.DB) error {
+		sess, err := db.EndSession(ctx, c.Args().First())
+		if err != nil {
+			return err
+		}
+		return emit(c, sess, func(io.Writer) { confirm(c, "ended session %s", sess.ID) })
+	})
+}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/versions"
+)
+
+func storeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "store",
+		Usage: "create, list, inspect, change, archive and delete memory stores",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "create",
+				Usage:     "create a memory store and print its id",
+				ArgsUsage: " ",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "name", Usage: "display name, 1-255 characters (required)"},
+					&cli.StringFlag{Name: "description", Usage: "what the store holds, up to 1,024 characters"},
+					&cli.StringSliceFlag{Name: "metadata", Usage: "a `KEY=VALUE` pair; repeat for more"},
+					&cli.IntFlag{Name: "max-memories", Usage: "most memories the store may hold (default 2000)"},
+					&cli.IntFlag{Name: "max-memory-bytes", Usage: "largest memory in bytes (default 102400)"},
+				},
+				Action: storeCreate,
+			},
+			{
+				Name:      "list",
+				Usage:     "list memory stores (archived ones only with --include-archived)",
+				ArgsUsage: " ",
+				Flags:     append([]cli.Flag{&cli.BoolFlag{Name: "include-archived", Usage: "list archived stores too"}}, pageFlags()...),
+				Action:    storeList,
+			},
+			{
+				Name:      "get",
+				Usage:     "show a memory store",
+				ArgsUsage: "STORE",
+				Action:    storeGet,
+			},
+			{
+				Name:      "update",
+				Usage:     "change a store's name, description or metadata (KEY= removes a key)",
+				ArgsUsage: "STORE",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "name", Usage: "new display name"},
+					&cli.StringFlag{Name: "description", Usage: "new description"},
+					&cli.StringSliceFlag{Name: "metadata", Usage: "set `KEY=VALUE`, or remove KEY with KEY=; repeat for more"},
+				},
+				Action: storeUpdate,
+			},
+			{
+				Name:      "archive",
+				Usage:     "make a store read-only for good (it can no longer be attached to sessions)",
+				ArgsUsage: "STORE",
+				Action:    storeArchive,
+			},
+			{
+				Name:      "delete",
+				Usage:     "delete a store with all its memories and versions",
+				ArgsUsage: "STORE",
+				Action:    storeDelete,
+			},
+		},
+	}
+}
+
+// parseMetadata reads --metadata KEY=VALUE pairs. With removals, "KEY="
+// means remove KEY (a nil value).
+func parseMetadata(c *cli.Context, removals bool) (map[string]*string, error) {
+	pairs := c.StringSlice("metadata")
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	m := make(map[string]*string, len(pairs))
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, usageFor(c, "--metadata %q is not KEY=VALUE", p)
+		}
+		if removals && v == "" {
+			m[k] = nil
+			continue
+		}
+		m[k] = &v
+	}
+	return m, nil
+}
+
+func storeCreate(c *cli.Context) error {
+	if err := wantArgs(c, 0); err != nil {
+		return err
+	}
+	if !c.IsSet("name") {
+		return usageFor(c, "needs --name")
+	}
+	md, err := parseMetadata(c, false)
+	if err != nil {
+		return err
+	}
+	p := versions.StoreParams{
+		Name:           c.String("name"),
+		Description:    c.String("description"),
+		MaxMemories:    c.Int("max-memories"),
+		MaxMemoryBytes: c.Int("max-memory-bytes"),
+	}
+	if p.MaxMemories < 0 || p.MaxMemoryBytes < 0 {
+		return usageFor(c, "--max-memories and --max-memory-bytes must be positive")
+	}
+	if md != nil {
+		p.Metadata = make(map[string]string, len(md))
+		for k, v := range md {
+			p.Metadata[k] = *v
+		}
+	}
+	return withDB(c, func(ctx context.Context, db *versions.DB) error {
+		s, err := db.CreateStore(ctx, p)
+		if err != nil {
+			return err
+		}
+		return emit(c, s, func(w io.Writer) { fmt.Fprintln(w, s.ID) })
+	})
+}
+
+func storeList(c *cli.Context) error {
+	if err := wantArgs(c, 0); err != nil {
+		return err
+	}
+	o := versions.StoreListOptions{IncludeArchived: c.Bool("include-archived"), Limit: c.Int("limit"), Page: c.String("page")}
+	return withDB(c, func(ctx context.Context, db *versions.DB) error {
+		page, err := db.ListStores(ctx, o)
+		if err != nil {
+			return err
+		}
+		err = emit(c, page, func(w io.Writer) {
+			t := table(w)
+			row(t, "ID", "NAME", "CREATED", "ARCHIVED", "DESCRIPTION")
+			for _, s := range page.Data {
+				row(t, s.ID, s.Name, when(s.CreatedAt), whenPtr(s.ArchivedAt), oneLine(s.Description, 60))
+			}
+			t.Flush()
+		})
+		nextPageHint(c, page.NextPage)
+		return err
+	})
+}
+
+// withStore resolves the command's first argument to a store.
+func withStore(c *cli.Context, fn func(ctx context.Context, db *versions.DB, s *versions.Store) error) error {
+	return withDB(c, func(ctx context.Context, db *versions.DB) error {
+		s, err := resolveStore(ctx, db, c.Args().First())
+		if err != nil {
+			return err
+		}
+		return fn(ctx, db, s)
+	})
+}
+
+func storeGet(c *cli.Context) error {
+	if err := wantArgs(c, 1, "STORE"); err != nil {
+		return err
+	}
+	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		return emit(c, s, func(w io.Writer) { printStore(w, s) })
+	})
+}
+
+func printStore(w io.Writer, s *versions.Store) {
+	t := table(w)
+	row(t, "id:", s.ID)
+	row(t, "name:", s.Name)
+	row(t, "description:", oneLine(s.Description, 0))
+	keys := make([]string, 0, len(s.Metadata))
+	for k := range s.Metadata {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		row(t, "metadata:", k+"="+s.Metadata[k])
+	}
+	row(t, "created:", when(s.CreatedAt))
+	row(t, "updated:", when(s.UpdatedAt))
+	row(t, "archived:", whenPtr(s.ArchivedAt))
+	if s.MaxMemories > 0 {
+		row(t, "max memories:", fmt.Sprint(s.MaxMemories))
+	}
+	if s.MaxMemoryBytes > 0 {
+		row(t, "max memory bytes:", fmt.Sprint(s.MaxMemoryBytes))
+	}
+	t.Flush()
+}
+
+func storeUpdate(c *cli.Context) error {
+	if err := wantArgs(c, 1, "STORE"); err != nil {
+		return err
+	}
+	var u versions.StoreUpdate
+	if c.IsSet("name") {
+		v := c.String("name")
+		u.Name = &v
+	}
+	if c.IsSet("description") {
+		v := c.String("description")
+		u.Description = &v
+	}
+	md, err := parseMetadata(c, true)
+	if err != nil {
+		return err
+	}
+	u.Metadata = md
+	if u.Name == nil && u.Description == nil && md == nil {
+		return usageFor(c, "nothing to change; give --name, --description or --metadata")
+	}
+	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		s, err := db.UpdateStore(ctx, s.ID, u)
+		if err != nil {
+			return err
+		}
+		return emit(c, s, func(io.Writer) { confirm(c, "updated store %s (%s)", s.ID, s.Name) })
+	})
+}
+
+func storeArchive(c *cli.Context) error {
+	if err := wantArgs(c, 1, "STORE"); err != nil {
+		return err
+	}
+	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		s, err := db.ArchiveStore(ctx, s.ID)
+		if err != nil {
+			return err
+		}
+		return emit(c, s, func(io.Writer) { confirm(c, "archived store %s (%s): it is read-only now", s.ID, s.Name) })
+	})
+}
+
+func storeDelete(c *cli.Context) error {
+	if err := wantArgs(c, 1, "STORE"); err != nil {
+		return err
+	}
+	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		if err := db.DeleteStore(ctx, s.ID); err != nil {
+			return err
+		}
+		return emit(c, deleted{"memory_store_deleted", s.ID}, func(io.Writer) {
+			confirm(c, "deleted store %s (%s) with its memories and versions", s.ID, s.Name)
+		})
+	})
+}
+
+// deleted is the API's answer to a delete.
+type deleted struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// oneLine shortens text to one line of at most max characters (0: no limit).
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); max > 0 && len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	if s == "" {
+		return "-"
+	}
+	return s
+}

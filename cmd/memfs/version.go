@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/versions"
+)
+
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "list, read, redact and prune the versions of a store's memories",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "list",
+				Usage:     "list versions, newest first",
+				ArgsUsage: "STORE",
+				Flags: append([]cli.Flag{
+					&cli.StringFlag{Name: "memory", Usage: "only versions of memory `M` (a mem_ id, or a path, also of a deleted memory)"},
+					&cli.StringFlag{Name: "session", Usage: "only versions written by session `ID`"},
+					&cli.StringFlag{Name: "operation", Usage: "only `OP` versions: created, modified or deleted"},
+					viewFlag("basic (no content) or full (at most 20 per page)"),
+				}, pageFlags()...),
+				Action: versionList,
+			},
+			{
+				Name:      "get",
+				Usage:     "print a version's content as it is (with --format json: the whole version)",
+				ArgsUsage: "STORE VERSION",
+				Action:    versionGet,
+			},
+			{
+				Name:      "redact",
+				Usage:     "remove a version's content for good, keeping who changed what when",
+				ArgsUsage: "STORE VERSION",
+				Action:    versionRedact,
+			},
+			{
+				Name:      "prune",
+				Usage:     "delete old versions, keeping each memory's most recent ones, and list what was removed",
+				ArgsUsage: "STORE",
+				Flags: []cli.Flag{
+					&cli.DurationFlag{Name: "older-than", Value: 720 * time.Hour, Usage: "prune versions older than `AGE`"},
+					&cli.IntFlag{Name: "keep-last", Value: 10, Usage: "always keep each memory's `N` most recent versions (at least 1)"},
+				},
+				Action: versionPrune,
+			},
+		},
+	}
+}
+
+func parseOperation(c *cli.Context) (versions.Operation, error) {
+	switch op := versions.Operation(c.String("operation")); op {
+	case "", versions.OpCreated, versions.OpModified, versions.OpDeleted:
+		return op, nil
+	default:
+		return "", usageFor(c, "--operation must be created, modified or deleted, not %q", op)
+	}
+}
+
+func versionList(c *cli.Context) error {
+	if err := wantArgs(c, 1, "STORE"); err != nil {
+		return err
+	}
+	view, err := parseView(c)
+	if err != nil {
+		return err
+	}
+	op, err := parseOperation(c)
+	if err != nil {
+		return err
+	}
+	o := versions.VersionListOptions{
+		SessionID: c.String("session"),
+		Operation: op,
+		View:      view,
+		Limit:     c.Int("limit"),
+		Page:      c.String("page"),
+	}
+	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		if ref := c.String("memory"); ref != "" {
+			if o.MemoryID, err = historyMemoryID(ctx, db, s.ID, ref); err != nil {
+				return err
+			}
+		}
+		page, err := db.ListVersions(ctx, s.ID, o)
+		if err != nil {
+			return err
+		}
+		err = emit(c, page, func(w io.Writer) { printVersions(w, page.Data, time.Now()) })
+		nextPageHint(c, page.NextPage)
+		return err
+	})
+}
+
+// printVersions is the table of memfs log and version list.
+func printVersions(w io.Writer, vs []versions.Version, now time.Time) {
+	t := table(w)
+	row(t, "TIME", "AGE", "OPERATION", "ACTOR", "PATH", "SIZE", "SHA256", "VERSION", "NOTE")
+	for _, v := range vs {
+		row(t, when(v.CreatedAt), ago(v.CreatedAt, now), string(v.Operation), actor(v.CreatedBy),
+			orDash(v.Path), size(v.ContentSize), shortSHA(v.ContentSHA256), v.ID, notes(v))
+	}
+	t.Flush()
+}
+
+func versionGet(c *cli.Context) error {
+	if err := wantArgs(c, 2, "STORE", "VERSION"); err != nil {
+		return err
+	}
+	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		v, err := db.GetVersion(ctx, s.ID, c.Args().Get(1))
+		if err != nil {
+			return err
+		}
+		return emit(c, v, func(w io.Writer) {
+			if v.Content != nil {
+				io.WriteString(w, *v.Content)
+				return
+			}
+			confirm(c, "version %s has no content: %s", v.ID, noContentReason(v))
+		})
+	})
+}
+
+// noContentReason explains why a version carries no content.
+func noContentReason(v *versions.Version) string {
+	if v.RedactedAt != nil {
+		return fmt.Sprintf("it was redacted at %s by %s", when(*v.RedactedAt), actor(v.RedactedBy))
+	}
+	if v.Operation == versions.OpDeleted {
+		return "it records the deletion of its memory (the version before it holds the last content)"
+	}
+	return "the store returned none"
+}
+
+func versionRedact(c *cli.Context) error {
+	if err := wantArgs(c, 2, "STORE", "VERSION"); err != nil {
+		return err
+	}
+	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		v, err := db.RedactVersion(ctx, s.ID, c.Args().Get(1), cliActor())
+		if err != nil {
+			return err
+		}
+		return emit(c, v, func(io.Writer) { confirm(c, "redacted version %s: its content is gone", v.ID) })
+	})
+}
+
+func versionPrune(c *cli.Context) error {
+	if err := wantArgs(c, 1, "STORE"); err != nil {
+		return err
+	}
+	olderThan, keep := c.Duration("older-than"), c.Int("keep-last")
+	if olderThan < 0 || keep < 1 {
+		return usageFor(c, "--older-than must not be negative and --keep-last must be at least 1")
+	}
+	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		removed, err := db.PruneVersions(ctx, s.ID, olderThan, keep)
+		if err != nil {
+			return err
+		}
+		if removed == nil {
+			removed = []versions.Version{}
+		}
+		return emit(c, versions.Page[versions.Version]{Data: removed}, func(w io.Writer) {
+			if len(removed) > 0 {
+				printVersions(w, removed, time.Now())
+			}
+			confirm(c, "pruned %d versions older than %s from store %s, keeping each memory's %d most recent", len(removed), olderThan, s.ID, keep)
+		})
+	})
+}
