@@ -1,0 +1,140 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+const capSysAdmin = 21
+
+// CheckPrivilege fails unless this process may create mount namespaces and
+// mount: root, or CAP_SYS_ADMIN in its effective set.
+func CheckPrivilege() error {
+	eff, err := effectiveCaps()
+	if err != nil {
+		return errorf(KindPrivilege, "cannot read this process's capabilities: %v", err)
+	}
+	if eff&(1<<capSysAdmin) == 0 {
+		return errorf(KindPrivilege, "running a sandbox needs root or CAP_SYS_ADMIN (to create a mount namespace and mount FUSE): run it as root, e.g. with sudo, or start the container with --cap-add SYS_ADMIN")
+	}
+	return nil
+}
+
+func effectiveCaps() (uint64, error) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "CapEff:"); ok {
+			return strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		}
+	}
+	return 0, errors.New("no CapEff line in /proc/self/status")
+}
+
+// CheckFUSE fails unless /dev/fuse can be opened.
+func CheckFUSE() error {
+	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+	if err == nil {
+		return f.Close()
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return errorf(KindNoFUSE, "there is no /dev/fuse: load the fuse kernel module (modprobe fuse), or in a container pass --device /dev/fuse")
+	}
+	return errorf(KindNoFUSE, "cannot open /dev/fuse (%v): run as root; in a container pass --device /dev/fuse, and --security-opt apparmor=unconfined if AppArmor denies it", err)
+}
+
+// CheckMountRoot fails if root is not a directory or something is already
+// mounted on it (a stale FUSE mount included).
+func CheckMountRoot(root string) error {
+	fi, err := os.Stat(root)
+	switch {
+	case errors.Is(err, unix.ENOTCONN):
+		return errorf(KindBusy, "the mount root %s holds a dead FUSE mount: unmount it with 'umount -l %s', or pick another --mount-root", root, root)
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return errorf(KindInvalid, "cannot use the mount root %s: %v", root, err)
+	case err == nil && !fi.IsDir():
+		return errorf(KindInvalid, "the mount root %s is not a directory: pick another --mount-root", root)
+	}
+	resolved := root
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		resolved = r
+	}
+	points, err := mountPoints()
+	if err != nil {
+		return errorf(KindSetup, "cannot read the mount table: %v", err)
+	}
+	for _, p := range points {
+		if p == resolved {
+			return errorf(KindBusy, "the mount root %s is busy: something is already mounted there (see /proc/mounts); unmount it or pick another --mount-root", root)
+		}
+	}
+	return nil
+}
+
+// mountPoints lists the mount points of this process's namespace.
+func mountPoints() ([]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var points []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 4 {
+			points = append(points, unescapeOctal(fields[4]))
+		}
+	}
+	return points, sc.Err()
+}
+
+// unescapeOctal undoes mountinfo's \NNN escapes of spaces, tabs, newlines
+// and backslashes.
+func unescapeOctal(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// MakeMountRoot creates root and any missing parent, and returns a function
+// that removes what it created once empty, leaving no litter on the host.
+func MakeMountRoot(root string) (remove func(), err error) {
+	var made []string
+	for dir := filepath.Clean(root); ; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(dir); err == nil || dir == "/" {
+			break
+		}
+		made = append(made, dir)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, errorf(KindInvalid, "cannot create the mount root %s: %v; create it or pick another --mount-root", root, err)
+	}
+	return func() {
+		for _, dir := range made {
+			_ = os.Remove(dir)
+		}
+	}, nil
+}

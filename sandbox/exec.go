@@ -1,0 +1,102 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// execStage runs in a mount namespace nested in the namespace stage's: it
+// hides what Cmd must not see, gives up every privilege and becomes Cmd.
+// It returns only when that fails, after reporting why.
+func execStage(spec *Spec, out *os.File) int {
+	// Capabilities, credentials and no_new_privs are per thread: change
+	// them on the thread that calls execve.
+	runtime.LockOSThread()
+	// A successful exec closes the report pipe unwritten: the parent reads
+	// that as "Cmd runs".
+	syscall.CloseOnExec(int(out.Fd()))
+	parent := os.Getppid()
+
+	if err := hide(spec); err != nil {
+		sendReport(out, failure(err))
+		return 1
+	}
+	if spec.Dir != "" {
+		if err := os.Chdir(spec.Dir); err != nil {
+			sendReport(out, failure(errorf(KindSetup, "enter the working directory in the sandbox: %v; run from a directory that is not hidden (not the database's)", err)))
+			return 1
+		}
+	}
+	path, err := exec.LookPath(spec.Cmd[0])
+	if err != nil {
+		code := 126
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			code = 127
+		}
+		sendReport(out, report{Kind: KindExec, Error: fmt.Sprintf("cannot run %s: %v", spec.Cmd[0], err), Code: code})
+		return code
+	}
+	if err := dropPrivileges(spec.User); err != nil {
+		sendReport(out, failure(errorf(KindSetup, "drop privileges: %v", err)))
+		return 1
+	}
+	// Changing credentials cleared the parent-death signal.
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil || os.Getppid() != parent {
+		return 1
+	}
+	err = syscall.Exec(path, spec.Cmd, spec.Env)
+	sendReport(out, report{Kind: KindExec, Error: fmt.Sprintf("cannot run %s: %v", path, err), Code: 126})
+	return 126
+}
+
+// hide overmounts each hidden directory with an empty tmpfs and makes it
+// and the prompt directory read-only, in this namespace only.
+func hide(spec *Spec) error {
+	// This namespace is a copy of the namespace stage's, which the daemon
+	// lives in: keep what is mounted here from propagating there.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return errorf(KindSetup, "make the command's mounts private: %v", err)
+	}
+	promptFD := -1
+	if spec.PromptDir != "" {
+		fd, err := unix.Open(spec.PromptDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return errorf(KindSetup, "open the prompt directory %s: %v", spec.PromptDir, err)
+		}
+		defer unix.Close(fd)
+		promptFD = fd
+	}
+	const hidden = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+	for _, dir := range spec.Hide {
+		if err := unix.Mount("memfs-hidden", dir, "tmpfs", hidden, "size=4k,nr_inodes=64,mode=0755"); err != nil {
+			return errorf(KindSetup, "hide %s from the command: %v", dir, err)
+		}
+	}
+	if promptFD >= 0 {
+		// The prompt directory may lie under a hidden one: recreate its
+		// path in the tmpfs and bind the original over it through the
+		// descriptor opened before the hiding.
+		if err := os.MkdirAll(spec.PromptDir, 0o755); err != nil {
+			return errorf(KindSetup, "recreate the prompt directory %s: %v", spec.PromptDir, err)
+		}
+		src := fmt.Sprintf("/proc/self/fd/%d", promptFD)
+		if err := unix.Mount(src, spec.PromptDir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return errorf(KindSetup, "bind the prompt directory %s: %v", spec.PromptDir, err)
+		}
+		if err := unix.Mount("", spec.PromptDir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|hidden, ""); err != nil {
+			return errorf(KindSetup, "make the prompt directory %s read-only: %v", spec.PromptDir, err)
+		}
+	}
+	for _, dir := range spec.Hide {
+		if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY|hidden, ""); err != nil {
+			return errorf(KindSetup, "make the tmpfs hiding %s read-only: %v", dir, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// forwarded are the signals a stage passes on to the stage (or command)
+// below it, so that signals sent to the supervisor reach Cmd (X4).
+var forwarded = []os.Signal{
+	syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH,
+}
+
+// Run starts spec.Cmd in the sandbox, forwards the signals it receives to
+// it and waits for it, its daemon and its mounts to be gone. It returns
+// Cmd's exit status, 128+N when Cmd was killed by signal N. An *Error
+// explains a failure before Cmd ran.
+func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if err := spec.validate(); err != nil {
+		return 0, err
+	}
+	// Pdeathsig fires when the thread that started the child exits: keep
+	// this goroutine on one thread while the child lives.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
+
+	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	st, err := startStage(stageNamespace, spec, attr, nil, stdin, stdout, stderr)
+	if err != nil {
+		if errors.Is(err, syscall.EPERM) {
+			return 0, errorf(KindPrivilege, "cannot create a private mount namespace (%v): run as root or with CAP_SYS_ADMIN; in a container, also allow unshare (--security-opt seccomp=unconfined --security-opt apparmor=unconfined)", err)
+		}
+		return 0, errorf(KindSetup, "start the sandbox: %v", err)
+	}
+	state, err := st.wait(sigs)
+	rep, ok := <-st.report, <-st.reported
+	if err != nil {
+		return 0, errorf(KindSetup, "%v", err)
+	}
+	if ok {
+		if err := rep.err(); err != nil {
+			return 0, err
+		}
+		return rep.Exit, nil
+	}
+	ws, _ := state.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		return 128 + int(ws.Signal()), errorf(KindSetup, "the sandbox's namespace stage was killed by %v before it reported; its mounts died with it", ws.Signal())
+	}
+	return 0, errorf(KindSetup, "the sandbox's namespace stage ended (%v) without reporting; see the messages above", state)
+}
+
+func (s *Spec) validate() error {
+	switch {
+	case len(s.Cmd) == 0 || s.Cmd[0] == "":
+		return errorf(KindInvalid, "no command to run: give one after --")
+	case len(s.Serve) == 0:
+		return errorf(KindInvalid, "no serving daemon given for the mount root")
+	case !filepath.IsAbs(s.MountRoot):
+		return errorf(KindInvalid, "mount root %q is not an absolute path", s.MountRoot)
+	case s.PromptDir != "" && !filepath.IsAbs(s.PromptDir):
+		return errorf(KindInvalid, "prompt directory %q is not an absolute path", s.PromptDir)
+	}
+	for _, h := range s.Hide {
+		h = filepath.Clean(h)
+		if !filepath.IsAbs(h) || h == "/" {
+			return errorf(KindInvalid, "cannot hide %q: hidden directories must be absolute and not /; keep the database in a directory of its own", h)
+		}
+		if within(s.MountRoot, h) || within(h, s.MountRoot) {
+			return errorf(KindInvalid, "the mount root %s and the hidden directory %s overlap; choose a mount root outside the database's directory", s.MountRoot, h)
+		}
+	}
+	return nil
+}
+
+// within reports whether path is dir or lies below it.
+func within(path, dir string) bool {
+	path, dir = filepath.Clean(path), filepath.Clean(dir)
+	return path == dir || strings.HasPrefix(path, dir+"/")
+}
+
+// stage is a started re-execution of this binary.
+type stage struct {
+	cmd      *exec.Cmd
+	report   chan report
+	reported chan bool
+}
+
+// startStage re-executes this binary as stage name with spec on fd 3 and a
+// report pipe on fd 4. env nil means this process's environment.
+func startStage(name string, spec *Spec, attr *syscall.SysProcAttr, env []string, stdin io.Reader, stdout, stderr io.Writer) (*stage, error) {
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		specW.Close()
+		return nil, err
+	}
+	cmd := exec.Command("/proc/self/exe", name)
+	cmd.Args[0] = os.Args[0]
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.ExtraFiles = []*os.File{specR, repW}
+	cmd.SysProcAttr = attr
+	// A command's orphans may hold copied stdio pipes open for ever.
+	cmd.WaitDelay = 2 * time.Second
+	err = cmd.Start()
+	specR.Close()
+	repW.Close()
+	if err != nil {
+		specW.Close()
+		repR.Close()
+		return nil, err
+	}
+	go func() {
+		_ = json.NewEncoder(specW).Encode(spec)
+		specW.Close()
+	}()
+	st := &stage{cmd: cmd, report: make(chan report, 1), reported: make(chan bool, 1)}
+	go func() {
+		defer repR.Close()
+		rep, ok, err := readReport(repR)
+		if err != nil {
+			rep, ok = failure(err), true
+		}
+		st.report <- rep
+		st.reported <- ok
+	}()
+	return st, nil
+}
+
+// wait forwards signals to the stage until it exits.
+func (st *stage) wait(sigs <-chan os.Signal) (*os.ProcessState, error) {
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				_ = st.cmd.Process.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := st.cmd.Wait()
+	close(done)
+	if st.cmd.ProcessState == nil {
+		return nil, fmt.Errorf("wait for sandbox stage: %w", err)
+	}
+	return st.cmd.ProcessState, nil
+}
+
+// exitStatus is the shell's convention: the exit code, or 128+N for a
+// process killed by signal N.
+func exitStatus(state *os.ProcessState) (code, sig int) {
+	ws, ok := state.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), int(ws.Signal())
+	}
+	return state.ExitCode(), 0
+}

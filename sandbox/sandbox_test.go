@@ -1,0 +1,311 @@
+package sandbox_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/sandbox"
+)
+
+// procStatus returns the capability and no_new_privs lines a command in
+// the sandbox reads from its own /proc/self/status.
+func procStatus(t *testing.T, user *sandbox.User) map[string]string {
+	t.Helper()
+	e := newEnv(t)
+	spec := e.spec("grep", "-E", "^(Uid|Gid|Groups|Cap[A-Za-z]+|NoNewPrivs):", "/proc/self/status")
+	spec.User = user
+	code, out := run(t, spec)
+	if code != 0 {
+		t.Fatalf("grep exited %d:\n%s", code, out)
+	}
+	m := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok {
+			m[k] = strings.Join(strings.Fields(v), " ")
+		}
+	}
+	return m
+}
+
+func TestCapabilitiesDropped(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		user *sandbox.User
+		uid  string
+	}{
+		{"Root", nil, "0 0 0 0"},
+		{"OtherUser", &sandbox.User{UID: 65534, GID: 65534}, "65534 65534 65534 65534"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := procStatus(t, tc.user)
+			for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+				if got, want := st[set], "0000000000000000"; got != want {
+					t.Errorf("%s = %q, want %q", set, got, want)
+				}
+			}
+			if got, want := st["NoNewPrivs"], "1"; got != want {
+				t.Errorf("NoNewPrivs = %q, want %q", got, want)
+			}
+			if got := st["Uid"]; got != tc.uid {
+				t.Errorf("Uid = %q, want %q", got, tc.uid)
+			}
+			if tc.user != nil && st["Groups"] != "" {
+				t.Errorf("Groups = %q, want none", st["Groups"])
+			}
+		})
+	}
+}
+
+// lockdownScript checks from inside what a sandboxed agent must and must
+// not be able to do; each check prints "ok NAME" or "FAIL NAME".
+const lockdownScript = `
+check() { name=$1; shift; if "$@" >/dev/null 2>&1; then echo "ok $name"; else echo "FAIL $name"; fi; }
+fails() { name=$1; shift; if "$@" >/dev/null 2>&1; then echo "FAIL $name"; else echo "ok $name"; fi; }
+check listing test "$(ls "$ROOT" | tr '\n' ' ')" = "ro rw "
+check write-rw sh -c 'echo note > "$ROOT/rw/note.md" && grep -q note "$ROOT/rw/note.md"'
+fails write-ro sh -c 'echo x > "$ROOT/ro/new.md"'
+check read-ro grep -q reference "$ROOT/ro/ref.md"
+fails create-in-root touch "$ROOT/intruder"
+fails mkdir-in-root mkdir "$ROOT/intruder"
+fails umount umount "$ROOT/rw"
+fails umount-root umount -l "$ROOT"
+fails remount mount -o remount,rw "$ROOT"
+fails mount-tmpfs mount -t tmpfs none "$ROOT/rw"
+fails read-db cat "$DB/memfs.db"
+check db-dir-empty sh -c 'out=$(ls -A "$DB") && test -z "$out"' 
+fails write-db-dir touch "$DB/x"
+check prompt grep -q "$ROOT" "$MEMFS_PROMPT_FILE"
+fails write-prompt sh -c 'echo x >> "$MEMFS_PROMPT_FILE"'
+`
+
+func TestLockdown(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		user *sandbox.User
+	}{{"Root", nil}, {"OtherUser", &sandbox.User{UID: 65534, GID: 65534}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			spec := e.spec("sh", "-c", lockdownScript)
+			spec.User = tc.user
+			code, out := run(t, spec)
+			if code != 0 {
+				t.Fatalf("script exited %d:\n%s", code, out)
+			}
+			got := checks(out)
+			for _, name := range []string{"listing", "write-rw", "write-ro", "read-ro", "create-in-root", "mkdir-in-root",
+				"umount", "umount-root", "remount", "mount-tmpfs", "read-db", "db-dir-empty", "write-db-dir",
+				"prompt", "write-prompt"} {
+				if !got[name] {
+					t.Errorf("check %s failed or missing", name)
+				}
+			}
+			if t.Failed() {
+				t.Logf("script output:\n%s", out)
+			}
+			if _, err := os.Stat(e.stopped); err != nil {
+				t.Errorf("the daemon was not stopped with SIGTERM: %v", err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(e.db, "memfs.db")); string(b) != "secret database\n" {
+				t.Errorf("database file changed on the host: %q", b)
+			}
+		})
+	}
+}
+
+func TestExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		script string
+		want   int
+	}{
+		{"exit 0", 0},
+		{"exit 7", 7},
+		{"kill -KILL $$", 128 + 9},
+		{"kill -TERM $$", 128 + 15},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			code, out := run(t, newEnv(t).spec("sh", "-c", tc.script))
+			if code != tc.want {
+				t.Errorf("exit status %d, want %d; output:\n%s", code, tc.want, out)
+			}
+		})
+	}
+}
+
+func TestSignalsReachCommand(t *testing.T) {
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		name string
+	}{{syscall.SIGTERM, "TERM"}, {syscall.SIGINT, "INT"}, {syscall.SIGHUP, "HUP"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			marker := filepath.Join(e.dir, "trapped")
+			started := filepath.Join(e.dir, "started")
+			script := `trap 'echo ` + tc.name + ` > "$MARKER"; exit 42' ` + tc.name + `
+touch "$STARTED"
+while :; do sleep 0.05; done`
+			spec := e.spec("sh", "-c", script)
+			spec.Env = append(spec.Env, "MARKER="+marker, "STARTED="+started)
+			sup := supervisorCmd(t, spec)
+			if err := sup.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, started)
+			if err := sup.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			err := sup.Wait()
+			if got := sup.ProcessState.ExitCode(); got != 42 {
+				t.Errorf("memfs exit status %d (%v), want 42", got, err)
+			}
+			if b, err := os.ReadFile(marker); err != nil || strings.TrimSpace(string(b)) != tc.name {
+				t.Errorf("trap marker %q, %v; want %s", b, err, tc.name)
+			}
+		})
+	}
+}
+
+// A supervisor killed outright takes the whole sandbox with it.
+func TestSupervisorKilled(t *testing.T) {
+	e := newEnv(t)
+	started := filepath.Join(e.dir, "started")
+	pidFile := filepath.Join(e.dir, "pid")
+	spec := e.spec("sh", "-c", `echo $$ > "$PIDFILE"; touch "$STARTED"; while :; do sleep 0.05; done`)
+	spec.Env = append(spec.Env, "PIDFILE="+pidFile, "STARTED="+started)
+	sup := supervisorCmd(t, spec)
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, started)
+	pid := readPid(t, pidFile)
+	_ = sup.Process.Kill()
+	_ = sup.Wait()
+	waitGone(t, pid)
+	waitFor(t, e.stopped)
+}
+
+func TestOrphansEnded(t *testing.T) {
+	e := newEnv(t)
+	pidFile := filepath.Join(e.dir, "pid")
+	spec := e.spec("sh", "-c", `sleep 300 & echo $! > "$PIDFILE"; exit 3`)
+	spec.Env = append(spec.Env, "PIDFILE="+pidFile)
+	if code, out := run(t, spec); code != 3 {
+		t.Fatalf("exit status %d, want 3:\n%s", code, out)
+	}
+	waitGone(t, readPid(t, pidFile))
+}
+
+func TestErrors(t *testing.T) {
+	t.Run("CommandNotFound", func(t *testing.T) {
+		e := newEnv(t)
+		_, err := sandbox.Run(e.spec("no-such-command-memfs"), nil, os.Stdout, os.Stderr)
+		if !sandbox.IsKind(err, sandbox.KindExec) || err.(*sandbox.Error).ExitCode != 127 {
+			t.Fatalf("err = %#v, want a KindExec error with exit code 127", err)
+		}
+	})
+	t.Run("DaemonFails", func(t *testing.T) {
+		e := newEnv(t)
+		spec := e.spec("true")
+		spec.Serve = []string{"false"}
+		_, err := sandbox.Run(spec, nil, os.Stdout, os.Stderr)
+		if !sandbox.IsKind(err, sandbox.KindServe) {
+			t.Fatalf("err = %v, want a KindServe error", err)
+		}
+	})
+	t.Run("RootInsideHidden", func(t *testing.T) {
+		e := newEnv(t)
+		spec := e.spec("true")
+		spec.Hide = []string{e.dir}
+		_, err := sandbox.Run(spec, nil, os.Stdout, os.Stderr)
+		if !sandbox.IsKind(err, sandbox.KindInvalid) {
+			t.Fatalf("err = %v, want a KindInvalid error", err)
+		}
+	})
+	t.Run("MountRootBusy", func(t *testing.T) {
+		e := newEnv(t)
+		if err := sandbox.CheckMountRoot(e.root); err != nil {
+			t.Fatalf("free mount root: %v", err)
+		}
+		if err := unix.Mount("busy", e.root, "tmpfs", 0, "size=4k"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = unix.Unmount(e.root, unix.MNT_DETACH) })
+		if err := sandbox.CheckMountRoot(e.root); !sandbox.IsKind(err, sandbox.KindBusy) {
+			t.Fatalf("err = %v, want a KindBusy error", err)
+		}
+	})
+}
+
+// The prompt directory stays readable when it lies inside a hidden one.
+func TestPromptUnderHiddenDir(t *testing.T) {
+	e := newEnv(t)
+	inner := filepath.Join(e.db, "prompt")
+	if err := os.Mkdir(inner, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(inner, "p.md"), "hello prompt\n")
+	spec := e.spec("sh", "-c", `cat "$DB/prompt/p.md"; ls -A "$DB"`)
+	spec.PromptDir = inner
+	code, out := run(t, spec)
+	if got, want := out, "hello prompt\nprompt\n"; code != 0 || got != want {
+		t.Errorf("exit %d, output %q; want 0, %q", code, got, want)
+	}
+}
+
+func TestMakeMountRoot(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "a", "b", "memory")
+	remove, err := sandbox.MakeMountRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		t.Fatalf("mount root not made: %v", err)
+	}
+	remove()
+	if _, err := os.Stat(filepath.Join(dir, "a")); !os.IsNotExist(err) {
+		t.Errorf("made directories left behind: %v", err)
+	}
+}
+
+func waitFor(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s never appeared", path)
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(b), ") Z ") {
+			return // gone, or a zombie: it runs no more
+		}
+	}
+	t.Fatalf("process %d still runs", pid)
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(b), &pid); err != nil {
+		t.Fatalf("pid file %s: %q", path, b)
+	}
+	return pid
+}
