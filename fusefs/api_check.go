@@ -1,0 +1,58 @@
+package fusefs
+
+import "github.com/hanwen/go-fuse/v2/fs"
+
+// Compile-time checks that each node implements what the kernel will call.
+// A missing method would silently fall back to go-fuse's default (often
+// ENOTSUP), which for Symlink/Link/Mknod breaks F8.
+var (
+	_ = (fs.NodeOnAdder)((*rootNode)(nil))
+	_ = (fs.NodeGetattrer)((*rootNode)(nil))
+	_ = (fs.NodeLookuper)((*rootNode)(nil))
+	_ = (fs.NodeReaddirer)((*rootNode)(nil))
+	_ = (fs.NodeCreater)((*rootNode)(nil))
+	_ = (fs.NodeMkdirer)((*rootNode)(nil))
+	_ = (fs.NodeMknoder)((*rootNode)(nil))
+	_ = (fs.NodeSymlinker)((*rootNode)(nil))
+	_ = (fs.NodeLinker)((*rootNode)(nil))
+	_ = (fs.NodeUnlinker)((*rootNode)(nil))
+	_ = (fs.NodeRmdirer)((*rootNode)(nil))
+	_ = (fs.NodeRenamer)((*rootNode)(nil))
+	_ = (fs.NodeSetattrer)((*rootNode)(nil))
+	_ = (fs.NodeGetxattrer)((*rootNode)(nil))
+	_ = (fs.NodeSetxattrer)((*rootNode)(nil))
+	_ = (fs.NodeListxattrer)((*rootNode)(nil))
+	_ = (fs.NodeStatfser)((*rootNode)(nil))
+
+	_ = (fs.NodeGetattrer)((*dirNode)(nil))
+	_ = (fs.NodeSetattrer)((*dirNode)(nil))
+	_ = (fs.NodeLookuper)((*dirNode)(nil))
+	_ = (fs.NodeReaddirer)((*dirNode)(nil))
+	_ = (fs.NodeMkdirer)((*dirNode)(nil))
+	_ = (fs.NodeRmdirer)((*dirNode)(nil))
+	_ = (fs.NodeCreater)((*dirNode)(nil))
+	_ = (fs.NodeUnlinker)((*dirNode)(nil))
+	_ = (fs.NodeRenamer)((*dirNode)(nil))
+	_ = (fs.NodeSymlinker)((*dirNode)(nil))
+	_ = (fs.NodeLinker)((*dirNode)(nil))
+	_ = (fs.NodeMknoder)((*dirNode)(nil))
+	_ = (fs.NodeStatfser)((*dirNode)(nil))
+	_ = (fs.NodeGetxattrer)((*dirNode)(nil))
+	_ = (fs.NodeSetxattrer)((*dirNode)(nil))
+	_ = (fs.NodeListxattrer)((*dirNode)(nil))
+	_ = (fs.NodeRemovexattrer)((*dirNode)(nil))
+
+	_ = (fs.NodeGetattrer)((*fileNode)(nil))
+	_ = (fs.NodeSetattrer)((*fileNode)(nil))
+	_ = (fs.NodeOpener)((*fileNode)(nil))
+	_ = (fs.NodeReader)((*fileNode)(nil))
+	_ = (fs.NodeWriter)((*fileNode)(nil))
+	_ = (fs.NodeFlusher)((*fileNode)(nil))
+	_ = (fs.NodeFsyncer)((*fileNode)(nil))
+	_ = (fs.NodeReleaser)((*fileNode)(nil))
+	_ = (fs.NodeGetxattrer)((*fileNode)(nil))
+	_ = (fs.NodeSetxattrer)((*fileNode)(nil))
+	_ = (fs.NodeListxattrer)((*fileNode)(nil))
+	_ = (fs.NodeRemovexattrer)((*fileNode)(nil))
+	_ = (fs.NodeStatfser)((*fileNode)(nil))
+)

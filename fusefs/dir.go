@@ -1,0 +1,325 @@
+package fusefs
+
+import (
+	"context"
+	"sync"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// dirNode is a directory of a store: the store's top directory or a path
+// prefix of its memories (F7). Nothing about its children is kept here:
+// Lookup and Readdir ask the engine each time (the store changes under us).
+type dirNode struct {
+	fs.Inode
+	sm *storeMount
+
+	mu   sync.Mutex
+	mode uint32 // permission bits; kept in memory only, never stored
+}
+
+func (n *dirNode) path() (string, bool) { return n.sm.pathOf(&n.Inode) }
+
+// pathOf is the store path of a node, from the kernel-visible tree; false
+// when the node is no longer reachable (removed, or replaced by a rename).
+func (sm *storeMount) pathOf(in *fs.Inode) (string, bool) {
+	top := &sm.top.Inode
+	var segs []string
+	for p := in; p != top; {
+		name, parent := p.Parent()
+		if parent == nil {
+			return "", false
+		}
+		segs = append(segs, name)
+		p = parent
+	}
+	if len(segs) == 0 {
+		return "/", true
+	}
+	size := 0
+	for _, s := range segs {
+		size += len(s) + 1
+	}
+	b := make([]byte, 0, size)
+	for i := len(segs) - 1; i >= 0; i-- {
+		b = append(b, '/')
+		b = append(b, segs[i]...)
+	}
+	return string(b), true
+}
+
+func (n *dirNode) fillAttr(a *fuse.Attr) {
+	n.mu.Lock()
+	mode := n.mode
+	n.mu.Unlock()
+	s := n.sm.srv
+	a.Mode = syscall.S_IFDIR | mode
+	a.Nlink = 2
+	a.Size = 4096
+	a.Uid, a.Gid = s.opts.UID, s.opts.GID
+	a.SetTimes(&s.started, &s.started, &s.started)
+}
+
+func (n *dirNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	n.fillAttr(&out.Attr)
+	return 0
+}
+
+// Setattr accepts chmod (kept in memory, setuid/setgid dropped) and ignores
+// chown and times: directories are only path prefixes in the store.
+func (n *dirNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	p, _ := n.path()
+	if e := n.sm.writable("setattr", p); e != 0 {
+		return e
+	}
+	if _, ok := in.GetSize(); ok {
+		return n.sm.srv.refuse("truncate", p, syscall.EISDIR, "a directory has no content")
+	}
+	if mode, ok := in.GetMode(); ok {
+		n.mu.Lock()
+		n.mode = mode & 0o777
+		n.mu.Unlock()
+	}
+	n.fillAttr(&out.Attr)
+	return 0
+}
+
+func (n *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	dir, ok := n.path()
+	if !ok {
+		return nil, syscall.ENOENT
+	}
+	if ch := n.GetChild(name); ch != nil {
+		if f, ok := ch.Operations().(*fileNode); ok && f.pendingLive() {
+			f.fillAttr(&out.Attr)
+			return ch, 0
+		}
+	}
+	p := childPath(dir, name)
+	e, err := n.sm.srv.db.Stat(ctx, n.sm.id, p)
+	if err != nil {
+		return nil, n.sm.srv.errnoOf("lookup", p, err)
+	}
+	return n.entryNode(ctx, e, out), 0
+}
+
+// entryNode returns the inode for e, reusing the one the kernel knows under
+// that name when it still stands for the same thing.
+func (n *dirNode) entryNode(ctx context.Context, e *versions.Entry, out *fuse.EntryOut) *fs.Inode {
+	sm := n.sm
+	known := n.GetChild(e.Name)
+	if e.Dir {
+		if known != nil {
+			if d, ok := known.Operations().(*dirNode); ok {
+				d.fillAttr(&out.Attr)
+				return known
+			}
+		}
+		d := &dirNode{sm: sm, mode: 0o755}
+		d.fillAttr(&out.Attr)
+		return n.NewInode(ctx, d, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: sm.dirIno(e.Path)})
+	}
+	m := e.Memory
+	if known != nil {
+		if f, ok := known.Operations().(*fileNode); ok && f.memoryID() == m.ID {
+			f.refresh(m, false)
+			f.fillAttr(&out.Attr)
+			return known
+		}
+	}
+	f := newFileNode(sm, m)
+	f.fillAttr(&out.Attr)
+	return n.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: fileIno(m), Gen: sm.memGen(m.ID)})
+}
+
+func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
+	dir, ok := n.path()
+	if !ok {
+		return fs.NewListDirStream(nil), 0
+	}
+	entries, err := n.sm.srv.db.ReadDir(ctx, n.sm.id, dir)
+	if err != nil {
+		return nil, n.sm.srv.errnoOf("readdir", dir, err)
+	}
+	list := make([]fuse.DirEntry, 0, len(entries))
+	seen := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		seen[e.Name] = true
+		if e.Dir {
+			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFDIR, Ino: n.sm.dirIno(e.Path)})
+		} else {
+			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFREG, Ino: fileIno(e.Memory)})
+		}
+	}
+	// Files created in this mount exist before their first save.
+	for name, ch := range n.Children() {
+		if f, ok := ch.Operations().(*fileNode); ok && !seen[name] && f.pendingLive() {
+			list = append(list, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: ch.StableAttr().Ino})
+		}
+	}
+	return fs.NewListDirStream(list), 0
+}
+
+func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	dir, ok := n.path()
+	if !ok {
+		return nil, syscall.ENOENT
+	}
+	p := childPath(dir, name)
+	if e := n.sm.writable("mkdir", p); e != 0 {
+		return nil, e
+	}
+	if err := n.sm.srv.db.MakeDir(ctx, n.sm.id, p); err != nil {
+		return nil, n.sm.failed("mkdir", p, err)
+	}
+	n.sm.noteOwn(p)
+	d := &dirNode{sm: n.sm, mode: mode & 0o777}
+	d.fillAttr(&out.Attr)
+	return n.NewInode(ctx, d, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: n.sm.dirIno(p)}), 0
+}
+
+func (n *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
+	dir, ok := n.path()
+	if !ok {
+		return syscall.ENOENT
+	}
+	p := childPath(dir, name)
+	if e := n.sm.writable("rmdir", p); e != 0 {
+		return e
+	}
+	if err := n.sm.srv.db.RemoveDir(ctx, n.sm.id, p); err != nil {
+		return n.sm.failed("rmdir", p, err)
+	}
+	n.sm.noteOwn(p)
+	n.sm.bumpDirGen(p)
+	return 0
+}
+
+// Create makes a file that exists only in the mount until its first save
+// (flush, fsync): then it becomes a memory with one "created" version
+// holding what was written, so `echo hi > f` makes exactly one version.
+func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	dir, ok := n.path()
+	if !ok {
+		return nil, nil, 0, syscall.ENOENT
+	}
+	p := childPath(dir, name)
+	if e := n.sm.writable("create", p); e != 0 {
+		return nil, nil, 0, e
+	}
+	if err := versions.ValidatePath(p); err != nil {
+		return nil, nil, 0, n.sm.srv.errnoOf("create", p, err)
+	}
+	if e := n.sm.reserveCreate(ctx, p); e != 0 {
+		return nil, nil, 0, e
+	}
+	f, h := newPendingFile(n.sm, mode&0o777, flags)
+	f.fillAttr(&out.Attr)
+	ch := n.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: n.sm.srv.nextPendingIno()})
+	return ch, h, 0, 0
+}
+
+func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
+	dir, ok := n.path()
+	if !ok {
+		return syscall.ENOENT
+	}
+	p := childPath(dir, name)
+	if e := n.sm.writable("unlink", p); e != 0 {
+		return e
+	}
+	var f *fileNode
+	if ch := n.GetChild(name); ch != nil {
+		f, _ = ch.Operations().(*fileNode)
+	}
+	if f != nil && f.pendingLive() {
+		f.markUnlinked()
+		return 0
+	}
+	id := ""
+	if f != nil {
+		id = f.memoryID()
+	}
+	db := n.sm.srv.db
+	del := versions.MemoryDelete{KeepParentDir: true}
+	var derr error
+	if id != "" {
+		derr = db.DeleteMemory(ctx, n.sm.id, id, del, n.sm.srv.actor)
+	}
+	if id == "" || versions.ErrorCode(derr) == versions.CodeNotFound {
+		// The kernel's inode is not (or no longer) the memory at p.
+		e, serr := db.Stat(ctx, n.sm.id, p)
+		if serr != nil {
+			return n.sm.srv.errnoOf("unlink", p, serr)
+		}
+		if e.Dir {
+			return n.sm.srv.refuse("unlink", p, syscall.EISDIR, "it is a directory: use rmdir")
+		}
+		derr = db.DeleteMemory(ctx, n.sm.id, e.Memory.ID, del, n.sm.srv.actor)
+	}
+	if derr != nil {
+		return n.sm.failed("unlink", p, derr)
+	}
+	n.sm.noteOwn(p)
+	n.sm.adjust(-1, 0)
+	if f != nil {
+		f.markUnlinked()
+	}
+	return 0
+}
+
+// failed maps an engine error and notes an archive the cache missed.
+func (sm *storeMount) failed(op, path string, err error) syscall.Errno {
+	if versions.ErrorCode(err) == versions.CodeReadOnly {
+		sm.markArchived()
+	}
+	return sm.srv.errnoOf(op, path, err)
+}
+
+// Symlink, Link and Mknod are refused with EPERM (F8): a store holds only
+// regular files and directories. go-fuse would answer ENOTSUP.
+func (n *dirNode) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, n.sm.srv.refuse("symlink", n.childPathOr(name), syscall.EPERM, "symbolic links cannot be stored; only files and directories exist")
+}
+
+func (n *dirNode) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, n.sm.srv.refuse("link", n.childPathOr(name), syscall.EPERM, "hard links cannot be stored; copy the file instead")
+}
+
+func (n *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, n.sm.srv.refuse("mknod", n.childPathOr(name), syscall.EPERM, "only regular files and directories can be stored")
+}
+
+func (n *dirNode) childPathOr(name string) string {
+	dir, _ := n.path()
+	return childPath(dir, name)
+}
+
+func (n *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	n.sm.statfs(ctx, out)
+	return 0
+}
+
+// statfs reports the store's limits (S11, S12) as the file system's size:
+// Files is the memory limit, Ffree how many more memories fit.
+func (sm *storeMount) statfs(ctx context.Context, out *fuse.StatfsOut) {
+	maxMemories, maxBytes := sm.limits()
+	live, err := sm.liveCount(ctx)
+	if err != nil {
+		live = 0
+	}
+	free := maxMemories - live
+	if free < 0 {
+		free = 0
+	}
+	const bsize = 4096
+	out.Bsize, out.Frsize, out.NameLen = bsize, bsize, versions.MaxSegmentBytes
+	out.Files, out.Ffree = uint64(maxMemories), uint64(free)
+	out.Blocks = uint64(maxMemories) * uint64(maxBytes) / bsize
+	out.Bfree = uint64(free) * uint64(maxBytes) / bsize
+	out.Bavail = out.Bfree
+}

@@ -1,0 +1,116 @@
+package fusefs
+
+import (
+	"errors"
+	"syscall"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// errnoOf is the one translation of engine errors into errnos (F9). An agent
+// only sees the errno, so every refusal is also logged with the path and the
+// engine's message, which says what to do; anything unexpected becomes EIO
+// and is logged as an error.
+func (s *Server) errnoOf(op, path string, err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		s.log.Warn("refused", "op", op, "path", path, "errno", errnoName(errno), "reason", err.Error())
+		return errno
+	}
+	code := versions.ErrorCode(err)
+	errno = codeErrno(code)
+	if errno == syscall.EIO {
+		s.log.Error("internal error", "op", op, "path", path, "err", err)
+		return errno
+	}
+	if errno == syscall.ENOENT && (op == "lookup" || op == "stat") {
+		return errno // a miss, not a refusal
+	}
+	s.log.Warn("refused", "op", op, "path", path, "errno", errnoName(errno), "reason", err.Error())
+	return errno
+}
+
+// refuse logs a refusal decided by the mount itself (not by the engine).
+func (s *Server) refuse(op, path string, errno syscall.Errno, reason string) syscall.Errno {
+	s.log.Warn("refused", "op", op, "path", path, "errno", errnoName(errno), "reason", reason)
+	return errno
+}
+
+func codeErrno(c versions.Code) syscall.Errno {
+	switch c {
+	case versions.CodeNotFound:
+		return syscall.ENOENT
+	case versions.CodePathConflict:
+		return syscall.EEXIST
+	case versions.CodePreconditionFailed, versions.CodeStale:
+		return syscall.ESTALE
+	case versions.CodeReadOnly:
+		return syscall.EROFS
+	case versions.CodeStoreFull:
+		return syscall.ENOSPC
+	case versions.CodeTooLarge:
+		return syscall.EFBIG
+	case versions.CodeNameTooLong:
+		return syscall.ENAMETOOLONG
+	case versions.CodeInvalid:
+		return syscall.EINVAL
+	case versions.CodeNotUTF8:
+		return syscall.EILSEQ
+	case versions.CodeNotEmpty:
+		return syscall.ENOTEMPTY
+	case versions.CodeIsDir:
+		return syscall.EISDIR
+	case versions.CodeNotDir:
+		return syscall.ENOTDIR
+	case versions.CodeConflict:
+		return syscall.EBUSY
+	}
+	return syscall.EIO
+}
+
+// errnoName is the symbolic name of an errno for logs ("EROFS"), which is
+// what an operator greps for.
+func errnoName(e syscall.Errno) string {
+	switch e {
+	case syscall.ENOENT:
+		return "ENOENT"
+	case syscall.EEXIST:
+		return "EEXIST"
+	case syscall.ESTALE:
+		return "ESTALE"
+	case syscall.EROFS:
+		return "EROFS"
+	case syscall.ENOSPC:
+		return "ENOSPC"
+	case syscall.EFBIG:
+		return "EFBIG"
+	case syscall.ENAMETOOLONG:
+		return "ENAMETOOLONG"
+	case syscall.EINVAL:
+		return "EINVAL"
+	case syscall.EILSEQ:
+		return "EILSEQ"
+	case syscall.ENOTEMPTY:
+		return "ENOTEMPTY"
+	case syscall.EISDIR:
+		return "EISDIR"
+	case syscall.ENOTDIR:
+		return "ENOTDIR"
+	case syscall.EPERM:
+		return "EPERM"
+	case syscall.ENOTSUP:
+		return "ENOTSUP"
+	case syscall.EXDEV:
+		return "EXDEV"
+	case syscall.EBUSY:
+		return "EBUSY"
+	case syscall.ENODATA:
+		return "ENODATA"
+	case syscall.EIO:
+		return "EIO"
+	}
+	return e.Error()
+}

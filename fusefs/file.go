@@ -1,0 +1,358 @@
+package fusefs
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// fileNode is a memory as the kernel sees it. While any handle is open its
+// content lives in one buffer shared by all handles, so readers in the
+// mount see unsaved writes; the buffer becomes a version on flush/fsync
+// (F4) and is dropped when the last handle is released.
+type fileNode struct {
+	fs.Inode
+	sm *storeMount
+
+	mu       sync.Mutex
+	memID    string // "" while pending or after the node was replaced
+	pending  bool   // created in the mount, not saved yet
+	unlinked bool   // Nlink 0: deleted, or replaced by a rename onto its path
+	mode     uint32 // permission bits; kept in memory only, never stored
+	size     int64  // content size when no buffer is loaded
+	mtime    time.Time
+	buf      *buffer
+	opens    int
+}
+
+// buffer is the content of an open file.
+type buffer struct {
+	data  []byte
+	base  string // the head version the content started from (F13)
+	dirty bool   // written since the last save
+	stale bool   // clean, and another writer saved since: reload before use
+}
+
+// handle is one open file description.
+type handle struct {
+	wrote  bool // this handle changed the content: its flush saves (F4)
+	append bool
+}
+
+func newFileNode(sm *storeMount, m *versions.Memory) *fileNode {
+	return &fileNode{sm: sm, memID: m.ID, mode: 0o644, size: int64(m.ContentSize), mtime: m.UpdatedAt}
+}
+
+// newPendingFile is a file made by create(2): it is saved as a new memory
+// by the first flush of its creating handle.
+func newPendingFile(sm *storeMount, mode, flags uint32) (*fileNode, *handle) {
+	f := &fileNode{sm: sm, pending: true, mode: mode, mtime: time.Now(), buf: &buffer{}, opens: 1}
+	return f, &handle{wrote: true, append: flags&syscall.O_APPEND != 0}
+}
+
+// fileIno is a memory's inode number (Memory.Ino); 0 and 1 are moved out of
+// the way of go-fuse's automatic numbers and the root's.
+func fileIno(m *versions.Memory) uint64 {
+	if m.Ino <= 1 {
+		return 1<<61 | m.Ino
+	}
+	return m.Ino
+}
+
+func (n *fileNode) memoryID() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.memID
+}
+
+// pendingLive reports a file created in the mount that is still to be saved
+// and still has its name.
+func (n *fileNode) pendingLive() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.pending && !n.unlinked
+}
+
+func (n *fileNode) path() (string, bool) { return n.sm.pathOf(&n.Inode) }
+
+// markUnlinked records that the node lost its name: its content stays
+// readable through open handles but is never saved again.
+func (n *fileNode) markUnlinked() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.unlinkedLocked()
+}
+
+func (n *fileNode) unlinkedLocked() {
+	if n.pending {
+		n.pending = false
+		n.sm.adjust(0, -1)
+	}
+	n.unlinked = true
+	n.memID = ""
+}
+
+// refresh takes the memory's attributes from the engine; a loaded buffer
+// that is clean is reloaded on next use when the content changed.
+func (n *fileNode) refresh(m *versions.Memory, foreign bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.buf != nil && n.buf.dirty {
+		return
+	}
+	if n.buf != nil && n.buf.base != m.VersionID {
+		n.buf.stale = true
+	}
+	if n.buf == nil || foreign {
+		n.size = int64(m.ContentSize)
+		n.mtime = m.UpdatedAt
+	}
+}
+
+func (n *fileNode) fillAttr(a *fuse.Attr) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.fillAttrLocked(a)
+}
+
+func (n *fileNode) fillAttrLocked(a *fuse.Attr) {
+	size := n.size
+	if n.buf != nil {
+		size = int64(len(n.buf.data))
+	}
+	a.Mode = syscall.S_IFREG | n.mode
+	a.Size = uint64(size)
+	a.Nlink = 1
+	if n.unlinked {
+		a.Nlink = 0
+	}
+	a.Uid, a.Gid = n.sm.srv.opts.UID, n.sm.srv.opts.GID
+	a.SetTimes(&n.mtime, &n.mtime, &n.mtime)
+}
+
+func (n *fileNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	n.fillAttr(&out.Attr)
+	return 0
+}
+
+// loadLocked makes sure the buffer holds the current content.
+func (n *fileNode) loadLocked(ctx context.Context) syscall.Errno {
+	if n.buf != nil && !n.buf.stale {
+		return 0
+	}
+	if n.pending || n.memID == "" {
+		if n.buf == nil {
+			n.buf = &buffer{}
+		}
+		n.buf.stale = false
+		return 0
+	}
+	m, err := n.sm.srv.db.GetMemory(ctx, n.sm.id, n.memID)
+	if err != nil {
+		p, _ := n.path()
+		return n.sm.srv.errnoOf("open", p, err)
+	}
+	content := ""
+	if m.Content != nil {
+		content = *m.Content
+	}
+	if n.buf == nil {
+		n.buf = &buffer{}
+	}
+	n.buf.data, n.buf.base, n.buf.stale = []byte(content), m.VersionID, false
+	return 0
+}
+
+func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
+		p, _ := n.path()
+		if e := n.sm.writable("open", p); e != 0 {
+			return nil, 0, e
+		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if e := n.loadLocked(ctx); e != 0 {
+		return nil, 0, e
+	}
+	n.opens++
+	return &handle{append: flags&syscall.O_APPEND != 0}, 0, 0
+}
+
+func (n *fileNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if e := n.loadLocked(ctx); e != 0 {
+		return nil, e
+	}
+	data := n.buf.data
+	if off >= int64(len(data)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	k := copy(dest, data[off:])
+	return fuse.ReadResultData(dest[:k]), 0
+}
+
+// Write changes the shared buffer. Nothing past the store's per-memory size
+// is kept (F9): a write that crosses it is cut short there, the next one
+// fails with EFBIG.
+func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	h, _ := f.(*handle)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if e := n.loadLocked(ctx); e != 0 {
+		return 0, e
+	}
+	if h != nil && h.append {
+		off = int64(len(n.buf.data))
+	}
+	if len(data) == 0 {
+		return 0, 0
+	}
+	_, maxBytes := n.sm.limits()
+	if off >= int64(maxBytes) {
+		p, _ := n.path()
+		return 0, n.sm.srv.refuse("write", p, syscall.EFBIG, tooLarge(maxBytes))
+	}
+	if end := off + int64(len(data)); end > int64(maxBytes) {
+		data = data[:int64(maxBytes)-off]
+	}
+	n.resizeLocked(max(int64(len(n.buf.data)), off+int64(len(data))))
+	copy(n.buf.data[off:], data)
+	n.buf.dirty = true
+	n.mtime = time.Now()
+	if h != nil {
+		h.wrote = true
+	}
+	return uint32(len(data)), 0
+}
+
+func tooLarge(maxBytes int) string {
+	return fmt.Sprintf("a memory holds at most %d bytes in this store; write less or split it into several files", maxBytes)
+}
+
+// resizeLocked truncates or zero-extends the buffer.
+func (n *fileNode) resizeLocked(size int64) {
+	b := n.buf.data
+	switch {
+	case size <= int64(len(b)):
+		n.buf.data = b[:size]
+	case size <= int64(cap(b)):
+		old := len(b)
+		b = b[:size]
+		clear(b[old:])
+		n.buf.data = b
+	default:
+		nb := make([]byte, size, max(size, 2*int64(cap(b))))
+		copy(nb, b)
+		n.buf.data = nb
+	}
+}
+
+func (n *fileNode) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno {
+	h, _ := f.(*handle)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if h == nil || !h.wrote || n.buf == nil || !(n.buf.dirty || n.pending) {
+		return 0
+	}
+	return n.saveLocked(ctx, "close")
+}
+
+func (n *fileNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.buf == nil || !(n.buf.dirty || n.pending) {
+		return 0
+	}
+	return n.saveLocked(ctx, "fsync")
+}
+
+// Release drops the buffer with the last handle. Content whose save failed
+// (close() reported it) is discarded then; a file created in the mount that
+// was never saved disappears.
+func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
+	n.mu.Lock()
+	n.opens--
+	ghost := false
+	if n.opens <= 0 {
+		n.opens = 0
+		if n.buf != nil && n.buf.dirty && !n.unlinked {
+			p, _ := n.path()
+			n.sm.srv.log.Warn("unsaved content discarded: its save failed and the last handle closed", "path", p)
+		}
+		n.buf = nil
+		if n.pending && !n.unlinked {
+			ghost = true
+			n.unlinkedLocked()
+		}
+	}
+	n.mu.Unlock()
+	if ghost {
+		if name, parent := n.Parent(); parent != nil {
+			go parent.NotifyEntry(name)
+		}
+	}
+	return 0
+}
+
+// Setattr: a size change edits the buffer; without a file handle
+// (truncate(2) on a path) it is saved at once. chmod is kept in memory
+// (setuid/setgid dropped), chown and times are accepted and ignored.
+func (n *fileNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	p, _ := n.path()
+	if e := n.sm.writable("setattr", p); e != 0 {
+		return e
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if mode, ok := in.GetMode(); ok {
+		n.mode = mode & 0o777
+	}
+	if size, ok := in.GetSize(); ok {
+		_, maxBytes := n.sm.limits()
+		if size > uint64(maxBytes) {
+			return n.sm.srv.refuse("truncate", p, syscall.EFBIG, tooLarge(maxBytes))
+		}
+		temporary := n.buf == nil
+		if e := n.loadLocked(ctx); e != 0 {
+			return e
+		}
+		if int64(size) != int64(len(n.buf.data)) {
+			n.resizeLocked(int64(size))
+			n.buf.dirty = true
+			n.mtime = time.Now()
+		}
+		h, _ := f.(*handle)
+		if h != nil {
+			h.wrote = h.wrote || n.buf.dirty
+		} else if n.buf.dirty || n.pending {
+			e := n.saveLocked(ctx, "truncate")
+			if temporary {
+				if e == 0 {
+					n.size = int64(len(n.buf.data))
+				}
+				n.buf = nil
+			}
+			if e != 0 {
+				return e
+			}
+		} else if temporary {
+			n.buf = nil
+		}
+	}
+	n.fillAttrLocked(&out.Attr)
+	return 0
+}
+
+func (n *fileNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	n.sm.statfs(ctx, out)
+	return 0
+}

@@ -1,0 +1,259 @@
+// Package fusefs serves a session's memory stores as a FUSE file system:
+// one directory per attached store under a read-only root, every save a
+// version written through versions.DB (DESIGN.md F1–F13).
+package fusefs
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// Options configure a mount. The zero value is usable.
+type Options struct {
+	// Strict makes a save fail with ESTALE when another writer saved the
+	// memory since this mount read it (F13); otherwise the save goes
+	// through and its version is marked as a conflict.
+	Strict bool
+	// UID and GID own every file and directory; zero means the daemon's.
+	UID, GID uint32
+	// Logger receives refusals and errors; nil means slog.Default().
+	Logger *slog.Logger
+	// PollInterval is how often the change feed is read (F10); default
+	// 100ms.
+	PollInterval time.Duration
+	// Debug logs every FUSE request (very verbose).
+	Debug bool
+}
+
+// cacheTimeout bounds how long the kernel trusts what it cached; changes
+// from outside the mount are pushed sooner by notifications (watch.go).
+const cacheTimeout = time.Second
+
+// Server is a mounted session.
+type Server struct {
+	db      *versions.DB
+	sess    *versions.Session
+	actor   versions.Actor
+	opts    Options
+	log     *slog.Logger
+	mnt     string
+	started time.Time
+	stores  []*storeMount
+	fuse    *fuse.Server
+	stop    context.CancelFunc
+	watches sync.WaitGroup
+	once    sync.Once
+	err     error
+
+	pendingIno atomic.Uint64
+}
+
+// Mount mounts sess's stores on mountpoint and returns once the kernel is
+// sending requests. A stale mount left on mountpoint by a killed daemon is
+// detached first. The caller keeps db open until Unmount returns.
+func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options) (*Server, error) {
+	if sess.EndedAt != nil {
+		return nil, fmt.Errorf("session %s ended at %s and cannot be mounted: create a new session", sess.ID, sess.EndedAt.Format(time.RFC3339))
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 100 * time.Millisecond
+	}
+	if o.UID == 0 && o.GID == 0 {
+		o.UID, o.GID = uint32(os.Getuid()), uint32(os.Getgid())
+	}
+	mnt, err := filepath.Abs(mountpoint)
+	if err != nil {
+		return nil, fmt.Errorf("mount point %s: %w", mountpoint, err)
+	}
+	s := &Server{db: db, sess: sess, actor: versions.SessionActor(sess.ID), opts: o,
+		log: o.Logger.With("mount", mnt, "session", sess.ID), mnt: mnt, started: time.Now()}
+	if err := s.recoverStale(); err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(mnt); err != nil {
+		return nil, fmt.Errorf("mount point %s: %w (create it with mkdir -p)", mnt, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("mount point %s is not a directory", mnt)
+	}
+	ctx := context.Background()
+	for _, a := range sess.Resources {
+		st, err := db.GetStore(ctx, a.StoreID)
+		if err != nil {
+			return nil, fmt.Errorf("store %s of session %s: %w", a.StoreID, sess.ID, err)
+		}
+		s.stores = append(s.stores, newStoreMount(s, a, st))
+	}
+	direct := os.Geteuid() == 0
+	if !direct {
+		if _, err := exec.LookPath("fusermount3"); err != nil {
+			if _, err2 := exec.LookPath("fusermount"); err2 != nil {
+				return nil, errors.New("mounting as a non-root user needs fusermount3: install it with `apt-get install fuse3` (or run as root)")
+			}
+		}
+	}
+	timeout := cacheTimeout
+	fo := &fs.Options{
+		EntryTimeout:    &timeout,
+		AttrTimeout:     &timeout,
+		NegativeTimeout: &timeout,
+		UID:             o.UID,
+		GID:             o.GID,
+		MountOptions: fuse.MountOptions{
+			FsName:      "memfs",
+			Name:        "memfs",
+			DirectMount: direct,
+			// Without allow_other only the mounting user could enter it;
+			// a sandboxed agent runs as another uid. default_permissions
+			// makes the kernel enforce the mode bits we report.
+			AllowOther: direct,
+			Options:    []string{"nosuid", "nodev", "default_permissions"},
+			// READDIRPLUS would make every readdir look up each entry.
+			DisableReadDirPlus: true,
+			Debug:              o.Debug,
+			MaxBackground:      64,
+		},
+	}
+	root := &rootNode{srv: s}
+	srv, err := fs.Mount(mnt, root, fo)
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", mnt, err)
+	}
+	s.fuse = srv
+	wctx, cancel := context.WithCancel(context.Background())
+	s.stop = cancel
+	for _, sm := range s.stores {
+		s.watches.Add(1)
+		go func() {
+			defer s.watches.Done()
+			sm.watch(wctx)
+		}()
+	}
+	s.log.Info("mounted", "stores", len(s.stores), "strict", o.Strict)
+	return s, nil
+}
+
+// Mountpoint is the absolute path the session is mounted on.
+func (s *Server) Mountpoint() string { return s.mnt }
+
+// Unmount stops watching the stores and unmounts. When files are still
+// open the mount is detached lazily (it disappears from the namespace now
+// and the kernel drops it when the last file closes).
+func (s *Server) Unmount() error {
+	s.once.Do(func() {
+		s.stop()
+		s.watches.Wait()
+		if err := s.fuse.Unmount(); err != nil {
+			s.log.Warn("unmount busy, detaching lazily", "err", err)
+			if err := unix.Unmount(s.mnt, unix.MNT_DETACH); err != nil {
+				s.err = fmt.Errorf("unmount %s: %w (try: umount -l %s)", s.mnt, err, s.mnt)
+				return
+			}
+		}
+		s.log.Info("unmounted")
+	})
+	return s.err
+}
+
+// Wait returns when the file system has been unmounted, by Unmount or from
+// outside (umount).
+func (s *Server) Wait() { s.fuse.Wait() }
+
+// recoverStale detaches a FUSE mount on s.mnt whose daemon died ("transport
+// endpoint is not connected"), so a restarted daemon can mount again (F12).
+// A live mount is left alone: two daemons must not fight over one path.
+func (s *Server) recoverStale() error {
+	var st unix.Stat_t
+	err := unix.Stat(s.mnt, &st)
+	if err == nil && !isFuseMount(s.mnt) {
+		return nil
+	}
+	if err != nil && !errors.Is(err, unix.ENOTCONN) {
+		return nil // os.Stat in Mount reports it with advice
+	}
+	if err == nil {
+		return fmt.Errorf("%s is already a live FUSE mount (another memfs mount?): stop that daemon or run umount %s first", s.mnt, s.mnt)
+	}
+	if uerr := unix.Unmount(s.mnt, unix.MNT_DETACH); uerr != nil {
+		return fmt.Errorf("%s holds a stale mount of a dead daemon and detaching it failed: %w (try: umount -l %s)", s.mnt, uerr, s.mnt)
+	}
+	s.log.Warn("detached a stale mount left by a dead daemon", "mountpoint", s.mnt)
+	return nil
+}
+
+// isFuseMount reports whether /proc/self/mountinfo has a FUSE mount at dir.
+func isFuseMount(dir string) bool {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		// "36 35 98:0 / /mnt/x rw,nosuid - fuse.memfs memfs rw,…"
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 || unescapeMountinfo(fields[4]) != dir {
+			continue
+		}
+		for i, f := range fields {
+			if f == "-" && i+1 < len(fields) && strings.HasPrefix(fields[i+1], "fuse") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unescapeMountinfo undoes the octal escapes (\040 for a space) of a
+// mountinfo path.
+func unescapeMountinfo(p string) string {
+	if !strings.Contains(p, `\`) {
+		return p
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] == '\\' && i+3 < len(p) {
+			var v byte
+			ok := true
+			for _, c := range p[i+1 : i+4] {
+				if c < '0' || c > '7' {
+					ok = false
+					break
+				}
+				v = v*8 + byte(c-'0')
+			}
+			if ok {
+				b.WriteByte(v)
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
+}
+
+// nextPendingIno numbers files created in the mount before they are saved
+// (and have a memory Ino): bit 62 set, apart from memory and directory inos.
+func (s *Server) nextPendingIno() uint64 {
+	return 1<<62 | s.pendingIno.Add(1)
+}

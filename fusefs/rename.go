@@ -1,0 +1,124 @@
+package fusefs
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+
+	"github.com/memfs/memfs/versions"
+)
+
+const (
+	renameNoReplace = 0x1 // RENAME_NOREPLACE
+	renameExchange  = 0x2 // RENAME_EXCHANGE
+	renameWhiteout  = 0x4 // RENAME_WHITEOUT
+)
+
+// Rename moves a file or directory inside one store, keeping memory ids
+// (F6). Onto an existing file the engine records the content as a version
+// of the destination's memory and the source as deleted; the node that
+// moved then stands for the destination's memory.
+func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	sm, s := n.sm, n.sm.srv
+	dir, ok := n.path()
+	if !ok {
+		return syscall.ENOENT
+	}
+	from := childPath(dir, name)
+	nd, ok := newParent.(*dirNode)
+	if !ok || nd.sm != sm {
+		return s.refuse("rename", from, syscall.EXDEV, "files cannot move between stores or into the mount root; copy and delete instead")
+	}
+	if flags&(renameExchange|renameWhiteout) != 0 {
+		return s.refuse("rename", from, syscall.EINVAL, "exchanging or whiteout renames are not supported")
+	}
+	ndir, ok := nd.path()
+	if !ok {
+		return syscall.ENOENT
+	}
+	to := childPath(ndir, newName)
+	if e := sm.writable("rename", from); e != 0 {
+		return e
+	}
+	if err := versions.ValidatePath(to); err != nil {
+		return s.errnoOf("rename", to, err)
+	}
+	src, dst := n.GetChild(name), nd.GetChild(newName)
+	var sf, df *fileNode
+	if src != nil {
+		sf, _ = src.Operations().(*fileNode)
+	}
+	if dst != nil {
+		df, _ = dst.Operations().(*fileNode)
+	}
+	if sf != nil {
+		if e := sf.saveBeforeRename(ctx); e != 0 {
+			return e
+		}
+	}
+	destMemory := ""
+	if df != nil {
+		destMemory = df.memoryID()
+	}
+	// Directories moved away keep their inode numbers: find them now,
+	// while the tree still shows them at their old paths.
+	var movedDirs []string
+	var movedFiles []movedFile
+	if src != nil && sf == nil {
+		collectMoved(src, from, to, &movedDirs, &movedFiles)
+	}
+	if err := s.db.Rename(ctx, sm.id, from, to, flags&renameNoReplace != 0, s.actor); err != nil {
+		return sm.failed("rename", from+" -> "+to, err)
+	}
+	sm.noteOwn(from, to)
+	if df != nil {
+		if destMemory != "" {
+			sm.adjust(-1, 0)
+			sm.bumpMemGen(destMemory)
+		}
+		df.markUnlinked()
+	}
+	if dst != nil && df == nil {
+		sm.bumpDirGen(to) // an empty directory replaced by a directory
+	}
+	for _, p := range movedDirs {
+		sm.bumpDirGen(p)
+	}
+	if sf != nil {
+		movedFiles = append(movedFiles, movedFile{sf, to})
+	}
+	// Each moved memory has a new head (a "modified" version with the
+	// new path): open buffers must start from it, or their next save
+	// would look like a conflict.
+	for _, mf := range movedFiles {
+		if e, err := s.db.Stat(ctx, sm.id, mf.path); err == nil && e.Memory != nil {
+			mf.f.adopt(e.Memory)
+		}
+	}
+	return 0
+}
+
+type movedFile struct {
+	f    *fileNode
+	path string
+}
+
+// collectMoved lists the kernel-known directories under a directory being
+// moved (by old path) and its files that have a loaded buffer (by new path).
+func collectMoved(in *fs.Inode, from, to string, dirs *[]string, files *[]movedFile) {
+	*dirs = append(*dirs, from)
+	for name, ch := range in.Children() {
+		switch op := ch.Operations().(type) {
+		case *dirNode:
+			collectMoved(ch, childPath(from, name), childPath(to, name), dirs, files)
+		case *fileNode:
+			op.mu.Lock()
+			open := op.buf != nil && op.memID != ""
+			op.mu.Unlock()
+			if open {
+				*files = append(*files, movedFile{op, childPath(to, name)})
+			}
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package fusefs
+
+import (
+	"context"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// saveLocked turns the buffer into one version (F4) attributed to the
+// session (F5): a new memory for a file created in the mount, otherwise a
+// content update based on the head the buffer was loaded from, so that a
+// save racing another writer's is marked as a conflict, or refused with
+// ESTALE in strict mode (F13). On failure the content stays in the buffer:
+// close() reports the error, and an fsync() on a handle still open retries.
+func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
+	if n.unlinked || (n.memID == "" && !n.pending) {
+		// Writes to a deleted or replaced file vanish, as on any
+		// POSIX file system.
+		n.buf.dirty = false
+		return 0
+	}
+	path, ok := n.path()
+	if !ok {
+		n.buf.dirty = false
+		return 0
+	}
+	sm, s := n.sm, n.sm.srv
+	if !utf8.Valid(n.buf.data) {
+		return s.refuse(op, path, syscall.EILSEQ, "content is not valid UTF-8: nothing was saved, the previous version is intact; write UTF-8 text")
+	}
+	content := string(n.buf.data)
+	var m *versions.Memory
+	var err error
+	created := n.pending
+	if created {
+		m, err = s.db.CreateMemory(ctx, sm.id, path, content, s.actor)
+	} else {
+		m, err = s.db.UpdateMemory(ctx, sm.id, n.memID, versions.MemoryUpdate{
+			Content:       &content,
+			BaseVersionID: n.buf.base,
+			Strict:        s.opts.Strict,
+		}, s.actor)
+	}
+	if err != nil {
+		if versions.ErrorCode(err) == versions.CodeNotFound && !created {
+			return s.refuse(op, path, syscall.ESTALE, "the memory was deleted or replaced elsewhere while open: nothing was saved; open the file again")
+		}
+		return sm.failed(op, path, err)
+	}
+	if created {
+		n.pending = false
+		sm.adjust(1, -1)
+	}
+	if created || m.VersionID != n.buf.base {
+		sm.noteOwn(path)
+	}
+	n.memID = m.ID
+	n.buf.base, n.buf.dirty, n.buf.stale = m.VersionID, false, false
+	n.size = int64(m.ContentSize)
+	return 0
+}
+
+// saveBeforeRename commits a file's pending or unsaved content so that the
+// rename moves what the writer wrote (the write-temp-then-rename pattern).
+func (n *fileNode) saveBeforeRename(ctx context.Context) syscall.Errno {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.buf == nil || !(n.buf.dirty || n.pending) {
+		return 0
+	}
+	return n.saveLocked(ctx, "rename")
+}
+
+// adopt makes the node stand for memory m after a rename moved it (m's head
+// is now a "modified" version the node did not write) or moved it onto m's
+// path (F6: the destination's memory lives on with this node's content).
+func (n *fileNode) adopt(m *versions.Memory) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.memID = m.ID
+	n.size = int64(m.ContentSize)
+	if n.buf != nil && !n.buf.dirty {
+		n.buf.base = m.VersionID
+	}
+}

@@ -1,0 +1,102 @@
+package fusefs
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// watch polls the store's change feed and tells the kernel to forget what
+// it cached about paths changed by others — another mount, another process,
+// the CLI — so they see a committed save within one poll (F10). It also
+// refreshes the store row, which is how an archive reaches the mount (F3).
+func (sm *storeMount) watch(ctx context.Context) {
+	s := sm.srv
+	_, seq, err := s.db.Changes(ctx, sm.id, 0)
+	if err != nil && ctx.Err() == nil {
+		s.log.Error("reading the change feed failed; other writers' changes will show after the 1s cache timeout", "store", sm.id, "err", err)
+	}
+	t := time.NewTicker(s.opts.PollInterval)
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if st, err := s.db.GetStore(ctx, sm.id); err == nil {
+			sm.setStore(st)
+		}
+		changes, high, err := s.db.Changes(ctx, sm.id, seq)
+		if err != nil {
+			if ctx.Err() == nil && !failing {
+				s.log.Error("reading the change feed failed", "store", sm.id, "err", err)
+			}
+			failing = true
+			continue
+		}
+		failing = false
+		seq = max(seq, high)
+		sm.apply(ctx, changes)
+		sm.expireOwn(2 * time.Second)
+	}
+}
+
+// apply invalidates the kernel's view of every path changed by others.
+func (sm *storeMount) apply(ctx context.Context, changes []versions.Change) {
+	origin := sm.srv.db.Origin()
+	done := map[string]bool{}
+	for _, c := range changes {
+		if c.Origin == origin && sm.takeOwn(c.Path) {
+			continue
+		}
+		sm.mu.Lock()
+		sm.liveOK = false
+		sm.mu.Unlock()
+		if !done[c.Path] {
+			done[c.Path] = true
+			sm.invalidate(ctx, c.Path)
+		}
+	}
+}
+
+// invalidate walks the kernel-known tree down to path: the first unknown
+// name gets its (possibly negative) dentry dropped; a known file gets its
+// attributes and pages dropped, a known directory that is gone its dentry.
+func (sm *storeMount) invalidate(ctx context.Context, path string) {
+	if path == "/" || path == "" {
+		return
+	}
+	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	parent := &sm.top.Inode
+	for i, seg := range segs {
+		child := parent.GetChild(seg)
+		if child == nil {
+			parent.NotifyEntry(seg)
+			return
+		}
+		if i < len(segs)-1 {
+			parent = child
+			continue
+		}
+		e, err := sm.srv.db.Stat(ctx, sm.id, path)
+		switch op := child.Operations().(type) {
+		case *fileNode:
+			if err == nil && e.Memory != nil && e.Memory.ID == op.memoryID() {
+				op.refresh(e.Memory, true)
+				child.NotifyContent(0, 0)
+				return
+			}
+			child.NotifyContent(0, 0)
+		case *dirNode:
+			if err == nil && e.Dir {
+				return
+			}
+			sm.bumpDirGen(path)
+		}
+		parent.NotifyEntry(seg)
+	}
+}

@@ -1,0 +1,121 @@
+package fusefs
+
+import (
+	"context"
+	"strings"
+	"syscall"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// The read-only extended attributes of a file (F11).
+const (
+	xattrID      = "user.memfs.id"
+	xattrVersion = "user.memfs.version"
+	xattrSHA256  = "user.memfs.sha256"
+	xattrWriter  = "user.memfs.writer"
+	xattrPrefix  = "user.memfs."
+)
+
+var xattrList = []byte(xattrID + "\x00" + xattrVersion + "\x00" + xattrSHA256 + "\x00" + xattrWriter + "\x00")
+
+// xattrReply copies v into dest with getxattr's size protocol: an empty
+// dest asks for the size.
+func xattrReply(v []byte, dest []byte) (uint32, syscall.Errno) {
+	if len(dest) == 0 {
+		return uint32(len(v)), 0
+	}
+	if len(dest) < len(v) {
+		return uint32(len(v)), syscall.ERANGE
+	}
+	return uint32(copy(dest, v)), 0
+}
+
+// Getxattr reads the saved head: unsaved writes in an open buffer are not
+// reflected until they are saved.
+func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	if !strings.HasPrefix(attr, xattrPrefix) {
+		return 0, syscall.ENODATA
+	}
+	id := n.memoryID()
+	if id == "" {
+		return 0, syscall.ENODATA // not saved yet, or deleted
+	}
+	s := n.sm.srv
+	p, _ := n.path()
+	var m *versions.Memory
+	if e, err := s.db.Stat(ctx, n.sm.id, p); err == nil && e.Memory != nil && e.Memory.ID == id {
+		m = e.Memory
+	} else if m, err = s.db.GetMemory(ctx, n.sm.id, id); err != nil {
+		return 0, s.errnoOf("getxattr", p, err)
+	}
+	var v string
+	switch attr {
+	case xattrID:
+		v = m.ID
+	case xattrVersion:
+		v = m.VersionID
+	case xattrSHA256:
+		v = m.ContentSHA256
+	case xattrWriter:
+		ver, err := s.db.GetVersion(ctx, n.sm.id, m.VersionID)
+		if err != nil {
+			return 0, s.errnoOf("getxattr", p, err)
+		}
+		if ver.CreatedBy != nil {
+			v = ver.CreatedBy.Type + ":" + ver.CreatedBy.ID
+		}
+	default:
+		return 0, syscall.ENODATA
+	}
+	return xattrReply([]byte(v), dest)
+}
+
+func (n *fileNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	if n.memoryID() == "" {
+		return 0, 0
+	}
+	return xattrReply(xattrList, dest)
+}
+
+func (n *fileNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	p, _ := n.path()
+	return n.sm.setxattr(p, attr)
+}
+
+func (n *fileNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	p, _ := n.path()
+	if strings.HasPrefix(attr, xattrPrefix) {
+		return n.sm.srv.refuse("removexattr", p, syscall.EPERM, attr+" is maintained by memfs and read-only")
+	}
+	return syscall.ENODATA
+}
+
+func (n *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	return 0, syscall.ENODATA
+}
+
+func (n *dirNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	return 0, 0
+}
+
+func (n *dirNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	p, _ := n.path()
+	return n.sm.setxattr(p, attr)
+}
+
+func (n *dirNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	return syscall.ENODATA
+}
+
+// setxattr refuses every attribute: memfs's own are read-only (EPERM), no
+// others can be stored (ENOTSUP, F11).
+func (sm *storeMount) setxattr(path, attr string) syscall.Errno {
+	if e := sm.writable("setxattr", path); e != 0 {
+		return e
+	}
+	if strings.HasPrefix(attr, xattrPrefix) {
+		return sm.srv.refuse("setxattr", path, syscall.EPERM, attr+" is maintained by memfs and read-only")
+	}
+	return sm.srv.refuse("setxattr", path, syscall.ENOTSUP, "extended attributes cannot be stored; only user.memfs.* exist and they are read-only")
+}
