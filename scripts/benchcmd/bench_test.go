@@ -1,0 +1,131 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+func TestMakeContent(t *testing.T) {
+	seen := map[string]bool{}
+	for g := range 3 {
+		for i := range 300 {
+			b := makeContent(g, i)
+			if got, want := len(b), fileSize; got != want {
+				t.Fatalf("makeContent(%d, %d): %d bytes, want %d", g, i, got, want)
+			}
+			if !utf8.Valid(b) {
+				t.Fatalf("makeContent(%d, %d) is not valid UTF-8", g, i)
+			}
+			if seen[string(b)] {
+				t.Fatalf("makeContent(%d, %d) repeats an earlier content", g, i)
+			}
+			seen[string(b)] = true
+		}
+	}
+}
+
+func TestStats(t *testing.T) {
+	if got, want := median([]float64{5, 1, 3}), 3.0; got != want {
+		t.Errorf("median odd = %v, want %v", got, want)
+	}
+	if got, want := median([]float64{4, 1, 3, 2}), 2.5; got != want {
+		t.Errorf("median even = %v, want %v", got, want)
+	}
+	var ds []time.Duration
+	for i := 1; i <= 200; i++ {
+		ds = append(ds, time.Duration(201-i)*time.Millisecond)
+	}
+	if got, want := percentile(ds, 50), 100*time.Millisecond; got != want {
+		t.Errorf("p50 = %v, want %v", got, want)
+	}
+	if got, want := percentile(ds, 99), 198*time.Millisecond; got != want {
+		t.Errorf("p99 = %v, want %v", got, want)
+	}
+	if got, want := percentile(ds, 100), 200*time.Millisecond; got != want {
+		t.Errorf("max = %v, want %v", got, want)
+	}
+	if r := ratio(1, 0); r == r {
+		t.Errorf("ratio over zero = %v, want NaN", r)
+	}
+}
+
+// runWorkload runs the workload in this process on dir and checks every
+// phase did its operations and left nothing behind.
+func runWorkload(t *testing.T, dir string) {
+	t.Helper()
+	root := filepath.Join(dir, "w")
+	secs, ops, err := newWorkload(root, 60, 6).run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range phaseNames {
+		if secs[p] <= 0 || ops[p] <= 0 {
+			t.Errorf("phase %s: %v s for %d ops, want both positive", p, secs[p], ops[p])
+		}
+	}
+	left, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Errorf("workload left %d entries in %s, want none", len(left), root)
+	}
+}
+
+func TestWorkloadOnDisk(t *testing.T) { runWorkload(t, t.TempDir()) }
+
+func TestWorkloadNoticesLostSave(t *testing.T) {
+	w := newWorkload(filepath.Join(t.TempDir(), "w"), 10, 2)
+	if err := os.Mkdir(w.root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.create(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.overwrite(); err != nil {
+		t.Fatal(err)
+	}
+	// A file system that kept the old content must fail the check.
+	if err := os.WriteFile(w.name(3), w.content[0][3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.check(1); err == nil {
+		t.Fatal("check passed although file 3 holds the content of an earlier generation")
+	}
+}
+
+func TestWorkloadOnLoopback(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	dir := t.TempDir()
+	mnt := filepath.Join(dir, "mnt")
+	srv, err := mountLoopback(filepath.Join(dir, "backing"), mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Unmount(); err != nil {
+			t.Errorf("unmount %s: %v", mnt, err)
+		}
+	})
+	runWorkload(t, mnt)
+}
+
+func TestParseFlags(t *testing.T) {
+	c, err := parseFlags([]string{"--quick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.files != 200 || c.rounds != 2 || c.logVersions != 5000 {
+		t.Errorf("--quick: files %d rounds %d log versions %d, want 200, 2, 5000", c.files, c.rounds, c.logVersions)
+	}
+	for _, bad := range [][]string{{"--format", "xml"}, {"--targets", "ext4"}, {"--only", "everything"}, {"extra"}} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("parseFlags(%q) accepted it", bad)
+		}
+	}
+}

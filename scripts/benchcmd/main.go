@@ -1,0 +1,147 @@
+// Command benchcmd measures memfs against the limits of the machine it runs
+// on: the same small-file workload on a plain tmpfs (the kernel's limit), a
+// go-fuse loopback over tmpfs (the cost of FUSE itself) and memfs, reported
+// as ratios measured in the same run. scripts/bench builds and runs it.
+//
+// It also re-executes itself in helper modes: "workload" (the workload
+// against one directory, in a process other than the one serving the
+// mounts), "serve" (a second daemon process) and "visibility" (the
+// save-to-visible probe between two mounts).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	os.Exit(run(os.Args[1:], os.Stdout))
+}
+
+func run(args []string, stdout io.Writer) int {
+	if len(args) > 0 {
+		if h, ok := helpers[args[0]]; ok {
+			if err := h(args[1:], stdout); err != nil {
+				fmt.Fprintf(os.Stderr, "benchcmd %s: %v\n", args[0], err)
+				return 1
+			}
+			return 0
+		}
+	}
+	cfg, err := parseFlags(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		return 2
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer cancel()
+	rep, err := bench(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		return 1
+	}
+	if cfg.format == "json" {
+		err = writeJSON(stdout, rep)
+	} else {
+		err = writeText(stdout, rep)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: print the report: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// helpers are the modes the bench re-executes itself in.
+var helpers = map[string]func(args []string, stdout io.Writer) error{
+	"workload":   workloadMain,
+	"serve":      serveMain,
+	"visibility": visibilityMain,
+}
+
+type config struct {
+	quick       bool
+	format      string
+	rounds      int
+	files       int
+	dirs        int
+	memfsBin    string
+	logVersions int
+	rssStores   int
+	rssMemories int
+	visSamples  int
+	cpuProfile  string
+	workDir     string
+	targets     []string
+	parts       map[string]bool
+}
+
+var allParts = []string{"phases", "visibility", "log", "rss"}
+
+func parseFlags(args []string) (*config, error) {
+	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
+	c := &config{}
+	fl.BoolVar(&c.quick, "quick", false, "a smoke test for CI: fewer files, rounds and versions (< 60 s)")
+	fl.StringVar(&c.format, "format", "text", "output format: text or json")
+	fl.IntVar(&c.rounds, "rounds", 0, "rounds of the workload per target (default 5, --quick 2)")
+	fl.IntVar(&c.files, "files", 0, "files in the workload (default 2000, --quick 200)")
+	fl.IntVar(&c.dirs, "dirs", 0, "directories the files are spread over (default 20, --quick 4)")
+	fl.StringVar(&c.memfsBin, "memfs-bin", "", "the built memfs binary, for the `memfs log` measurement (skipped without it)")
+	fl.IntVar(&c.logVersions, "log-versions", 0, "versions in the store `memfs log` reads (default 100000, --quick 5000)")
+	fl.IntVar(&c.rssStores, "rss-stores", 8, "stores mounted by the daemon whose RSS is measured")
+	fl.IntVar(&c.rssMemories, "rss-memories", 0, "memories per store for the RSS measurement (default 2000, --quick 200)")
+	fl.IntVar(&c.visSamples, "vis-samples", 0, "save-to-visible samples (default 200, --quick 50)")
+	fl.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the serving process (memfs and loopback mounts) during the workload to this file")
+	fl.StringVar(&c.workDir, "workdir", os.TempDir(), "where the temporary databases go: use the disk memfs would use")
+	targets := fl.String("targets", "tmpfs,loopback,memfs,memfs-full", "comma-separated targets of the workload")
+	only := fl.String("only", strings.Join(allParts, ","), "comma-separated parts to run: "+strings.Join(allParts, ", "))
+	if err := fl.Parse(args); err != nil {
+		return nil, err
+	}
+	if fl.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q: bench takes only flags (see --help)", fl.Arg(0))
+	}
+	if c.format != "text" && c.format != "json" {
+		return nil, fmt.Errorf("--format must be text or json, not %q", c.format)
+	}
+	def := func(v *int, full, quick int) {
+		if *v == 0 {
+			*v = full
+			if c.quick {
+				*v = quick
+			}
+		}
+	}
+	def(&c.rounds, 5, 2)
+	def(&c.files, 2000, 200)
+	def(&c.dirs, 20, 4)
+	def(&c.logVersions, 100000, 5000)
+	def(&c.rssMemories, 2000, 200)
+	def(&c.visSamples, 200, 50)
+	if c.rounds < 1 || c.files < 1 || c.dirs < 1 || c.dirs > c.files {
+		return nil, fmt.Errorf("need at least 1 round and 1 file, and 1 to --files directories")
+	}
+	known := map[string]bool{"tmpfs": true, "loopback": true, "memfs": true, "memfs-full": true}
+	for _, t := range strings.Split(*targets, ",") {
+		if !known[t] {
+			return nil, fmt.Errorf("unknown target %q: use tmpfs, loopback, memfs, memfs-full", t)
+		}
+		c.targets = append(c.targets, t)
+	}
+	c.parts = map[string]bool{}
+	for _, p := range strings.Split(*only, ",") {
+		if !strings.Contains(","+strings.Join(allParts, ",")+",", ","+p+",") {
+			return nil, fmt.Errorf("unknown part %q in --only: use %s", p, strings.Join(allParts, ", "))
+		}
+		c.parts[p] = true
+	}
+	return c, nil
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/memfs/memfs/versions"
+)
+
+type rssResult struct {
+	Stores           int     `json:"stores"`
+	MemoriesPerStore int     `json:"memories_per_store"`
+	FilesRead        int     `json:"files_read"`
+	MemfsPeakMiB     float64 `json:"memfs_vmhwm_mib"`
+	LoopbackPeakMiB  float64 `json:"loopback_vmhwm_mib"`
+	Met              bool    `json:"met"`
+}
+
+// rssDirs spreads each store's memories over this many directories.
+const rssDirs = 20
+
+// measureRSS fills cfg.rssStores stores with cfg.rssMemories memories each,
+// mounts them all in one daemon process, reads every file through the mount
+// and reads the daemon's peak RSS (VmHWM). A go-fuse loopback daemon serving
+// the same files from tmpfs is measured the same way, for scale.
+func measureRSS(ctx context.Context, cfg *config, work string, rep *report) error {
+	dbPath := filepath.Join(work, "rss.db")
+	var names []string
+	for i := range cfg.rssStores {
+		names = append(names, fmt.Sprintf("rss store %d", i))
+	}
+	db, sess, err := openSession(ctx, dbPath, false, names...)
+	if err != nil {
+		return err
+	}
+	err = fillStores(ctx, db, sess, cfg.rssMemories)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	res := &rssResult{Stores: cfg.rssStores, MemoriesPerStore: cfg.rssMemories}
+	mnt := filepath.Join(work, "rss-memfs")
+	if res.MemfsPeakMiB, res.FilesRead, err = daemonPeak(ctx, mnt, "--db", dbPath, "--session", sess.ID, "--mountpoint", mnt); err != nil {
+		return err
+	}
+	if want := cfg.rssStores * cfg.rssMemories; res.FilesRead != want {
+		return fmt.Errorf("read %d files through the memfs mount, want %d", res.FilesRead, want)
+	}
+
+	backing := filepath.Join(work, "tmpfs", "rss-backing")
+	for _, a := range sess.Resources {
+		if err := writeTree(filepath.Join(backing, a.Slug), cfg.rssMemories); err != nil {
+			return err
+		}
+	}
+	lmnt := filepath.Join(work, "rss-loopback")
+	if res.LoopbackPeakMiB, _, err = daemonPeak(ctx, lmnt, "--loopback", backing, "--mountpoint", lmnt); err != nil {
+		return err
+	}
+	res.Met = res.MemfsPeakMiB <= rssTargetMiB
+	rep.RSS = res
+	return nil
+}
+
+func rssPath(i int) string { return fmt.Sprintf("/d%02d/m%05d.md", i%rssDirs, i) }
+
+// fillStores writes n memories of fileSize bytes into each of sess's stores,
+// one writer per store.
+func fillStores(ctx context.Context, db *versions.DB, sess *versions.Session, n int) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(sess.Resources))
+	for s, a := range sess.Resources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range n {
+				if _, err := db.CreateMemory(ctx, a.StoreID, rssPath(i), string(makeContent(s, i)), versions.UserActor("bench")); err != nil {
+					errs[s] = fmt.Errorf("fill store %s: %w", a.StoreID, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTree writes the same layout fillStores makes into a plain directory.
+func writeTree(dir string, n int) error {
+	for i := range n {
+		p := filepath.Join(dir, rssPath(i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, makeContent(0, i), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// daemonPeak starts a serve helper with args, reads every file below mnt
+// and returns the helper's VmHWM in MiB and the number of files read.
+func daemonPeak(ctx context.Context, mnt string, args ...string) (float64, int, error) {
+	if err := os.MkdirAll(mnt, 0o755); err != nil {
+		return 0, 0, err
+	}
+	d, err := startDaemon(ctx, args...)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer stopDaemon(d, mnt)
+	files := 0
+	err = filepath.WalkDir(mnt, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.Type().IsRegular() {
+			if _, err := os.ReadFile(path); err != nil {
+				return err
+			}
+			files++
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		return 0, files, fmt.Errorf("walk %s: %w", mnt, err)
+	}
+	kib, err := vmHWM(d.pid())
+	if err != nil {
+		return 0, files, err
+	}
+	return float64(kib) / 1024, files, nil
+}
+
+// vmHWM reads a process's peak resident set size in KiB.
+func vmHWM(pid int) (int, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read the daemon's status: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
