@@ -69,7 +69,8 @@ type Server struct {
 // detached first. The caller keeps db open until Unmount returns.
 func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options) (*Server, error) {
 	if sess.EndedAt != nil {
-		return nil, fmt.Errorf("session %s ended at %s and cannot be mounted: create a new session", sess.ID, sess.EndedAt.Format(time.RFC3339))
+		return nil, &versions.Error{Code: versions.CodeConflict,
+			Message: fmt.Sprintf("session %s ended at %s and cannot be mounted: create a new session", sess.ID, sess.EndedAt.Format(time.RFC3339))}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/fusefs"
+	"github.com/memfs/memfs/versions"
+)
+
+func mountCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "mount",
+		Usage: "mount a session's stores as files, in the foreground (SIGINT/SIGTERM unmount)",
+		Description: "MOUNTPOINT gets one directory per attached store, named by its slug; every file saved\n" +
+			"there becomes a version attributed to the session. With --store a session is created for\n" +
+			"the mount and ended when it exits. A stale mount left by a killed daemon is detached first.",
+		ArgsUsage: "(--session ID | --store STORE[:read_only]...) MOUNTPOINT",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "session", Usage: "mount the stores of session `ID`"},
+			&cli.StringSliceFlag{Name: "store", Usage: "attach `STORE[:read_only]` to a new session for this mount; repeat for more"},
+			&cli.BoolFlag{Name: "strict", Usage: "fail a save with ESTALE when another writer saved the file since it was read (F13)"},
+			&cli.IntFlag{Name: "ready-fd", Value: -1, Usage: "write \"ready\\n\" to file descriptor `N` and close it once the mount serves requests"},
+			&cli.StringFlag{Name: "durability", Value: "normal", Usage: "normal (survives a crash of any process) or full (survives a power loss; slower saves)"},
+			&cli.IntFlag{Name: "uid", Value: -1, Usage: "owner `UID` of every file (default: the daemon's)"},
+			&cli.IntFlag{Name: "gid", Value: -1, Usage: "group `GID` of every file (default: the daemon's)"},
+			&cli.BoolFlag{Name: "debug", Usage: "log every FUSE request (very verbose)"},
+		},
+		Action: mountAction,
+	}
+}
+
+func mountAction(c *cli.Context) error {
+	if err := wantArgs(c, 1, "MOUNTPOINT"); err != nil {
+		return err
+	}
+	mnt := c.Args().First()
+	sessionID, specs := c.String("session"), c.StringSlice("store")
+	if (sessionID == "") == (len(specs) == 0) {
+		return usageFor(c, "give either --session ID or one or more --store STORE[:read_only]")
+	}
+	var opts versions.Options
+	switch d := c.String("durability"); d {
+	case "normal":
+	case "full":
+		opts.Durability = versions.DurabilityFull
+	default:
+		return usageFor(c, "--durability must be normal or full, not %q", d)
+	}
+	o := fusefs.Options{Strict: c.Bool("strict"), Debug: c.Bool("debug"), Logger: slog.Default()}
+	if uid, gid := c.Int("uid"), c.Int("gid"); uid >= 0 || gid >= 0 {
+		if uid < 0 || gid < 0 {
+			return usageFor(c, "give --uid and --gid together")
+		}
+		o.UID, o.GID = uint32(uid), uint32(gid)
+	}
+	path := c.String("db")
+	if path == "" {
+		var err error
+		if path, err = versions.DefaultPath(); err != nil {
+			return err
+		}
+	}
+	db, err := versions.Open(path, opts)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	bg := context.Background()
+	var sess *versions.Session
+	if sessionID != "" {
+		if sess, err = db.GetSession(bg, sessionID); err != nil {
+			return err
+		}
+	} else {
+		if sess, err = sessionFor(bg, db, specs); err != nil {
+			return err
+		}
+		slog.Info("created a session for this mount", "session", sess.ID)
+		defer func() {
+			if _, err := db.EndSession(bg, sess.ID); err != nil {
+				slog.Error("ending the mount's session failed", "session", sess.ID, "err", err)
+			}
+		}()
+	}
+	srv, err := fusefs.Mount(mnt, db, sess, o)
+	if err != nil {
+		return err
+	}
+	if fd := c.Int("ready-fd"); fd >= 0 {
+		signalReady(fd)
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	gone := make(chan struct{})
+	go func() {
+		srv.Wait()
+		close(gone)
+	}()
+	select {
+	case sig := <-sigs:
+		slog.Info("unmounting", "signal", sig.String())
+		return srv.Unmount()
+	case <-gone:
+		slog.Info("unmounted from outside")
+		return srv.Unmount()
+	}
+}
+
+// sessionFor creates the session of a mount given --store specs.
+func sessionFor(ctx context.Context, db *versions.DB, specs []string) (*versions.Session, error) {
+	attach := make([]versions.AttachmentParams, 0, len(specs))
+	for _, spec := range specs {
+		ref, access := parseStoreSpec(spec)
+		st, err := resolveStore(ctx, db, ref)
+		if err != nil {
+			return nil, err
+		}
+		attach = append(attach, versions.AttachmentParams{StoreID: st.ID, Access: access})
+	}
+	return db.CreateSession(ctx, attach)
+}
+
+// signalReady tells a supervisor (memfs run) that the mount serves requests.
+func signalReady(fd int) {
+	f := os.NewFile(uintptr(fd), "ready-fd")
+	if f == nil {
+		slog.Warn("--ready-fd is not an open file descriptor", "fd", fd)
+		return
+	}
+	if _, err := fmt.Fprintln(f, "ready"); err != nil {
+		slog.Warn("writing ready to --ready-fd failed", "fd", fd, "err", err)
+	}
+	f.Close()
+}
