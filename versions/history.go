@@ -1,0 +1,357 @@
+package versions
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"time"
+)
+
+type VersionListOptions struct {
+	MemoryID   string
+	SessionID  string
+	Operation  Operation
+	CreatedGTE time.Time
+	CreatedLTE time.Time
+	View       View
+	Limit      int
+	Page       string
+}
+
+const versionCols = `seq, id, memory_id, operation, created_at, actor_type, actor_id, conflict,
+	redacted_at, redactor_type, redactor_id, path, sha, size`
+
+func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent bool) (*Version, int64, error) {
+	v := Version{StoreID: storeID}
+	var seq, created int64
+	var op string
+	var actorType, actorID, redactorType, redactorID, path, sha, content sql.NullString
+	var redacted, size sql.NullInt64
+	dest := []any{&seq, &v.ID, &v.MemoryID, &op, &created, &actorType, &actorID, &v.Conflict,
+		&redacted, &redactorType, &redactorID, &path, &sha, &size}
+	if withContent {
+		dest = append(dest, &content)
+	}
+	if err := sc.Scan(dest...); err != nil {
+		return nil, 0, err
+	}
+	v.Operation, v.CreatedAt, v.RedactedAt = Operation(op), fromNanos(created), nullTime(redacted)
+	if actorType.Valid {
+		v.CreatedBy = &Actor{Type: actorType.String, ID: actorID.String}
+	}
+	if redactorType.Valid {
+		v.RedactedBy = &Actor{Type: redactorType.String, ID: redactorID.String}
+	}
+	if path.Valid {
+		v.Path = &path.String
+	}
+	if sha.Valid {
+		v.ContentSHA256 = &sha.String
+	}
+	if size.Valid {
+		n := int(size.Int64)
+		v.ContentSize = &n
+	}
+	if content.Valid {
+		v.Content = &content.String
+	}
+	return &v, seq, nil
+}
+
+// ListVersions lists newest first.
+func (db *DB) ListVersions(ctx context.Context, storeID string, o VersionListOptions) (*Page[Version], error) {
+	limit, err := pageSize(o.Limit, o.View)
+	if err != nil {
+		return nil, err
+	}
+	switch o.Operation {
+	case "", OpCreated, OpModified, OpDeleted:
+	default:
+		return nil, errorf(CodeInvalid, "operation %q is not one of created, modified, deleted", o.Operation)
+	}
+	full := o.View == ViewFull
+	var q strings.Builder
+	q.WriteString("SELECT " + versionCols)
+	if full {
+		q.WriteString(", content")
+	}
+	q.WriteString(" FROM versions WHERE store = ?")
+	args := []any{nil}
+	if o.MemoryID != "" {
+		q.WriteString(" AND memory_id = ?")
+		args = append(args, o.MemoryID)
+	}
+	if o.SessionID != "" {
+		q.WriteString(" AND actor_id = ? AND actor_type = 'session_actor'")
+		args = append(args, o.SessionID)
+	}
+	if o.Operation != "" {
+		q.WriteString(" AND operation = ?")
+		args = append(args, string(o.Operation))
+	}
+	if !o.CreatedGTE.IsZero() {
+		q.WriteString(" AND created_at >= ?")
+		args = append(args, o.CreatedGTE.UnixNano())
+	}
+	if !o.CreatedLTE.IsZero() {
+		q.WriteString(" AND created_at <= ?")
+		args = append(args, o.CreatedLTE.UnixNano())
+	}
+	if o.Page != "" {
+		before, err := decodeSeqCursor(o.Page)
+		if err != nil {
+			return nil, err
+		}
+		q.WriteString(" AND seq < ?")
+		args = append(args, before)
+	}
+	q.WriteString(" ORDER BY seq DESC LIMIT ?")
+	args = append(args, limit+1)
+
+	page := &Page[Version]{Data: []Version{}}
+	err = db.one(ctx, "list versions", func(r *run) error {
+		seq, err := db.storeSeq(r, storeID)
+		if err != nil {
+			return err
+		}
+		args[0] = seq
+		rows, err := r.query(q.String(), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var last int64
+		for rows.Next() {
+			v, vseq, err := scanVersion(rows, storeID, full)
+			if err != nil {
+				return err
+			}
+			if len(page.Data) == limit {
+				page.NextPage = encodeSeqCursor(last)
+				break
+			}
+			page.Data = append(page.Data, *v)
+			last = vseq
+		}
+		return rows.Err()
+	})
+	return page, err
+}
+
+func versionNotFound(storeID, id string) error {
+	return errorf(CodeNotFound, "no version %q in store %s: list them with `memfs version list %s`", id, storeID, storeID)
+}
+
+// loadVersion reads one version of a store with its content.
+func loadVersion(r *run, s *storeRow, id string) (*Version, int64, error) {
+	st, err := r.stmt("SELECT " + versionCols + ", content FROM versions WHERE id = ? AND store = ?")
+	if err != nil {
+		return nil, 0, err
+	}
+	v, seq, err := scanVersion(st.QueryRowContext(r.ctx, id, s.seq), s.ID, true)
+	if err == sql.ErrNoRows {
+		return nil, 0, versionNotFound(s.ID, id)
+	}
+	return v, seq, err
+}
+
+// GetVersion returns one version with its content.
+func (db *DB) GetVersion(ctx context.Context, storeID, versionID string) (*Version, error) {
+	var out *Version
+	err := db.one(ctx, "get version", func(r *run) error {
+		s, err := loadStore(r, storeID)
+		if err != nil {
+			return err
+		}
+		out, _, err = loadVersion(r, s, versionID)
+		return err
+	})
+	return out, err
+}
+
+// RedactVersion removes a version's content, path, hash and size, keeping
+// who, what and when (S8). Redacting twice is harmless; the head of a live
+// memory cannot be redacted.
+func (db *DB) RedactVersion(ctx context.Context, storeID, versionID string, by Actor) (*Version, error) {
+	var out *Version
+	err := db.write(ctx, "redact version", func(r *run) error {
+		s, err := loadStore(r, storeID)
+		if err != nil {
+			return err
+		}
+		v, seq, err := loadVersion(r, s, versionID)
+		if err != nil {
+			return err
+		}
+		if v.RedactedAt != nil {
+			out = v
+			return nil
+		}
+		var memID, path string
+		err = r.scan("SELECT id, path FROM memories WHERE head = ?", []any{seq}, &memID, &path)
+		if err == nil {
+			return errorf(CodeConflict, "version %s holds the current content of memory %s at %s and cannot be redacted: write a new version of the memory (or delete it) first, then redact", v.ID, memID, path)
+		}
+		if err != sql.ErrNoRows {
+			return err
+		}
+		now := r.db.nowNanos()
+		var rt, rid any
+		if by.Type != "" {
+			rt, rid = by.Type, by.ID
+		}
+		if _, err := r.exec(`UPDATE versions SET content = NULL, path = NULL, sha = NULL, size = NULL,
+			redacted_at = ?, redactor_type = ?, redactor_id = ? WHERE seq = ?`, now, rt, rid, seq); err != nil {
+			return err
+		}
+		out, _, err = loadVersion(r, s, versionID)
+		return err
+	})
+	return out, err
+}
+
+// Restore writes an old version's content as a new version (S9): an update
+// of the live memory (renamed to path if path is given), or a new memory at
+// path (default: the version's path) if the memory was deleted.
+func (db *DB) Restore(ctx context.Context, storeID, versionID, path string, by Actor) (*Memory, error) {
+	if path != "" {
+		if err := ValidatePath(path); err != nil {
+			return nil, err
+		}
+	}
+	var out *Memory
+	err := db.write(ctx, "restore version", func(r *run) error {
+		s, err := loadWritable(r, storeID)
+		if err != nil {
+			return err
+		}
+		v, _, err := loadVersion(r, s, versionID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case v.RedactedAt != nil:
+			return errorf(CodeConflict, "version %s was redacted and has no content left: restore another version (see `memfs log`)", v.ID)
+		case v.Content == nil:
+			return errorf(CodeInvalid, "version %s records a deletion and holds no content: restore the version before it", v.ID)
+		}
+		m, err := lookupMemory(r, s, v.MemoryID)
+		if err != nil && ErrorCode(err) != CodeNotFound {
+			return err
+		}
+		if m != nil {
+			u := MemoryUpdate{Content: v.Content}
+			if path != "" {
+				u.Path = &path
+			}
+			out, err = applyUpdate(r, s, m, u, *v.ContentSHA256, by)
+			return err
+		}
+		if path == "" {
+			path = *v.Path
+		}
+		if err := checkContent(*v.Content, s.MaxMemoryBytes); err != nil {
+			return err
+		}
+		if err := checkFree(r, s, path, ""); err != nil {
+			return err
+		}
+		out, err = insertMemory(r, s, path, *v.Content, by)
+		return err
+	})
+	return out, err
+}
+
+// PruneVersions deletes versions older than olderThan except each memory's
+// keepLast most recent (≥ 1) and returns what it removed (S10). The head of
+// a live memory is never removed.
+func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.Duration, keepLast int) ([]Version, error) {
+	if keepLast < 1 {
+		return nil, errorf(CodeInvalid, "keep-last %d would remove every version of a memory: keep at least 1", keepLast)
+	}
+	if olderThan < 0 {
+		return nil, errorf(CodeInvalid, "older-than %s is negative: give a duration such as 720h", olderThan)
+	}
+	out := []Version{}
+	err := db.write(ctx, "prune versions", func(r *run) error {
+		s, err := loadStore(r, storeID)
+		if err != nil {
+			return err
+		}
+		cutoff := r.db.now().Add(-olderThan).UnixNano()
+		const victims = `SELECT seq FROM (SELECT seq, created_at,
+				row_number() OVER (PARTITION BY memory_id ORDER BY seq DESC) AS rn
+				FROM versions WHERE store = ?1)
+			WHERE rn > ?2 AND created_at < ?3 AND seq NOT IN (SELECT head FROM memories WHERE store = ?1)`
+		rows, err := r.query("SELECT "+versionCols+" FROM versions WHERE seq IN ("+victims+") ORDER BY seq", s.seq, keepLast, cutoff)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			v, _, err := scanVersion(rows, s.ID, false)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			out = append(out, *v)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		_, err = r.exec("DELETE FROM versions WHERE seq IN ("+victims+")", s.seq, keepLast, cutoff)
+		return err
+	})
+	return out, err
+}
+
+// Export calls emit with the store, then every memory (full view) in path
+// order, then every version (full) oldest first (S14), all from one
+// snapshot.
+func (db *DB) Export(ctx context.Context, storeID string, emit func(v any) error) error {
+	return db.read(ctx, "export", func(r *run) error {
+		s, err := loadStore(r, storeID)
+		if err != nil {
+			return err
+		}
+		if err := emit(s.Store); err != nil {
+			return err
+		}
+		rows, err := r.query("SELECT "+memCols+", v.content FROM memories m JOIN versions v ON v.seq = m.head WHERE m.store = ? ORDER BY m.path", s.seq)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			m, err := scanMemoryRow(rows, s.ID, true)
+			if err == nil {
+				err = emit(m.Memory)
+			}
+			if err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows, err = r.query("SELECT "+versionCols+", content FROM versions WHERE store = ? ORDER BY seq", s.seq)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			v, _, err := scanVersion(rows, s.ID, true)
+			if err == nil {
+				err = emit(*v)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+}

@@ -1,0 +1,351 @@
+package versions
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+)
+
+// MemoryUpdate changes content, path or both (S2, S3).
+type MemoryUpdate struct {
+	Content  *string
+	Path     *string
+	IfSHA256 string // precondition on the current content (S3)
+	// BaseVersionID is the version a writer started from (a mount passes the
+	// head it read); if another version became head since, the new version
+	// is marked Conflict (F13), or with Strict the update fails CodeStale.
+	BaseVersionID string
+	Strict        bool
+	// KeepParentDir keeps the old parent directory (as an explicit one) when
+	// a rename empties it, as a filesystem does.
+	KeepParentDir bool
+}
+
+type MemoryDelete struct {
+	IfSHA256      string
+	KeepParentDir bool
+}
+
+// CreateMemory writes a new memory and its "created" version. Returns the
+// memory in the full view.
+func (db *DB) CreateMemory(ctx context.Context, storeID, path, content string, by Actor) (*Memory, error) {
+	if err := ValidatePath(path); err != nil {
+		return nil, err
+	}
+	var out *Memory
+	err := db.write(ctx, "create memory", func(r *run) error {
+		s, err := loadWritable(r, storeID)
+		if err != nil {
+			return err
+		}
+		if err := checkContent(content, s.MaxMemoryBytes); err != nil {
+			return err
+		}
+		if err := checkFree(r, s, path, ""); err != nil {
+			return err
+		}
+		out, err = insertMemory(r, s, path, content, by)
+		return err
+	})
+	return out, err
+}
+
+// GetMemory returns a live memory (full view) by mem_ id or by path.
+func (db *DB) GetMemory(ctx context.Context, storeID, ref string) (*Memory, error) {
+	var out *Memory
+	err := db.one(ctx, "get memory", func(r *run) error {
+		col := "id"
+		if strings.HasPrefix(ref, "/") {
+			col = "path"
+		}
+		m, err := scanMemory(r, storeID, true, `SELECT `+memCols+`, v.content FROM memories m
+			JOIN versions v ON v.seq = m.head
+			WHERE m.store = (SELECT seq FROM stores WHERE id = ?) AND m.`+col+` = ?`, storeID, ref)
+		if err == sql.ErrNoRows {
+			if _, err := loadStore(r, storeID); err != nil {
+				return err
+			}
+			return memoryNotFound(storeID, ref)
+		}
+		if err == nil {
+			out = &m.Memory
+		}
+		return err
+	})
+	return out, err
+}
+
+// UpdateMemory returns the memory in the full view. memoryID may also be the
+// memory's path.
+func (db *DB) UpdateMemory(ctx context.Context, storeID, memoryID string, u MemoryUpdate, by Actor) (*Memory, error) {
+	if u.Path != nil {
+		if err := ValidatePath(*u.Path); err != nil {
+			return nil, err
+		}
+	}
+	var out *Memory
+	err := db.write(ctx, "update memory", func(r *run) error {
+		s, err := loadWritable(r, storeID)
+		if err != nil {
+			return err
+		}
+		m, err := lookupMemory(r, s, memoryID)
+		if err != nil {
+			return err
+		}
+		var newSHA string
+		if u.Content != nil {
+			newSHA = sha256Hex(*u.Content)
+		}
+		if u.IfSHA256 != "" && !strings.EqualFold(u.IfSHA256, m.ContentSHA256) {
+			sameContent := u.Content == nil || newSHA == m.ContentSHA256
+			samePath := u.Path == nil || *u.Path == m.Path
+			if !sameContent || !samePath {
+				return errorf(CodePreconditionFailed, "memory %s at %s has content_sha256 %s, not %s: nothing was changed; re-read the memory and retry with its current content_sha256",
+					m.ID, m.Path, m.ContentSHA256, u.IfSHA256)
+			}
+			// A retried request whose change already happened: succeed, write nothing.
+			u.Content, u.Path = nil, nil
+		}
+		out, err = applyUpdate(r, s, m, u, newSHA, by)
+		return err
+	})
+	return out, err
+}
+
+// DeleteMemory removes a live memory, recording a "deleted" version (works
+// on archived stores too). memoryID may also be the memory's path.
+func (db *DB) DeleteMemory(ctx context.Context, storeID, memoryID string, d MemoryDelete, by Actor) error {
+	return db.write(ctx, "delete memory", func(r *run) error {
+		s, err := loadStore(r, storeID)
+		if err != nil {
+			return err
+		}
+		m, err := lookupMemory(r, s, memoryID)
+		if err != nil {
+			return err
+		}
+		if d.IfSHA256 != "" && !strings.EqualFold(d.IfSHA256, m.ContentSHA256) {
+			return errorf(CodePreconditionFailed, "memory %s at %s has content_sha256 %s, not %s: nothing was deleted; re-read the memory and retry with its current content_sha256",
+				m.ID, m.Path, m.ContentSHA256, d.IfSHA256)
+		}
+		return deleteMemory(r, s, m, d.KeepParentDir, by)
+	})
+}
+
+// ---- helpers, each running inside the caller's transaction ----
+
+// memRow is a live memory with its head version's row number.
+type memRow struct {
+	Memory
+	head int64
+}
+
+const memCols = `m.ino, m.id, m.path, m.head, m.version_id, m.sha, m.size, m.created_at, m.updated_at`
+
+func scanMemoryRow(sc interface{ Scan(...any) error }, storeID string, withContent bool) (*memRow, error) {
+	m := memRow{Memory: Memory{StoreID: storeID}}
+	var created, updated int64
+	dest := []any{&m.Ino, &m.ID, &m.Path, &m.head, &m.VersionID, &m.ContentSHA256, &m.ContentSize, &created, &updated}
+	var content sql.NullString
+	if withContent {
+		dest = append(dest, &content)
+	}
+	if err := sc.Scan(dest...); err != nil {
+		return nil, err
+	}
+	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
+	if withContent {
+		m.Content = &content.String
+	}
+	return &m, nil
+}
+
+func scanMemory(r *run, storeID string, withContent bool, q string, args ...any) (*memRow, error) {
+	s, err := r.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	return scanMemoryRow(s.QueryRowContext(r.ctx, args...), storeID, withContent)
+}
+
+func memoryNotFound(storeID, ref string) error {
+	return errorf(CodeNotFound, "no memory %q in store %s: list its memories with `memfs memory list %s`", ref, storeID, storeID)
+}
+
+// lookupMemory finds a live memory (basic view) by id or path.
+func lookupMemory(r *run, s *storeRow, ref string) (*memRow, error) {
+	col := "id"
+	if strings.HasPrefix(ref, "/") {
+		col = "path"
+	}
+	m, err := scanMemory(r, s.ID, false, "SELECT "+memCols+" FROM memories m WHERE m.store = ? AND m."+col+" = ?", s.seq, ref)
+	if err == sql.ErrNoRows {
+		return nil, memoryNotFound(s.ID, ref)
+	}
+	return m, err
+}
+
+// memoryAt returns the live memory at path, or nil.
+func memoryAt(r *run, storeSeq int64, storeID, path string) (*memRow, error) {
+	m, err := scanMemory(r, storeID, false, "SELECT "+memCols+" FROM memories m WHERE m.store = ? AND m.path = ?", storeSeq, path)
+	if err == sql.ErrNoRows {
+		return nil, nil
+	}
+	return m, err
+}
+
+func headContent(r *run, head int64) (string, error) {
+	var c sql.NullString
+	err := r.scan("SELECT content FROM versions WHERE seq = ?", []any{head}, &c)
+	return c.String, err
+}
+
+// insertMemory writes a new memory at a free, valid path with its "created"
+// version, enforcing the store's memory limit (S11).
+func insertMemory(r *run, s *storeRow, path, content string, by Actor) (*Memory, error) {
+	if s.count >= s.MaxMemories {
+		return nil, errorf(CodeStoreFull, "memory store %s holds its maximum of %d memories: delete some, or create the store with a higher limit", s.ID, s.MaxMemories)
+	}
+	now := r.db.nowNanos()
+	m := Memory{
+		ID: r.db.ids.make(prefixMemory, fromNanos(now)), StoreID: s.ID, Path: path,
+		Content: &content, ContentSHA256: sha256Hex(content), ContentSize: len(content),
+		CreatedAt: fromNanos(now), UpdatedAt: fromNanos(now),
+	}
+	head, vid, err := insertVersion(r, s, newVersion{memoryID: m.ID, op: OpCreated, path: path, content: &content, sha: m.ContentSHA256, at: now, by: by})
+	if err != nil {
+		return nil, err
+	}
+	m.VersionID = vid
+	res, err := r.exec(`INSERT INTO memories (id, store, path, head, version_id, sha, size, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, m.ID, s.seq, path, head, vid, m.ContentSHA256, m.ContentSize, now, now)
+	if err != nil {
+		return nil, err
+	}
+	ino, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	m.Ino = uint64(ino)
+	if _, err := r.exec("UPDATE stores SET memory_count = memory_count + 1 WHERE seq = ?", s.seq); err != nil {
+		return nil, err
+	}
+	s.count++
+	return &m, recordChange(r, s.ID, path)
+}
+
+// applyUpdate changes a live memory's content and/or path, appending one
+// "modified" version, or nothing when nothing changes (S4). newSHA is the
+// hash of *u.Content when it is set.
+func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, by Actor) (*Memory, error) {
+	contentChanged := u.Content != nil && newSHA != m.ContentSHA256
+	pathChanged := u.Path != nil && *u.Path != m.Path
+	if !contentChanged && !pathChanged {
+		c, err := headContent(r, m.head)
+		m.Content = &c
+		return &m.Memory, err
+	}
+	conflict := u.BaseVersionID != "" && u.BaseVersionID != m.VersionID
+	if conflict && u.Strict {
+		return nil, errorf(CodeStale, "memory %s at %s changed since it was read (its head is now %s, not %s): nothing was saved; re-read it and save again",
+			m.ID, m.Path, m.VersionID, u.BaseVersionID)
+	}
+	var content string
+	if contentChanged {
+		if err := checkContent(*u.Content, s.MaxMemoryBytes); err != nil {
+			return nil, err
+		}
+		content = *u.Content
+	} else {
+		var err error
+		if content, err = headContent(r, m.head); err != nil {
+			return nil, err
+		}
+		newSHA = m.ContentSHA256
+	}
+	oldPath := m.Path
+	if pathChanged {
+		if err := checkFree(r, s, *u.Path, m.ID); err != nil {
+			return nil, err
+		}
+		m.Path = *u.Path
+	}
+	now := r.db.nowNanos()
+	head, vid, err := insertVersion(r, s, newVersion{memoryID: m.ID, op: OpModified, path: m.Path, content: &content, sha: newSHA, at: now, by: by, conflict: conflict})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.exec("UPDATE memories SET path = ?, head = ?, version_id = ?, sha = ?, size = ?, updated_at = ? WHERE ino = ?",
+		m.Path, head, vid, newSHA, len(content), now, m.Ino); err != nil {
+		return nil, err
+	}
+	m.head, m.VersionID, m.ContentSHA256, m.ContentSize, m.UpdatedAt, m.Content = head, vid, newSHA, len(content), fromNanos(now), &content
+	if err := recordChange(r, s.ID, m.Path); err != nil {
+		return nil, err
+	}
+	if pathChanged {
+		if err := recordChange(r, s.ID, oldPath); err != nil {
+			return nil, err
+		}
+		if u.KeepParentDir {
+			if err := keepDir(r, s, parentOf(oldPath)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &m.Memory, nil
+}
+
+// deleteMemory removes a live memory and appends its "deleted" version.
+func deleteMemory(r *run, s *storeRow, m *memRow, keepParent bool, by Actor) error {
+	if _, _, err := insertVersion(r, s, newVersion{memoryID: m.ID, op: OpDeleted, path: m.Path, at: r.db.nowNanos(), by: by}); err != nil {
+		return err
+	}
+	if _, err := r.exec("DELETE FROM memories WHERE ino = ?", m.Ino); err != nil {
+		return err
+	}
+	if _, err := r.exec("UPDATE stores SET memory_count = memory_count - 1 WHERE seq = ?", s.seq); err != nil {
+		return err
+	}
+	s.count--
+	if err := recordChange(r, s.ID, m.Path); err != nil {
+		return err
+	}
+	if keepParent {
+		return keepDir(r, s, parentOf(m.Path))
+	}
+	return nil
+}
+
+// newVersion is a version about to be appended; content nil for a deletion.
+type newVersion struct {
+	memoryID string
+	op       Operation
+	path     string
+	content  *string
+	sha      string
+	at       int64
+	by       Actor
+	conflict bool
+}
+
+func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err error) {
+	id = r.db.ids.make(prefixVersion, fromNanos(v.at))
+	var actorType, actorID, sha, content any
+	if v.by.Type != "" {
+		actorType, actorID = v.by.Type, v.by.ID
+	}
+	var size any
+	if v.content != nil {
+		sha, content, size = v.sha, *v.content, len(*v.content)
+	}
+	res, err := r.exec(`INSERT INTO versions (id, store, memory_id, operation, created_at, actor_type, actor_id,
+		conflict, path, sha, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, s.seq, v.memoryID, string(v.op), v.at, actorType, actorID, v.conflict, v.path, sha, size, content)
+	if err != nil {
+		return 0, "", err
+	}
+	seq, err = res.LastInsertId()
+	return seq, id, err
+}

@@ -1,0 +1,193 @@
+package versions
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/memfs/memfs/slugify"
+)
+
+// MountRoot is where a sandbox mounts a session's stores.
+const MountRoot = "/mnt/memory"
+
+type AttachmentParams struct {
+	StoreID      string
+	Access       Access // "" = read_write
+	Instructions *string
+}
+
+// CreateSession snapshots each store's name and description and assigns
+// distinct slugs (slugify.Unique) and mount paths.
+func (db *DB) CreateSession(ctx context.Context, attach []AttachmentParams) (*Session, error) {
+	if len(attach) == 0 {
+		return nil, errorf(CodeInvalid, "a session needs at least one memory store: attach 1 to %d stores", MaxAttachments)
+	}
+	if len(attach) > MaxAttachments {
+		return nil, errorf(CodeInvalid, "a session can attach at most %d memory stores, not %d: attach fewer", MaxAttachments, len(attach))
+	}
+	seen := map[string]bool{}
+	for _, a := range attach {
+		if seen[a.StoreID] {
+			return nil, errorf(CodeInvalid, "memory store %s is attached twice: attach each store once", a.StoreID)
+		}
+		seen[a.StoreID] = true
+		switch a.Access {
+		case "", ReadWrite, ReadOnly:
+		default:
+			return nil, errorf(CodeInvalid, "access %q for store %s is not read_write or read_only", a.Access, a.StoreID)
+		}
+		if a.Instructions != nil {
+			if err := validateInstructions(*a.Instructions); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var out *Session
+	err := db.write(ctx, "create session", func(r *run) error {
+		now := r.db.nowNanos()
+		sess := Session{ID: r.db.ids.make(prefixSession, fromNanos(now)), CreatedAt: fromNanos(now)}
+		names := make([]string, len(attach))
+		for i, a := range attach {
+			s, err := loadStore(r, a.StoreID)
+			if err != nil {
+				return err
+			}
+			if s.ArchivedAt != nil {
+				return errorf(CodeReadOnly, "memory store %s (%q) is archived: archived stores cannot be attached to new sessions", s.ID, s.Name)
+			}
+			access := a.Access
+			if access == "" {
+				access = ReadWrite
+			}
+			names[i] = s.Name
+			sess.Resources = append(sess.Resources, Attachment{StoreID: s.ID, Access: access,
+				Instructions: a.Instructions, Name: s.Name, Description: s.Description})
+		}
+		for i, slug := range slugify.Unique(names) {
+			sess.Resources[i].Slug = slug
+			sess.Resources[i].MountPath = MountRoot + "/" + slug
+		}
+		res, err := r.exec("INSERT INTO sessions (id, created_at) VALUES (?, ?)", sess.ID, now)
+		if err != nil {
+			return err
+		}
+		seq, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		for i, a := range sess.Resources {
+			if _, err := r.exec(`INSERT INTO attachments (session, pos, store_id, access, instructions, name, description, slug)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, seq, i, a.StoreID, string(a.Access), a.Instructions, a.Name, a.Description, a.Slug); err != nil {
+				return err
+			}
+		}
+		out = &sess
+		return nil
+	})
+	return out, err
+}
+
+func loadSession(r *run, id string) (*Session, error) {
+	var seq, created int64
+	var ended sql.NullInt64
+	err := r.scan("SELECT seq, created_at, ended_at FROM sessions WHERE id = ?", []any{id}, &seq, &created, &ended)
+	if err == sql.ErrNoRows {
+		return nil, errorf(CodeNotFound, "no session %q: list sessions with `memfs session list`", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{ID: id, CreatedAt: fromNanos(created), EndedAt: nullTime(ended), Resources: []Attachment{}}
+	rows, err := r.query("SELECT store_id, access, instructions, name, description, slug FROM attachments WHERE session = ? ORDER BY pos", seq)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a Attachment
+		var access string
+		var instr sql.NullString
+		if err := rows.Scan(&a.StoreID, &access, &instr, &a.Name, &a.Description, &a.Slug); err != nil {
+			return nil, err
+		}
+		a.Access, a.MountPath = Access(access), MountRoot+"/"+a.Slug
+		if instr.Valid {
+			a.Instructions = &instr.String
+		}
+		s.Resources = append(s.Resources, a)
+	}
+	return s, rows.Err()
+}
+
+func (db *DB) GetSession(ctx context.Context, id string) (*Session, error) {
+	var out *Session
+	err := db.read(ctx, "get session", func(r *run) error {
+		var err error
+		out, err = loadSession(r, id)
+		return err
+	})
+	return out, err
+}
+
+// ListSessions lists sessions in the order they were created.
+func (db *DB) ListSessions(ctx context.Context, limit int, page string) (*Page[Session], error) {
+	limit, err := pageSize(limit, ViewBasic)
+	if err != nil {
+		return nil, err
+	}
+	var after int64
+	if page != "" {
+		if after, err = decodeSeqCursor(page); err != nil {
+			return nil, err
+		}
+	}
+	out := &Page[Session]{Data: []Session{}}
+	err = db.read(ctx, "list sessions", func(r *run) error {
+		rows, err := r.query("SELECT seq, id FROM sessions WHERE seq > ? ORDER BY seq LIMIT ?", after, limit+1)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		var seqs []int64
+		for rows.Next() {
+			var seq int64
+			var id string
+			if err := rows.Scan(&seq, &id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids, seqs = append(ids, id), append(seqs, seq)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(ids) > limit {
+			ids = ids[:limit]
+			out.NextPage = encodeSeqCursor(seqs[limit-1])
+		}
+		for _, id := range ids {
+			s, err := loadSession(r, id)
+			if err != nil {
+				return err
+			}
+			out.Data = append(out.Data, *s)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// EndSession records that the session ended; ending twice is harmless.
+func (db *DB) EndSession(ctx context.Context, id string) (*Session, error) {
+	var out *Session
+	err := db.write(ctx, "end session", func(r *run) error {
+		if _, err := r.exec("UPDATE sessions SET ended_at = ? WHERE id = ? AND ended_at IS NULL", r.db.nowNanos(), id); err != nil {
+			return err
+		}
+		var err error
+		out, err = loadSession(r, id)
+		return err
+	})
+	return out, err
+}

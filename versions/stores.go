@@ -1,0 +1,328 @@
+package versions
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// StoreParams create a store. Zero limits mean the defaults.
+type StoreParams struct {
+	Name           string
+	Description    string
+	Metadata       map[string]string
+	MaxMemories    int
+	MaxMemoryBytes int
+}
+
+// StoreUpdate changes what is non-nil. Metadata merges: a nil value removes
+// the key.
+type StoreUpdate struct {
+	Name        *string
+	Description *string
+	Metadata    map[string]*string
+}
+
+type StoreListOptions struct {
+	IncludeArchived bool
+	CreatedGTE      time.Time // zero: no bound
+	CreatedLTE      time.Time
+	Limit           int    // 0: DefaultPageSize
+	Page            string // cursor from a previous page's NextPage
+}
+
+// storeRow is a store with what the engine needs besides the API object.
+type storeRow struct {
+	Store
+	seq   int64
+	count int
+}
+
+const storeCols = `seq, id, name, description, metadata, max_memories, max_memory_bytes,
+	memory_count, created_at, updated_at, archived_at`
+
+func scanStore(sc interface{ Scan(...any) error }) (*storeRow, error) {
+	var s storeRow
+	var meta string
+	var created, updated int64
+	var archived sql.NullInt64
+	if err := sc.Scan(&s.seq, &s.ID, &s.Name, &s.Description, &meta, &s.MaxMemories,
+		&s.MaxMemoryBytes, &s.count, &created, &updated, &archived); err != nil {
+		return nil, err
+	}
+	s.Metadata = map[string]string{}
+	if err := json.Unmarshal([]byte(meta), &s.Metadata); err != nil {
+		return nil, err
+	}
+	s.CreatedAt, s.UpdatedAt, s.ArchivedAt = fromNanos(created), fromNanos(updated), nullTime(archived)
+	return &s, nil
+}
+
+func storeNotFound(id string) error {
+	return errorf(CodeNotFound, "no memory store %q: check the id or name with `memfs store list --include-archived`", id)
+}
+
+// loadStore reads a store by id.
+func loadStore(r *run, id string) (*storeRow, error) {
+	s, err := r.stmt("SELECT " + storeCols + " FROM stores WHERE id = ?")
+	if err != nil {
+		return nil, err
+	}
+	st, err := scanStore(s.QueryRowContext(r.ctx, id))
+	if err == sql.ErrNoRows {
+		return nil, storeNotFound(id)
+	}
+	return st, err
+}
+
+// loadWritable reads a store that is about to change: archived stores are
+// read-only.
+func loadWritable(r *run, id string) (*storeRow, error) {
+	s, err := loadStore(r, id)
+	if err != nil {
+		return nil, err
+	}
+	if s.ArchivedAt != nil {
+		return nil, errorf(CodeReadOnly, "memory store %s (%q) is archived and read-only: its memories can be read and deleted but not created or changed", s.ID, s.Name)
+	}
+	return s, nil
+}
+
+func (db *DB) CreateStore(ctx context.Context, p StoreParams) (*Store, error) {
+	if err := validateStoreName(p.Name); err != nil {
+		return nil, err
+	}
+	if err := validateDescription(p.Description); err != nil {
+		return nil, err
+	}
+	if err := validateMetadata(p.Metadata); err != nil {
+		return nil, err
+	}
+	if p.MaxMemories < 0 || p.MaxMemoryBytes < 0 {
+		return nil, errorf(CodeInvalid, "store limits must be positive (0 means the default of %d memories and %d bytes per memory)", DefaultMaxMemories, DefaultMaxMemoryBytes)
+	}
+	if p.MaxMemories == 0 {
+		p.MaxMemories = DefaultMaxMemories
+	}
+	if p.MaxMemoryBytes == 0 {
+		p.MaxMemoryBytes = DefaultMaxMemoryBytes
+	}
+	meta := p.Metadata
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	metaJSON, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	var out *Store
+	err = db.write(ctx, "create store", func(r *run) error {
+		now := db.now()
+		id := db.ids.make(prefixStore, now)
+		if _, err := r.exec(`INSERT INTO stores (id, name, description, metadata, max_memories,
+			max_memory_bytes, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, p.Name, p.Description, string(metaJSON), p.MaxMemories, p.MaxMemoryBytes,
+			now.UnixNano(), now.UnixNano()); err != nil {
+			return err
+		}
+		s, err := loadStore(r, id)
+		if err == nil {
+			out = &s.Store
+		}
+		return err
+	})
+	return out, err
+}
+
+func (db *DB) GetStore(ctx context.Context, storeID string) (*Store, error) {
+	var out *Store
+	err := db.one(ctx, "get store", func(r *run) error {
+		s, err := loadStore(r, storeID)
+		if err == nil {
+			out = &s.Store
+		}
+		return err
+	})
+	return out, err
+}
+
+// ResolveStore finds a store by memstore_ id or by exact name when exactly
+// one store has that name (archived ones included).
+func (db *DB) ResolveStore(ctx context.Context, ref string) (*Store, error) {
+	if strings.HasPrefix(ref, prefixStore) {
+		if s, err := db.GetStore(ctx, ref); ErrorCode(err) != CodeNotFound {
+			return s, err
+		}
+	}
+	var found []*storeRow
+	err := db.one(ctx, "resolve store", func(r *run) error {
+		rows, err := r.query("SELECT "+storeCols+" FROM stores WHERE name = ? ORDER BY seq LIMIT 2", ref)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			s, err := scanStore(rows)
+			if err != nil {
+				return err
+			}
+			found = append(found, s)
+		}
+		return rows.Err()
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case len(found) == 0:
+		return nil, errorf(CodeNotFound, "no memory store has the id or name %q: list them with `memfs store list --include-archived`", ref)
+	case len(found) > 1:
+		return nil, errorf(CodeInvalid, "several memory stores are named %q: name the one you mean by its memstore_ id (see `memfs store list --include-archived`)", ref)
+	}
+	return &found[0].Store, nil
+}
+
+func (db *DB) UpdateStore(ctx context.Context, storeID string, u StoreUpdate) (*Store, error) {
+	if u.Name != nil {
+		if err := validateStoreName(*u.Name); err != nil {
+			return nil, err
+		}
+	}
+	if u.Description != nil {
+		if err := validateDescription(*u.Description); err != nil {
+			return nil, err
+		}
+	}
+	var out *Store
+	err := db.write(ctx, "update store", func(r *run) error {
+		s, err := loadWritable(r, storeID)
+		if err != nil {
+			return err
+		}
+		changed := false
+		if u.Name != nil && *u.Name != s.Name {
+			s.Name, changed = *u.Name, true
+		}
+		if u.Description != nil && *u.Description != s.Description {
+			s.Description, changed = *u.Description, true
+		}
+		for k, v := range u.Metadata {
+			old, had := s.Metadata[k]
+			switch {
+			case v == nil && had:
+				delete(s.Metadata, k)
+				changed = true
+			case v != nil && (!had || old != *v):
+				s.Metadata[k] = *v
+				changed = true
+			}
+		}
+		if !changed {
+			out = &s.Store
+			return nil
+		}
+		if err := validateMetadata(s.Metadata); err != nil {
+			return err
+		}
+		meta, err := json.Marshal(s.Metadata)
+		if err != nil {
+			return err
+		}
+		now := db.nowNanos()
+		if _, err := r.exec("UPDATE stores SET name = ?, description = ?, metadata = ?, updated_at = ? WHERE seq = ?",
+			s.Name, s.Description, string(meta), now, s.seq); err != nil {
+			return err
+		}
+		s.UpdatedAt = fromNanos(now)
+		out = &s.Store
+		return nil
+	})
+	return out, err
+}
+
+func (db *DB) ListStores(ctx context.Context, o StoreListOptions) (*Page[Store], error) {
+	limit, err := pageSize(o.Limit, ViewBasic)
+	if err != nil {
+		return nil, err
+	}
+	var after int64
+	if o.Page != "" {
+		if after, err = decodeSeqCursor(o.Page); err != nil {
+			return nil, err
+		}
+	}
+	gte, lte := int64(-1<<63), int64(1<<63-1)
+	if !o.CreatedGTE.IsZero() {
+		gte = o.CreatedGTE.UnixNano()
+	}
+	if !o.CreatedLTE.IsZero() {
+		lte = o.CreatedLTE.UnixNano()
+	}
+	page := &Page[Store]{Data: []Store{}}
+	err = db.one(ctx, "list stores", func(r *run) error {
+		rows, err := r.query(`SELECT `+storeCols+` FROM stores WHERE seq > ?
+			AND (? OR archived_at IS NULL) AND created_at >= ? AND created_at <= ?
+			ORDER BY seq LIMIT ?`, after, o.IncludeArchived, gte, lte, limit+1)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var last int64
+		for rows.Next() {
+			s, err := scanStore(rows)
+			if err != nil {
+				return err
+			}
+			if len(page.Data) == limit {
+				page.NextPage = encodeSeqCursor(last)
+				break
+			}
+			page.Data = append(page.Data, s.Store)
+			last = s.seq
+		}
+		return rows.Err()
+	})
+	return page, err
+}
+
+// ArchiveStore makes a store read-only for good; archiving twice is harmless.
+func (db *DB) ArchiveStore(ctx context.Context, storeID string) (*Store, error) {
+	var out *Store
+	err := db.write(ctx, "archive store", func(r *run) error {
+		s, err := loadStore(r, storeID)
+		if err != nil {
+			return err
+		}
+		if s.ArchivedAt == nil {
+			now := db.nowNanos()
+			if _, err := r.exec("UPDATE stores SET archived_at = ?, updated_at = ? WHERE seq = ?", now, now, s.seq); err != nil {
+				return err
+			}
+			s.ArchivedAt, s.UpdatedAt = nullTime(sql.NullInt64{Int64: now, Valid: true}), fromNanos(now)
+			// Mounts learn of it from the feed, to turn read-only.
+			if err := recordChange(r, s.ID, "/"); err != nil {
+				return err
+			}
+		}
+		out = &s.Store
+		return nil
+	})
+	return out, err
+}
+
+// DeleteStore removes the store with all its memories, versions and
+// directories.
+func (db *DB) DeleteStore(ctx context.Context, storeID string) error {
+	return db.write(ctx, "delete store", func(r *run) error {
+		s, err := loadStore(r, storeID)
+		if err != nil {
+			return err
+		}
+		if _, err := r.exec("DELETE FROM stores WHERE seq = ?", s.seq); err != nil {
+			return err
+		}
+		db.seqs.Delete(s.ID)
+		return recordChange(r, s.ID, "/")
+	})
+}

@@ -1,0 +1,163 @@
+package versions
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// ValidatePath checks a memory path against API.md's rules; the error's code
+// is CodeNameTooLong for length limits and CodeInvalid otherwise.
+func ValidatePath(p string) error {
+	if !utf8.ValidString(p) {
+		return errorf(CodeInvalid, "path %q is not valid UTF-8: use UTF-8 text", p)
+	}
+	if len(p) > MaxPathBytes {
+		return errorf(CodeNameTooLong, "path is %d bytes, over the limit of %d bytes: use a shorter path", len(p), MaxPathBytes)
+	}
+	if p == "" || p[0] != '/' {
+		return errorf(CodeInvalid, "path %q must start with /, e.g. /notes.md", p)
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return errorf(CodeInvalid, "path %q contains a NUL byte: remove it", p)
+	}
+	if p == "/" {
+		return errorf(CodeInvalid, "path / is the store's root, not a memory: add a file name, e.g. /notes.md")
+	}
+	if strings.HasSuffix(p, "/") {
+		return errorf(CodeInvalid, "path %q ends with /: a memory path names a file; drop the trailing /", p)
+	}
+	segs := strings.Split(p[1:], "/")
+	if len(segs) > MaxPathSegments {
+		return errorf(CodeNameTooLong, "path %q has %d segments, over the limit of %d: use a shallower path", p, len(segs), MaxPathSegments)
+	}
+	for _, s := range segs {
+		switch {
+		case s == "":
+			return errorf(CodeInvalid, "path %q has an empty segment (//): remove it", p)
+		case s == "." || s == "..":
+			return errorf(CodeInvalid, "path %q has a %q segment: write the path without . and .. segments", p, s)
+		case len(s) > MaxSegmentBytes:
+			return errorf(CodeNameTooLong, "path segment %.40q… is %d bytes, over the limit of %d bytes per name: use a shorter name", s, len(s), MaxSegmentBytes)
+		}
+	}
+	for i, r := range p {
+		if unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
+			return errorf(CodeInvalid, "path %q contains the control or format character U+%04X at byte %d: remove it", p, r, i)
+		}
+	}
+	if !norm.NFC.IsNormalString(p) {
+		return errorf(CodeInvalid, "path %q is not in Unicode NFC form: normalise it to NFC (for example é as one code point, U+00E9)", p)
+	}
+	return nil
+}
+
+// checkContent applies the content rules of S12 for a store's size limit.
+func checkContent(content string, maxBytes int) error {
+	if !utf8.ValidString(content) {
+		return errorf(CodeNotUTF8, "content is not valid UTF-8 text: memories hold UTF-8 text only; convert it or store it elsewhere")
+	}
+	if len(content) > maxBytes {
+		return errorf(CodeTooLarge, "content is %d bytes, over this store's limit of %d bytes per memory: shorten it or split it into several memories", len(content), maxBytes)
+	}
+	return nil
+}
+
+func validateStoreName(name string) error {
+	if !utf8.ValidString(name) {
+		return errorf(CodeInvalid, "store name is not valid UTF-8: use UTF-8 text")
+	}
+	n := utf8.RuneCountInString(name)
+	if n == 0 {
+		return errorf(CodeInvalid, "store name is empty: give the store a name of 1 to %d characters", MaxStoreNameChars)
+	}
+	if n > MaxStoreNameChars {
+		return errorf(CodeInvalid, "store name is %d characters, over the limit of %d: use a shorter name", n, MaxStoreNameChars)
+	}
+	for _, r := range name {
+		if unicode.Is(unicode.Cc, r) {
+			return errorf(CodeInvalid, "store name %q contains the control character U+%04X: remove it", name, r)
+		}
+	}
+	return nil
+}
+
+func validateDescription(d string) error {
+	if !utf8.ValidString(d) {
+		return errorf(CodeInvalid, "description is not valid UTF-8: use UTF-8 text")
+	}
+	if n := utf8.RuneCountInString(d); n > MaxDescriptionChars {
+		return errorf(CodeInvalid, "description is %d characters, over the limit of %d: shorten it", n, MaxDescriptionChars)
+	}
+	return nil
+}
+
+func validateMetadata(m map[string]string) error {
+	if len(m) > MaxMetadataPairs {
+		return errorf(CodeInvalid, "metadata has %d keys, over the limit of %d: remove some", len(m), MaxMetadataPairs)
+	}
+	for k, v := range m {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return errorf(CodeInvalid, "metadata key or value %q is not valid UTF-8: use UTF-8 text", k)
+		}
+		if n := utf8.RuneCountInString(k); n == 0 || n > MaxMetadataKeyChars {
+			return errorf(CodeInvalid, "metadata key %q is %d characters: keys must be 1 to %d characters", k, n, MaxMetadataKeyChars)
+		}
+		if n := utf8.RuneCountInString(v); n > MaxMetadataValueChars {
+			return errorf(CodeInvalid, "metadata value of %q is %d characters, over the limit of %d: shorten it", k, n, MaxMetadataValueChars)
+		}
+	}
+	return nil
+}
+
+func validateInstructions(s string) error {
+	if !utf8.ValidString(s) {
+		return errorf(CodeInvalid, "instructions are not valid UTF-8: use UTF-8 text")
+	}
+	if n := utf8.RuneCountInString(s); n > MaxInstructionsChars {
+		return errorf(CodeInvalid, "instructions are %d characters, over the limit of %d: shorten them", n, MaxInstructionsChars)
+	}
+	return nil
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// parentOf returns the directory holding p ("/" for a top-level path).
+func parentOf(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
+}
+
+func baseName(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
+
+// subtree returns the bounds [lo, hi) of the paths strictly below dir: every
+// path that starts with dir+"/" sorts in that range and no other does,
+// because '0' is the byte after '/'.
+func subtree(dir string) (lo, hi string) {
+	if dir == "/" {
+		return "/", "0"
+	}
+	return dir + "/", dir + "0"
+}
+
+// ancestors returns the proper ancestors of p, nearest last ("/a/b/c" →
+// "/a", "/a/b").
+func ancestors(p string) []string {
+	var out []string
+	for i := 1; i < len(p); i++ {
+		if p[i] == '/' {
+			out = append(out, p[:i])
+		}
+	}
+	return out
+}
