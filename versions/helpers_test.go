@@ -1,0 +1,107 @@
+package versions_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/memfs/memfs/versions"
+)
+
+var (
+	ctx = context.Background()
+	me  = versions.UserActor("tester")
+)
+
+// openDB opens a fresh database file under t.TempDir().
+func openDB(t testing.TB) *versions.DB {
+	t.Helper()
+	db, err := versions.Open(filepath.Join(t.TempDir(), "memfs.db"), versions.Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func newStore(t testing.TB, db *versions.DB, p versions.StoreParams) *versions.Store {
+	t.Helper()
+	if p.Name == "" {
+		p.Name = "Test Store"
+	}
+	s, err := db.CreateStore(ctx, p)
+	if err != nil {
+		t.Fatalf("CreateStore: %v", err)
+	}
+	return s
+}
+
+func create(t testing.TB, db *versions.DB, storeID, path, content string) *versions.Memory {
+	t.Helper()
+	m, err := db.CreateMemory(ctx, storeID, path, content, me)
+	if err != nil {
+		t.Fatalf("CreateMemory %s: %v", path, err)
+	}
+	return m
+}
+
+func update(t testing.TB, db *versions.DB, storeID, id string, u versions.MemoryUpdate) *versions.Memory {
+	t.Helper()
+	m, err := db.UpdateMemory(ctx, storeID, id, u, me)
+	if err != nil {
+		t.Fatalf("UpdateMemory %s: %v", id, err)
+	}
+	return m
+}
+
+// wantCode fails unless err is an *versions.Error with code want.
+func wantCode(t testing.TB, err error, want versions.Code) *versions.Error {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want code %d", want)
+	}
+	var e *versions.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got %T %v, want *versions.Error with code %d", err, err, want)
+	}
+	if e.Code != want {
+		t.Fatalf("got code %d (%v), want %d", e.Code, err, want)
+	}
+	if e.Message == "" {
+		t.Fatalf("error with code %d has no message", e.Code)
+	}
+	return e
+}
+
+func ok(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// history lists every version of a memory, newest first.
+func history(t testing.TB, db *versions.DB, storeID, memoryID string) []versions.Version {
+	t.Helper()
+	p, err := db.ListVersions(ctx, storeID, versions.VersionListOptions{MemoryID: memoryID, View: versions.ViewFull})
+	ok(t, err)
+	return p.Data
+}
+
+func countVersions(t testing.TB, db *versions.DB, storeID string) int {
+	t.Helper()
+	n := 0
+	page := ""
+	for {
+		p, err := db.ListVersions(ctx, storeID, versions.VersionListOptions{Limit: versions.MaxPageSize, Page: page})
+		ok(t, err)
+		n += len(p.Data)
+		if p.NextPage == nil {
+			return n
+		}
+		page = *p.NextPage
+	}
+}
