@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -128,4 +129,20 @@ func TestParseFlags(t *testing.T) {
 			t.Errorf("parseFlags(%q) accepted it", bad)
 		}
 	}
+}
+
+func TestWorkloadOnMemfs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	tg, err := memfsTarget(context.Background(), t.TempDir(), "memfs", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := tg.stop(); err != nil {
+			t.Errorf("stop memfs: %v", err)
+		}
+	})
+	runWorkload(t, tg.dir)
 }

@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -43,6 +44,15 @@ func run(args []string, stdout io.Writer) int {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, cfg.timeout)
+	defer cancelTimeout()
+	// A hang inside a FUSE request or the engine may not heed ctx: give the
+	// cleanup a grace period, then exit rather than hang a CI job.
+	watchdog := time.AfterFunc(cfg.timeout+30*time.Second, func() {
+		slog.Error("bench is stuck past --timeout; exiting (mounts made inside scripts/bench's private namespace go with it)", "timeout", cfg.timeout)
+		os.Exit(1)
+	})
+	defer watchdog.Stop()
 	rep, err := bench(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -79,6 +89,7 @@ type config struct {
 	rssMemories int
 	visSamples  int
 	cpuProfile  string
+	timeout     time.Duration
 	workDir     string
 	targets     []string
 	parts       map[string]bool
@@ -100,6 +111,7 @@ func parseFlags(args []string) (*config, error) {
 	fl.IntVar(&c.rssMemories, "rss-memories", 0, "memories per store for the RSS measurement (default 2000, --quick 200)")
 	fl.IntVar(&c.visSamples, "vis-samples", 0, "save-to-visible samples (default 200, --quick 50)")
 	fl.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the serving process (memfs and loopback mounts) during the workload to this file")
+	fl.DurationVar(&c.timeout, "timeout", 0, "give up after this long (default 10m, --quick 2m)")
 	fl.StringVar(&c.workDir, "workdir", os.TempDir(), "where the temporary databases go: use the disk memfs would use")
 	targets := fl.String("targets", "tmpfs,loopback,memfs,memfs-full", "comma-separated targets of the workload")
 	only := fl.String("only", strings.Join(allParts, ","), "comma-separated parts to run: "+strings.Join(allParts, ", "))
@@ -118,6 +130,12 @@ func parseFlags(args []string) (*config, error) {
 			if c.quick {
 				*v = quick
 			}
+		}
+	}
+	if c.timeout == 0 {
+		c.timeout = 10 * time.Minute
+		if c.quick {
+			c.timeout = 2 * time.Minute
 		}
 	}
 	def(&c.rounds, 5, 2)

@@ -39,8 +39,8 @@ func openSession(ctx context.Context, path string, full bool, names ...string) (
 }
 
 // memfsTarget mounts a fresh store of a fresh database in this process.
-func memfsTarget(work, name string, full bool) (*target, error) {
-	db, sess, err := openSession(context.Background(), filepath.Join(work, name+".db"), full, "bench "+name)
+func memfsTarget(ctx context.Context, work, name string, full bool) (*target, error) {
+	db, sess, err := openSession(ctx, filepath.Join(work, name+".db"), full, "bench "+name)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,16 @@
 package main
 
 import (
-	"fmt"
-
+	"github.com/memfs/memfs/fusefs"
 	"github.com/memfs/memfs/versions"
 )
 
-// mountMemfs mounts sess's stores on mountpoint in this process.
+// mountMemfs mounts sess's stores on mountpoint in this process, with the
+// options `memfs mount` uses.
 func mountMemfs(mountpoint string, db *versions.DB, sess *versions.Session) (func() error, error) {
-	return nil, fmt.Errorf("the memfs mount (package fusefs) has not landed yet: run with --targets tmpfs,loopback --only phases")
+	srv, err := fusefs.Mount(mountpoint, db, sess, fusefs.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return srv.Unmount, nil
 }
