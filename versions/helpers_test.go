@@ -3,6 +3,7 @@ package versions_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -105,3 +106,5 @@ func countVersions(t testing.TB, db *versions.DB, storeID string) int {
 		page = *p.NextPage
 	}
 }
+
+func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o600) }
