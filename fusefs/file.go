@@ -47,7 +47,7 @@ type handle struct {
 }
 
 func newFileNode(sm *storeMount, m *versions.Memory) *fileNode {
-	return &fileNode{sm: sm, memID: m.ID, mode: 0o644, size: int64(m.ContentSize), mtime: m.UpdatedAt}
+	return &fileNode{sm: sm, memID: m.ID, mode: sm.modeOf(m.ID), size: int64(m.ContentSize), mtime: m.UpdatedAt}
 }
 
 // newPendingFile is a file made by create(2): it is saved as a new memory
@@ -167,6 +167,7 @@ func (n *fileNode) loadLocked(ctx context.Context) syscall.Errno {
 		n.buf = &buffer{}
 	}
 	n.buf.data, n.buf.base, n.buf.stale = []byte(content), m.VersionID, false
+	n.size = int64(len(content))
 	return 0
 }
 
@@ -183,7 +184,14 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 		return nil, 0, e
 	}
 	n.opens++
-	return &handle{append: flags&syscall.O_APPEND != 0}, 0, 0
+	h := &handle{append: flags&syscall.O_APPEND != 0}
+	if flags&syscall.O_TRUNC != 0 && len(n.buf.data) > 0 {
+		n.buf.data = n.buf.data[:0]
+		n.buf.dirty = true
+		n.mtime = time.Now()
+		h.wrote = true
+	}
+	return h, 0, 0
 }
 
 func (n *fileNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
@@ -256,14 +264,33 @@ func (n *fileNode) resizeLocked(size int64) {
 	}
 }
 
+// Flush saves what this handle wrote (F4). A file created in the mount and
+// not written yet is not created here: a shell's `> f` closes a dup of the
+// descriptor before writing, and that must not make an empty version. It is
+// created by the release of its last handle instead.
 func (n *fileNode) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	h, _ := f.(*handle)
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	if h == nil || !h.wrote || n.buf == nil || !(n.buf.dirty || n.pending) {
+	if h == nil || !h.wrote || n.buf == nil || !n.buf.dirty {
+		n.mu.Unlock()
 		return 0
 	}
-	return n.saveLocked(ctx, "close")
+	created := n.pending
+	e := n.saveLocked(ctx, "close")
+	n.mu.Unlock()
+	if created && e == 0 {
+		n.forgetPendingIno()
+	}
+	return e
+}
+
+// forgetPendingIno drops the kernel's dentry of a file just created, so the
+// next lookup gives it its memory's inode number. It runs before close()
+// returns, without locks held: the kernel takes the directory's lock.
+func (n *fileNode) forgetPendingIno() {
+	if name, parent := n.Parent(); parent != nil {
+		parent.NotifyEntry(name)
+	}
 }
 
 func (n *fileNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
@@ -278,12 +305,19 @@ func (n *fileNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) sys
 // Release drops the buffer with the last handle. Content whose save failed
 // (close() reported it) is discarded then; a file created in the mount that
 // was never saved disappears.
+// Release drops the buffer with the last handle. A file created in the
+// mount and still unsaved is created now (`touch`, `open(…, "w").close()`);
+// if that fails, or content whose save failed was left, it is discarded and
+// a never-saved file disappears.
 func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	n.mu.Lock()
 	n.opens--
 	ghost := false
 	if n.opens <= 0 {
 		n.opens = 0
+		if n.pending && !n.unlinked && n.buf != nil {
+			n.saveLocked(ctx, "release")
+		}
 		if n.buf != nil && n.buf.dirty && !n.unlinked {
 			p, _ := n.path()
 			n.sm.srv.log.Warn("unsaved content discarded: its save failed and the last handle closed", "path", p)
@@ -315,6 +349,11 @@ func (n *fileNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAtt
 	defer n.mu.Unlock()
 	if mode, ok := in.GetMode(); ok {
 		n.mode = mode & 0o777
+		n.sm.setMode(n.memID, n.mode)
+	}
+	if n.pending && n.buf != nil {
+		// touch: the creating handle's close saves the file.
+		n.buf.dirty = true
 	}
 	if size, ok := in.GetSize(); ok {
 		_, maxBytes := n.sm.limits()

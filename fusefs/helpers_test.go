@@ -148,7 +148,7 @@ func checkAlive(t *testing.T, dir string) {
 // versionsOf lists a memory's versions, newest first.
 func (e *env) versionsOf(t *testing.T, storeID, memoryID string) []versions.Version {
 	t.Helper()
-	page, err := e.db.ListVersions(context.Background(), storeID, versions.VersionListOptions{MemoryID: memoryID, Limit: versions.MaxPageSize})
+	page, err := e.db.ListVersions(context.Background(), storeID, versions.VersionListOptions{MemoryID: memoryID, View: versions.ViewFull, Limit: versions.MaxFullViewPage})
 	if err != nil {
 		t.Fatalf("list versions: %v", err)
 	}
@@ -199,3 +199,6 @@ func eventually(limit time.Duration, check func() error) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// visibilityLimit is F10's bound for a change made elsewhere to show.
+const visibilityLimit = time.Second

@@ -129,7 +129,10 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 			Options:    []string{"nosuid", "nodev", "default_permissions"},
 			// READDIRPLUS would make every readdir look up each entry.
 			DisableReadDirPlus: true,
-			Debug:              o.Debug,
+			// O_TRUNC arrives with OPEN, so a truncating open is that
+			// handle's write and not a separate save.
+			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
+			Debug:             o.Debug,
 			MaxBackground:      64,
 		},
 	}

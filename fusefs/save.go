@@ -52,6 +52,7 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 	if created {
 		n.pending = false
 		sm.adjust(1, -1)
+		sm.setMode(m.ID, n.mode)
 	}
 	if created || m.VersionID != n.buf.base {
 		sm.noteOwn(path)
