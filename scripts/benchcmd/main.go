@@ -75,6 +75,7 @@ var helpers = map[string]func(args []string, stdout io.Writer) error{
 	"workload":   workloadMain,
 	"serve":      serveMain,
 	"visibility": visibilityMain,
+	"walk":       walkMain,
 }
 
 type config struct {

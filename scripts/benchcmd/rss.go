@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -124,8 +126,46 @@ func daemonPeak(ctx context.Context, mnt string, args ...string) (float64, int, 
 		return 0, 0, err
 	}
 	defer stopDaemon(d, mnt)
+	files, err := walkChild(ctx, mnt)
+	if err != nil {
+		return 0, files, err
+	}
+	kib, err := vmHWM(d.pid())
+	if err != nil {
+		return 0, files, err
+	}
+	return float64(kib) / 1024, files, nil
+}
+
+// walkChild reads every file below dir in a client process (see clientEnv)
+// and returns how many it read.
+func walkChild(ctx context.Context, dir string) (int, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, fmt.Errorf("find the bench binary to re-run: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, self, "walk", dir)
+	cmd.Env = clientEnv()
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("walk %s: %w", dir, err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		return 0, fmt.Errorf("walk %s printed %q, not a count", dir, out)
+	}
+	return n, nil
+}
+
+// walkMain is the "walk" helper mode: read every file below a directory
+// and print how many there were.
+func walkMain(args []string, stdout io.Writer) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: walk DIR")
+	}
 	files := 0
-	err = filepath.WalkDir(mnt, func(path string, e fs.DirEntry, err error) error {
+	err := filepath.WalkDir(args[0], func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -135,16 +175,13 @@ func daemonPeak(ctx context.Context, mnt string, args ...string) (float64, int, 
 			}
 			files++
 		}
-		return ctx.Err()
+		return nil
 	})
 	if err != nil {
-		return 0, files, fmt.Errorf("walk %s: %w", mnt, err)
+		return err
 	}
-	kib, err := vmHWM(d.pid())
-	if err != nil {
-		return 0, files, err
-	}
-	return float64(kib) / 1024, files, nil
+	_, err = fmt.Fprintln(stdout, files)
+	return err
 }
 
 // vmHWM reads a process's peak resident set size in KiB.
