@@ -100,6 +100,11 @@ func (e *env) mountSession(t *testing.T, db *versions.DB, sess *versions.Session
 	if err := os.Mkdir(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return e.mountOn(t, root, db, sess, o)
+}
+
+func (e *env) mountOn(t *testing.T, root string, db *versions.DB, sess *versions.Session, o Options) *mounted {
+	t.Helper()
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

@@ -185,15 +185,16 @@ func (s *Server) Wait() { s.fuse.Wait() }
 // endpoint is not connected"), so a restarted daemon can mount again (F12).
 // A live mount is left alone: two daemons must not fight over one path.
 func (s *Server) recoverStale() error {
-	var st unix.Stat_t
-	err := unix.Stat(s.mnt, &st)
-	if err == nil && !isFuseMount(s.mnt) {
-		return nil
-	}
-	if err != nil && !errors.Is(err, unix.ENOTCONN) {
-		return nil // os.Stat in Mount reports it with advice
-	}
-	if err == nil {
+	fuseMounted := isFuseMount(s.mnt)
+	// statfs always reaches the daemon (stat may be answered from the
+	// kernel's attribute cache for a second after the daemon died).
+	var sfs unix.Statfs_t
+	err := unix.Statfs(s.mnt, &sfs)
+	dead := errors.Is(err, unix.ENOTCONN) || errors.Is(err, unix.ECONNABORTED)
+	switch {
+	case !dead && !fuseMounted:
+		return nil // errors other than a dead mount are reported with advice by Mount
+	case !dead:
 		return fmt.Errorf("%s is already a live FUSE mount (another memfs mount?): stop that daemon or run umount %s first", s.mnt, s.mnt)
 	}
 	if uerr := unix.Unmount(s.mnt, unix.MNT_DETACH); uerr != nil {
