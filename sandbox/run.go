@@ -27,7 +27,7 @@ var forwarded = []os.Signal{
 // Cmd's exit status, 128+N when Cmd was killed by signal N. An *Error
 // explains a failure before Cmd ran.
 func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	if err := spec.validate(); err != nil {
+	if err := spec.Validate(); err != nil {
 		return 0, err
 	}
 	// Pdeathsig fires when the thread that started the child exits: keep
@@ -65,7 +65,8 @@ func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	return 0, errorf(KindSetup, "the sandbox's namespace stage ended (%v) without reporting; see the messages above", state)
 }
 
-func (s *Spec) validate() error {
+// Validate checks a Spec before anything starts; Run calls it too.
+func (s *Spec) Validate() error {
 	switch {
 	case len(s.Cmd) == 0 || s.Cmd[0] == "":
 		return errorf(KindInvalid, "no command to run: give one after --")

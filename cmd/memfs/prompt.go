@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// promptCommand is "session prompt ID", registered by session.go.
+func promptCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "prompt",
+		Usage:     "print the session's memory section for an agent's system prompt (X3)",
+		ArgsUsage: "ID",
+		Flags:     []cli.Flag{runMountRootFlag("show mount paths under `DIR`")},
+		Action:    sessionPrompt,
+	}
+}
+
+func runMountRootFlag(usage string) cli.Flag {
+	return &cli.StringFlag{Name: "mount-root", Value: versions.MountRoot, Usage: usage}
+}
+
+// runMountRoot is the absolute, clean --mount-root.
+func runMountRoot(c *cli.Context) (string, error) {
+	root := c.String("mount-root")
+	if root == "" {
+		return "", usageFor(c, "--mount-root must name a directory")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", usageFor(c, "--mount-root %q: %v", root, err)
+	}
+	return abs, nil
+}
+
+// promptObject is the --format json output of session prompt.
+type promptObject struct {
+	Type      string `json:"type"`
+	SessionID string `json:"session_id"`
+	Text      string `json:"text"`
+}
+
+func sessionPrompt(c *cli.Context) error {
+	if err := wantArgs(c, 1, "ID"); err != nil {
+		return err
+	}
+	root, err := runMountRoot(c)
+	if err != nil {
+		return err
+	}
+	return withDB(c, func(ctx context.Context, db *versions.DB) error {
+		sess, err := db.GetSession(ctx, c.Args().First())
+		if err != nil {
+			return err
+		}
+		text, err := sessionPromptText(ctx, db, sess, root)
+		if err != nil {
+			return err
+		}
+		return emit(c, promptObject{"session_prompt", sess.ID, text}, func(w io.Writer) { fmt.Fprint(w, text) })
+	})
+}
+
+// sessionPromptText renders the prompt with each store's current size limit.
+func sessionPromptText(ctx context.Context, db *versions.DB, sess *versions.Session, root string) (string, error) {
+	limits := make([]int, len(sess.Resources))
+	for i, a := range sess.Resources {
+		s, err := db.GetStore(ctx, a.StoreID)
+		if err != nil {
+			return "", fmt.Errorf("store %s attached to session %s: %w", a.StoreID, sess.ID, err)
+		}
+		limits[i] = s.MaxMemoryBytes
+	}
+	return renderPrompt(sess, root, limits), nil
+}
+
+// renderPrompt writes the memory section of an agent's system prompt (X3):
+// where each store is, what the agent may do there, and what the files are.
+// maxBytes[i] is the per-file limit of sess.Resources[i].
+func renderPrompt(sess *versions.Session, root string, maxBytes []int) string {
+	var b strings.Builder
+	n := len(sess.Resources)
+	b.WriteString("# Memory\n\n")
+	fmt.Fprintf(&b, "You have %d persistent memory %s, mounted as %s of plain text files that outlive this session. "+
+		"Read %s with ordinary file tools (ls, cat, grep) before you start, and save what you learn that should be remembered as files in a read-write store.\n\n",
+		n, promptPlural(n, "store", "stores"), promptPlural(n, "a directory", "directories"), promptPlural(n, "it", "them"))
+	sameLimit := true
+	for _, m := range maxBytes {
+		sameLimit = sameLimit && m == maxBytes[0]
+	}
+	for i, a := range sess.Resources {
+		mode := "read-write"
+		if a.Access == versions.ReadOnly {
+			mode = "read-only"
+		}
+		if !sameLimit {
+			mode += fmt.Sprintf(", files up to %d bytes", maxBytes[i])
+		}
+		fmt.Fprintf(&b, "- %s at %s (%s)", promptOneLine(a.Name), promptStoreDir(root, a), mode)
+		if d := strings.TrimSpace(a.Description); d != "" {
+			b.WriteString(": " + promptSentence(d))
+		} else {
+			b.WriteString(".")
+		}
+		if a.Instructions != nil && strings.TrimSpace(*a.Instructions) != "" {
+			b.WriteString(" Instructions: " + promptSentence(strings.TrimSpace(*a.Instructions)))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	if sameLimit && n > 0 {
+		fmt.Fprintf(&b, "Files are plain UTF-8 text of at most %d bytes each. ", maxBytes[0])
+	} else {
+		b.WriteString("Files are plain UTF-8 text. ")
+	}
+	fmt.Fprintf(&b, "Every save is kept as a version attributed to this session, so earlier content can be recovered. "+
+		"Writing in a read-only store fails with EROFS (\"Read-only file system\"), and so does creating anything directly in %s/, "+
+		"which is itself read-only: create files and directories only inside a store's directory.\n", strings.TrimSuffix(root, "/"))
+	return b.String()
+}
+
+// promptStoreDir is where an attachment is mounted under root, with a trailing
+// slash so an agent reads it as a directory.
+func promptStoreDir(root string, a versions.Attachment) string {
+	slug := a.Slug
+	if slug == "" {
+		slug = path.Base(a.MountPath)
+	}
+	return strings.TrimSuffix(root, "/") + "/" + slug + "/"
+}
+
+// promptSentence ends s with a full stop unless it ends in punctuation already,
+// and indents its later lines so they stay inside the list item.
+func promptSentence(s string) string {
+	if !strings.ContainsAny(s[len(s)-1:], ".!?:;)") {
+		s += "."
+	}
+	return strings.ReplaceAll(s, "\n", "\n  ")
+}
+
+// promptOneLine keeps a name on its list item's line.
+func promptOneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func promptPlural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
