@@ -102,33 +102,48 @@ func (e *e2eEnv) createStore(t *testing.T, name string) (id, slug string) {
 	return id, slugify.Make(name)
 }
 
-// versionList is `memfs version list STORE` newest first, all of it.
+// versionList is `memfs version list STORE` newest first, every page.
 func (e *e2eEnv) versionList(t *testing.T, store string) []versions.Version {
 	t.Helper()
-	var page versions.Page[versions.Version]
-	e.cliJSON(t, &page, "version", "list", store)
-	if page.NextPage != nil {
-		t.Fatalf("version list of %s has more than one page: keep e2e stores small", store)
-	}
-	return page.Data
+	return listAll[versions.Version](t, e, "version", "list", store)
 }
 
 // memoryList is `memfs memory list STORE`: the live memories by path.
 func (e *e2eEnv) memoryList(t *testing.T, store string) map[string]versions.Memory {
 	t.Helper()
-	var page versions.Page[versions.Memory]
-	e.cliJSON(t, &page, "memory", "list", store)
-	if page.NextPage != nil {
-		t.Fatalf("memory list of %s has more than one page: keep e2e stores small", store)
-	}
 	live := map[string]versions.Memory{}
-	for _, m := range page.Data {
+	for _, m := range listAll[versions.Memory](t, e, "memory", "list", store) {
 		if !strings.HasPrefix(m.ID, "mem_") {
 			t.Fatalf("memory list item %+v has no mem_ id", m)
 		}
 		live[m.Path] = m
 	}
 	return live
+}
+
+// listAll runs a listing command page by page and returns every item.
+func listAll[T any](t *testing.T, e *e2eEnv, args ...string) []T {
+	t.Helper()
+	var all []T
+	cursor := ""
+	for range 1000 {
+		var page versions.Page[T]
+		a := append(append([]string(nil), args...), "--limit", "1000")
+		if cursor != "" {
+			a = append(a, "--page", cursor)
+		}
+		e.cliJSON(t, &page, a...)
+		all = append(all, page.Data...)
+		if page.NextPage == nil {
+			return all
+		}
+		if *page.NextPage == cursor {
+			t.Fatalf("memfs %s returned the same next_page %q twice", strings.Join(args, " "), cursor)
+		}
+		cursor = *page.NextPage
+	}
+	t.Fatalf("memfs %s: more than 1000 pages", strings.Join(args, " "))
+	return nil
 }
 
 // newVersions returns the versions of after that are not in before, oldest
@@ -287,9 +302,16 @@ func (d *daemon) stop(t *testing.T, sig syscall.Signal) *os.ProcessState {
 		return d.state
 	case <-time.After(e2eStopTimeout):
 	}
-	t.Errorf("memfs mount %s did not exit %v after %v: killing it", d.mnt, e2eStopTimeout, sig)
-	d.cmd.Process.Kill()
-	<-d.done
+	// SIGQUIT makes a Go daemon print every goroutine's stack on its
+	// stderr, which the cleanup logs: that is where it hangs.
+	t.Errorf("memfs mount %s did not exit %v after %v: SIGQUIT for a stack dump, then SIGKILL", d.mnt, e2eStopTimeout, sig)
+	d.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-d.done:
+	case <-time.After(3 * time.Second):
+		d.cmd.Process.Kill()
+		<-d.done
+	}
 	return d.state
 }
 
