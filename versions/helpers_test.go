@@ -84,12 +84,20 @@ func ok(t testing.TB, err error) {
 
 func ptr[T any](v T) *T { return &v }
 
-// history lists every version of a memory, newest first.
+// history lists every version of a memory with content, newest first.
 func history(t testing.TB, db *versions.DB, storeID, memoryID string) []versions.Version {
 	t.Helper()
-	p, err := db.ListVersions(ctx, storeID, versions.VersionListOptions{MemoryID: memoryID, View: versions.ViewFull})
-	ok(t, err)
-	return p.Data
+	var out []versions.Version
+	page := ""
+	for {
+		p, err := db.ListVersions(ctx, storeID, versions.VersionListOptions{MemoryID: memoryID, View: versions.ViewFull, Page: page})
+		ok(t, err)
+		out = append(out, p.Data...)
+		if p.NextPage == nil {
+			return out
+		}
+		page = *p.NextPage
+	}
 }
 
 func countVersions(t testing.TB, db *versions.DB, storeID string) int {
