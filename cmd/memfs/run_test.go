@@ -1,0 +1,336 @@
+package main
+
+// End-to-end tests of `memfs run` and `memfs session prompt`: the built
+// binary, a real database, real FUSE mounts inside the sandbox's private
+// namespace, and a shell script as the agent reporting what it could do.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// runEnv is a database in a directory of its own (the one the sandbox
+// hides) and a mount root beside it.
+type runEnv struct {
+	dir, db, root string
+}
+
+func newRunEnv(t *testing.T) *runEnv {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("memfs run needs root")
+	}
+	dir := t.TempDir()
+	// The tests' temporary directories are private to root; a sandboxed
+	// user must be able to reach the mount root below them.
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := &runEnv{dir: dir, db: filepath.Join(dir, "db", "memfs.db"), root: filepath.Join(dir, "memory")}
+	t.Cleanup(func() { runAssertNoMounts(t, dir) })
+	return e
+}
+
+// memfs runs the binary and returns stdout, stderr and the exit code.
+func (e *runEnv) memfs(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := e.command(args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatalf("memfs %q: %v", args, err)
+	}
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+}
+
+func (e *runEnv) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(memfsBin, args...)
+	cmd.Env = append(os.Environ(), "MEMFS_DB="+e.db, "ROOT="+e.root, "DBFILE="+e.db)
+	return cmd
+}
+
+func (e *runEnv) ok(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errs, code := e.memfs(t, args...)
+	if code != 0 {
+		t.Fatalf("memfs %q exited %d: %s", args, code, errs)
+	}
+	return strings.TrimSpace(out)
+}
+
+func (e *runEnv) json(t *testing.T, v any, args ...string) {
+	t.Helper()
+	out := e.ok(t, append([]string{"--format", "json"}, args...)...)
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("memfs %q: %v\n%s", args, err, out)
+	}
+}
+
+// stores makes a read-write store "Agent Notes" and a read-only reference
+// store holding one memory.
+func (e *runEnv) stores(t *testing.T) {
+	t.Helper()
+	e.ok(t, "store", "create", "--name", "Agent Notes", "--description", "What the agent learned")
+	e.ok(t, "store", "create", "--name", "Reference", "--description", "House style")
+	e.ok(t, "memory", "create", "Reference", "--path", "/style.md", "--content", "Use short sentences.\n")
+}
+
+// runAssertNoMounts fails if the host still has a mount below dir.
+func runAssertNoMounts(t *testing.T, dir string) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], dir) {
+			t.Errorf("a mount outlived memfs run: %s", line)
+			_ = syscall.Unmount(f[1], syscall.MNT_DETACH)
+		}
+	}
+}
+
+// runChecks parses the "ok NAME" / "FAIL NAME" lines of a sandboxed script.
+func runChecks(out string) map[string]bool {
+	m := map[string]bool{}
+	for line := range strings.SplitSeq(out, "\n") {
+		if name, ok := strings.CutPrefix(line, "ok "); ok {
+			m[name] = true
+		} else if name, ok := strings.CutPrefix(line, "FAIL "); ok {
+			m[name] = false
+		}
+	}
+	return m
+}
+
+// agentScript is the agent: each check prints "ok NAME" or "FAIL NAME".
+const agentScript = `
+check() { name=$1; shift; if "$@" >/dev/null 2>&1; then echo "ok $name"; else echo "FAIL $name"; fi; }
+fails() { name=$1; shift; if "$@" >/dev/null 2>&1; then echo "FAIL $name"; else echo "ok $name"; fi; }
+echo "session $MEMFS_SESSION_ID"
+check listing test "$(ls "$ROOT" | tr '\n' ' ')" = "agent-notes reference "
+check write sh -c 'echo "first note" > "$ROOT/agent-notes/a.md" && echo more >> "$ROOT/agent-notes/a.md"'
+check edit sed -i 's/first/1st/' "$ROOT/agent-notes/a.md"
+check mkdir-mv sh -c 'mkdir -p "$ROOT/agent-notes/topics" && mv "$ROOT/agent-notes/a.md" "$ROOT/agent-notes/topics/a.md"'
+check read-back grep -qx "1st note" "$ROOT/agent-notes/topics/a.md"
+check read-ro grep -q "short sentences" "$ROOT/reference/style.md"
+fails write-ro sh -c 'echo x > "$ROOT/reference/new.md"'
+fails edit-ro sh -c 'echo x >> "$ROOT/reference/style.md"'
+fails create-in-root touch "$ROOT/intruder"
+fails mkdir-in-root mkdir "$ROOT/intruder"
+fails umount umount "$ROOT/agent-notes"
+fails umount-lazy umount -l "$ROOT"
+fails remount mount -o remount,rw "$ROOT"
+fails read-db cat "$DBFILE"
+fails list-db ls "$(dirname "$DBFILE")/memfs.db"
+check prompt-rw grep -qF "$ROOT/agent-notes/ (read-write)" "$MEMFS_PROMPT_FILE"
+check prompt-ro grep -qF "$ROOT/reference/ (read-only)" "$MEMFS_PROMPT_FILE"
+check no-caps grep -q '^CapEff:[[:space:]]*0000000000000000$' /proc/self/status
+check no-bounding grep -q '^CapBnd:[[:space:]]*0000000000000000$' /proc/self/status
+check no-new-privs grep -q '^NoNewPrivs:[[:space:]]*1$' /proc/self/status
+`
+
+var agentChecks = []string{"listing", "write", "edit", "mkdir-mv", "read-back", "read-ro", "write-ro", "edit-ro",
+	"create-in-root", "mkdir-in-root", "umount", "umount-lazy", "remount", "read-db", "list-db",
+	"prompt-rw", "prompt-ro", "no-caps", "no-bounding", "no-new-privs"}
+
+func TestRunSandbox(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		user []string
+	}{{"Root", nil}, {"OtherUser", []string{"--user", "65534:65534"}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newRunEnv(t)
+			e.stores(t)
+			args := append([]string{"run", "--store", "Agent Notes", "--store", "Reference:read_only", "--mount-root", e.root}, tc.user...)
+			out, errs, code := e.memfs(t, append(args, "--", "sh", "-c", agentScript)...)
+			if code != 0 {
+				t.Fatalf("memfs run exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+			}
+			got := runChecks(out)
+			for _, name := range agentChecks {
+				if !got[name] {
+					t.Errorf("check %s failed or missing", name)
+				}
+			}
+			if t.Failed() {
+				t.Logf("agent output:\n%s\nstderr:\n%s", out, errs)
+			}
+			sessionID := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(out, "\n", 2)[0], "session "))
+
+			var page versions.Page[versions.Version]
+			e.json(t, &page, "version", "list", "Agent Notes")
+			if len(page.Data) == 0 {
+				t.Fatal("the agent's writes left no version")
+			}
+			for _, v := range page.Data {
+				if v.CreatedBy == nil || v.CreatedBy.Type != "session_actor" || v.CreatedBy.ID != sessionID {
+					t.Errorf("version %s (%s %v) created by %+v, want session_actor %s", v.ID, v.Operation, v.Path, v.CreatedBy, sessionID)
+				}
+			}
+			var ref versions.Page[versions.Version]
+			e.json(t, &ref, "version", "list", "Reference")
+			if len(ref.Data) != 1 {
+				t.Errorf("the read-only store has %d versions, want the 1 preloaded", len(ref.Data))
+			}
+			var sess versions.Session
+			e.json(t, &sess, "session", "get", sessionID)
+			if sess.EndedAt == nil {
+				t.Errorf("session %s not ended after memfs run returned", sessionID)
+			}
+		})
+	}
+}
+
+func TestRunExitStatus(t *testing.T) {
+	e := newRunEnv(t)
+	e.stores(t)
+	for _, tc := range []struct {
+		script string
+		want   int
+	}{{"exit 0", 0}, {"exit 7", 7}, {"kill -KILL $$", 128 + 9}} {
+		t.Run(tc.script, func(t *testing.T) {
+			_, errs, code := e.memfs(t, "run", "--store", "Agent Notes", "--mount-root", e.root, "--", "sh", "-c", tc.script)
+			if code != tc.want {
+				t.Errorf("memfs run exited %d, want %d; stderr:\n%s", code, tc.want, errs)
+			}
+		})
+	}
+}
+
+func TestRunSignal(t *testing.T) {
+	e := newRunEnv(t)
+	e.stores(t)
+	id := e.ok(t, "session", "create", "--store", "Agent Notes")
+	marker, started := filepath.Join(e.dir, "trapped"), filepath.Join(e.dir, "started")
+	script := fmt.Sprintf(`trap 'echo TERM > %q; exit 42' TERM
+touch %q
+while :; do sleep 0.05; done`, marker, started)
+	cmd := e.command("run", "--session", id, "--mount-root", e.root, "--", "sh", "-c", script)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("the command never started; stderr:\n%s", errb.String())
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if got := cmd.ProcessState.ExitCode(); got != 42 {
+		t.Errorf("memfs run exited %d, want the command's 42; stderr:\n%s", got, errb.String())
+	}
+	if b, err := os.ReadFile(marker); err != nil || string(b) != "TERM\n" {
+		t.Errorf("the command's TERM trap left %q, %v", b, err)
+	}
+	var sess versions.Session
+	e.json(t, &sess, "session", "get", id)
+	if sess.EndedAt == nil {
+		t.Errorf("session %s not ended after memfs run returned", id)
+	}
+}
+
+// The prompt names every store at its path under the mount root, its
+// access, description and instructions.
+func TestSessionPrompt(t *testing.T) {
+	e := newRunEnv(t)
+	e.stores(t)
+	id := e.ok(t, "session", "create", "--store", "Agent Notes", "--store", "Reference:read_only",
+		"--instructions", "Agent Notes=Keep one file per topic")
+	text := e.ok(t, "session", "prompt", id)
+	for _, want := range []string{
+		"- Agent Notes at /mnt/memory/agent-notes/ (read-write): What the agent learned. Instructions: Keep one file per topic.",
+		"- Reference at /mnt/memory/reference/ (read-only): House style.",
+		"at most 102400 bytes", "EROFS", "/mnt/memory/, which is itself read-only",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, text)
+		}
+	}
+	var obj map[string]any
+	e.json(t, &obj, "session", "prompt", id, "--mount-root", "/srv/mem")
+	if obj["type"] != "session_prompt" || obj["session_id"] != id || len(obj) != 3 {
+		t.Errorf("json prompt = %v, want type session_prompt, session_id and text", obj)
+	}
+	if s, _ := obj["text"].(string); !strings.Contains(s, "/srv/mem/agent-notes/ (read-write)") {
+		t.Errorf("--mount-root not applied to the prompt:\n%s", s)
+	}
+	if _, errs, code := e.memfs(t, "session", "prompt", "sesn_nosuch"); code != exitNotFound {
+		t.Errorf("prompt of an unknown session exited %d, want %d: %s", code, exitNotFound, errs)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	e := newRunEnv(t)
+	e.stores(t)
+	e.ok(t, "store", "create", "--name", "Old")
+	e.ok(t, "store", "archive", "Old")
+	nine := []string{"run", "--mount-root", e.root}
+	for i := range 9 {
+		name := fmt.Sprintf("S%d", i)
+		e.ok(t, "store", "create", "--name", name)
+		nine = append(nine, "--store", name)
+	}
+	ended := e.ok(t, "session", "create", "--store", "Agent Notes")
+	e.ok(t, "session", "end", ended)
+	busy := filepath.Join(e.dir, "busy")
+	if err := os.Mkdir(busy, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("busy", busy, "tmpfs", 0, "size=4k"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(busy, syscall.MNT_DETACH) })
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string // in the message
+	}{
+		{"TooManyStores", append(nine, "--", "true"), exitInvalid, "at most 8"},
+		{"ArchivedStore", []string{"run", "--store", "Old", "--mount-root", e.root, "--", "true"}, exitReadOnly, "archived"},
+		{"UnknownStore", []string{"run", "--store", "Nope", "--mount-root", e.root, "--", "true"}, exitNotFound, "Nope"},
+		{"EndedSession", []string{"run", "--session", ended, "--mount-root", e.root, "--", "true"}, exitConflict, "ended"},
+		{"MountRootBusy", []string{"run", "--store", "Agent Notes", "--mount-root", busy, "--", "true"}, exitConflict, "busy"},
+		{"NoCommand", []string{"run", "--store", "Agent Notes", "--mount-root", e.root}, exitUsage, "command"},
+		{"SessionAndStore", []string{"run", "--session", ended, "--store", "Agent Notes", "--", "true"}, exitUsage, "not both"},
+		{"CommandNotFound", []string{"run", "--store", "Agent Notes", "--mount-root", e.root, "--", "no-such-agent-memfs"}, 127, "no-such-agent-memfs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errs, code := e.memfs(t, tc.args...)
+			if code != tc.code || !strings.Contains(errs, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and a message with %q (stdout %q)", code, errs, tc.code, tc.want, out)
+			}
+		})
+	}
+	var page versions.Page[versions.Session]
+	e.json(t, &page, "session", "list")
+	for _, s := range page.Data {
+		if s.EndedAt == nil {
+			t.Errorf("session %s left open by a failed run", s.ID)
+		}
+	}
+}
