@@ -16,6 +16,9 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
+// Renames use unix.Rename: os.Rename answers EEXIST itself, without asking
+// the file system, when the destination is a directory.
+
 // hostileRow is one thing an agent (perhaps steered by a prompt injection)
 // may try through the mount, and what it must get back.
 type hostileRow struct {
@@ -23,9 +26,9 @@ type hostileRow struct {
 	op   func(h *hostileMount) error
 	want syscall.Errno // 0: must succeed
 	// logs is what the daemon's refusal must name (the path's last
-	// segment); "" when the kernel answers before asking the daemon
-	// (NAME_MAX, renames into a subtree, file over directory) or the
-	// operation succeeds.
+	// segment); "" when the operation succeeds or the kernel's VFS answers
+	// without asking the daemon (a directory renamed into its own subtree,
+	// a file renamed over a directory).
 	logs string
 	// check runs after a success to verify what the operation left.
 	check func(t *testing.T, h *hostileMount)
@@ -35,12 +38,12 @@ type hostileRow struct {
 // (for cross-store renames), a read_only one and a full one (2,000
 // memories, the default limit).
 type hostileMount struct {
-	e                    *env
-	m                    *mounted
-	root                 string
-	rw, other, ro, full  string // directories in the mount
-	rwID, fullID         string
-	limit                int
+	e                   *env
+	m                   *mounted
+	root                string
+	rw, other, ro, full string // directories in the mount
+	rwID, fullID        string
+	limit               int
 }
 
 func newHostileMount(t *testing.T) *hostileMount {
@@ -119,8 +122,8 @@ func hostileRows() []hostileRow {
 	n255, n256, n1024 := strings.Repeat("a", 255), strings.Repeat("b", 256), strings.Repeat("c", 1025)
 	return []hostileRow{
 		{name: "Name255", op: func(h *hostileMount) error { return create(h.path(n255), "content of "+n255) }, check: roundTrip(n255)},
-		{name: "Name256", op: func(h *hostileMount) error { return create(h.path(n256), "x") }, want: syscall.ENAMETOOLONG},
-		{name: "Name1025", op: func(h *hostileMount) error { return create(h.path(n1024), "x") }, want: syscall.ENAMETOOLONG},
+		{name: "Name256", op: func(h *hostileMount) error { return create(h.path(n256), "x") }, want: syscall.ENAMETOOLONG, logs: n256},
+		{name: "Name1025", op: func(h *hostileMount) error { return create(h.path(n1024), "x") }, want: syscall.ENAMETOOLONG, logs: n1024},
 		{name: "Depth21File", op: func(h *hostileMount) error {
 			d, err := mkdirs(h.rw, repeatSegs(20, "d")...)
 			if err != nil {
@@ -136,8 +139,8 @@ func hostileRows() []hostileRow {
 			if err != nil {
 				return fmt.Errorf("setup: a 1,004-byte directory path must be allowed: %w", err)
 			}
-			return create(filepath.Join(d, "over-1024-bytes.md"), "x")
-		}, want: syscall.ENAMETOOLONG, logs: "over-1024-bytes.md"},
+			return create(filepath.Join(d, "over-1024-bytes-in-all.md"), "x")
+		}, want: syscall.ENAMETOOLONG, logs: "over-1024-bytes-in-all.md"},
 		{name: "ControlChar", op: func(h *hostileMount) error { return create(h.path("bell\x07.md"), "x") }, want: syscall.EINVAL, logs: "bell\\a.md"},
 		{name: "Newline", op: func(h *hostileMount) error { return create(h.path("new\nline.md"), "x") }, want: syscall.EINVAL, logs: "new\\nline.md"},
 		{name: "Escape", op: func(h *hostileMount) error { return os.Mkdir(h.path("esc\x1b[31m"), 0o755) }, want: syscall.EINVAL, logs: "esc\\x1b[31m"},
@@ -198,12 +201,20 @@ func hostileRows() []hostileRow {
 		{name: "SetxattrOther", op: func(h *hostileMount) error {
 			return unix.Setxattr(h.path("xattr.md"), "user.comment", []byte("hi"), 0)
 		}, want: syscall.ENOTSUP, logs: "xattr.md"},
+		{name: "SetxattrTrusted", op: func(h *hostileMount) error {
+			return unix.Setxattr(h.path("xattr.md"), "trusted.memfs.id", []byte("mem_forged"), 0)
+		}, want: syscall.ENOTSUP, logs: "xattr.md"},
 		{name: "SetxattrSecurity", op: func(h *hostileMount) error {
-			return unix.Setxattr(h.path("xattr.md"), "security.capability", []byte{1, 0, 0, 2}, 0)
+			return unix.Setxattr(h.path("xattr.md"), "security.memfs", []byte("x"), 0)
 		}, want: syscall.ENOTSUP, logs: "xattr.md"},
 		{name: "WritePastSizeLimit", op: func(h *hostileMount) error {
 			return create(h.path("big.md"), strings.Repeat("z", versions.DefaultMaxMemoryBytes+1))
-		}, want: syscall.EFBIG, logs: "big.md", check: func(t *testing.T, h *hostileMount) {}},
+		}, want: syscall.EFBIG, logs: "big.md", check: func(t *testing.T, h *hostileMount) {
+			m, err := h.e.db.GetMemory(context.Background(), h.rwID, "/big.md")
+			if err == nil && m.ContentSize > versions.DefaultMaxMemoryBytes {
+				t.Fatalf("a %d-byte memory was kept past the %d-byte limit", m.ContentSize, versions.DefaultMaxMemoryBytes)
+			}
+		}},
 		{name: "PwriteAt2Pow40", op: func(h *hostileMount) error {
 			f, err := os.OpenFile(h.path("sparse.md"), os.O_RDWR|os.O_CREATE, 0o644)
 			if err != nil {
@@ -224,18 +235,22 @@ func hostileRows() []hostileRow {
 				return fmt.Errorf("setup: %w", err)
 			}
 			return create(h.path("text.md"), "bad \xff\xfe bytes")
-		}, want: syscall.EILSEQ, logs: "text.md"},
+		}, want: syscall.EILSEQ, logs: "text.md", check: func(t *testing.T, h *hostileMount) {
+			if m := h.e.memory(t, h.rwID, "/text.md"); m.Content == nil || *m.Content != "good" {
+				t.Fatalf("the refused save replaced the previous version: %+v", m)
+			}
+		}},
 		{name: "RenameDirIntoItself", op: func(h *hostileMount) error {
 			if _, err := mkdirs(h.rw, "loop", "sub"); err != nil {
 				return fmt.Errorf("setup: %w", err)
 			}
-			return os.Rename(h.path("loop"), h.path("loop/sub/loop"))
+			return unix.Rename(h.path("loop"), h.path("loop/sub/loop"))
 		}, want: syscall.EINVAL},
 		{name: "RenameAcrossStores", op: func(h *hostileMount) error {
 			if err := create(h.path("leave.md"), "x"); err != nil {
 				return fmt.Errorf("setup: %w", err)
 			}
-			return os.Rename(h.path("leave.md"), filepath.Join(h.other, "arrive.md"))
+			return unix.Rename(h.path("leave.md"), filepath.Join(h.other, "arrive.md"))
 		}, want: syscall.EXDEV, logs: "leave.md"},
 		{name: "RenameFileOverDir", op: func(h *hostileMount) error {
 			if err := create(h.path("plain.md"), "x"); err != nil {
@@ -244,13 +259,10 @@ func hostileRows() []hostileRow {
 			if _, err := mkdirs(h.rw, "adir", "child"); err != nil {
 				return fmt.Errorf("setup: %w", err)
 			}
-			return os.Rename(h.path("plain.md"), h.path("adir"))
+			return unix.Rename(h.path("plain.md"), h.path("adir"))
 		}, want: syscall.EISDIR},
 		{name: "RenameDirOverNonEmptyDir", op: func(h *hostileMount) error {
 			if _, err := mkdirs(h.rw, "src"); err != nil {
-				return fmt.Errorf("setup: %w", err)
-			}
-			if err := create(h.path("dst/keep.md"), "x"); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("setup: %w", err)
 			}
 			if _, err := mkdirs(h.rw, "dst"); err != nil {
@@ -259,16 +271,20 @@ func hostileRows() []hostileRow {
 			if err := create(h.path("dst/keep.md"), "x"); err != nil {
 				return fmt.Errorf("setup: %w", err)
 			}
-			return os.Rename(h.path("src"), h.path("dst"))
+			return unix.Rename(h.path("src"), h.path("dst"))
 		}, want: syscall.ENOTEMPTY, logs: "dst"},
 		{name: "CreateInRoot", op: func(h *hostileMount) error { return create(filepath.Join(h.root, "escape.md"), "x") }, want: syscall.EROFS, logs: "escape.md"},
 		{name: "MkdirInRoot", op: func(h *hostileMount) error { return os.Mkdir(filepath.Join(h.root, "newstore"), 0o755) }, want: syscall.EROFS, logs: "newstore"},
-		{name: "RenameStoreDir", op: func(h *hostileMount) error { return os.Rename(h.rw, filepath.Join(h.root, "renamed")) }, want: syscall.EROFS, logs: "renamed"},
-		{name: "RemoveStoreDir", op: func(h *hostileMount) error { return os.Remove(h.other) }, want: syscall.EROFS, logs: filepath.Base("other")},
+		{name: "RenameStoreDir", op: func(h *hostileMount) error { return unix.Rename(h.rw, filepath.Join(h.root, "renamed")) }, want: syscall.EROFS, logs: "hostile"},
+		{name: "RemoveStoreDir", op: func(h *hostileMount) error { return os.Remove(h.other) }, want: syscall.EROFS, logs: "other"},
 		{name: "CreateInReadOnlyStore", op: func(h *hostileMount) error { return create(filepath.Join(h.ro, "new.md"), "x") }, want: syscall.EROFS, logs: "new.md"},
 		{name: "WriteReadOnlyMemory", op: func(h *hostileMount) error { return create(filepath.Join(h.ro, "kept.md"), "overwritten") }, want: syscall.EROFS, logs: "kept.md"},
 		{name: "Memory2001", op: func(h *hostileMount) error { return create(filepath.Join(h.full, "m", "2001.md"), "x") }, want: syscall.ENOSPC, logs: "2001.md",
-			check: nil},
+			check: func(t *testing.T, h *hostileMount) {
+				if _, err := h.e.db.GetMemory(context.Background(), h.fullID, "/m/2001.md"); versions.ErrorCode(err) != versions.CodeNotFound {
+					t.Fatalf("the 2,001st memory exists (err %v)", err)
+				}
+			}},
 		{name: "FullStoreStillEditable", op: func(h *hostileMount) error { return create(filepath.Join(h.full, "m", "0000.md"), "edited") }},
 	}
 }
