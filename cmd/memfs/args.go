@@ -50,6 +50,7 @@ func interspersed(app *cli.App, args []string) []string {
 	}
 	own := flagArity(leaf.Flags)
 	var flags, positional []string
+	help := false
 	for len(rest) > 0 {
 		a := rest[0]
 		if a == "--" {
@@ -62,6 +63,7 @@ func interspersed(app *cli.App, args []string) []string {
 			continue
 		}
 		name := flagName(a)
+		help = help || name == "help" || name == "h"
 		if _, ok := own[name]; !ok {
 			if _, ok := global[name]; ok {
 				n := flagLen(a, rest, global)
@@ -77,6 +79,10 @@ func interspersed(app *cli.App, args []string) []string {
 	out := append([]string{args[0]}, globals...)
 	out = append(out, path...)
 	out = append(out, flags...)
+	if help {
+		// urfave/cli would read the arguments as a help topic.
+		return out
+	}
 	if len(positional) > 0 && positional[0] != "--" && hasDashPrefix(positional) {
 		// A positional argument that starts with "-" would be read as a
 		// flag once flags precede it: keep it after a "--".

@@ -63,7 +63,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		},
 		Before: func(c *cli.Context) error {
 			if f := c.String("format"); f != "text" && f != "json" {
-				return usageError("--format must be text or json, not %q", f)
+				return usageError("--format must be text or json, not %q (see memfs --help)", f)
 			}
 			return nil
 		},
