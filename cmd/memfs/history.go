@@ -175,8 +175,8 @@ func diff(c *cli.Context) error {
 			return err
 		}
 		text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-			A:        difflib.SplitLines(a),
-			B:        difflib.SplitLines(b),
+			A:        diffLines(a),
+			B:        diffLines(b),
 			FromFile: diffLabel(from),
 			ToFile:   diffLabel(to),
 			Context:  3,
@@ -221,6 +221,22 @@ func diffContent(v *versions.Version) (string, error) {
 			"version %s has no content to compare: %s; diff other versions (see memfs log)", v.ID, noContentReason(v))}
 	}
 	return *v.Content, nil
+}
+
+// diffLines splits content into lines that keep their "\n"; a last line
+// without one carries diff's "\ No newline at end of file" marker, so that
+// adding or removing the final newline shows as a change.
+func diffLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	lines := strings.SplitAfter(s, "\n")
+	if last := len(lines) - 1; lines[last] == "" {
+		lines = lines[:last]
+	} else {
+		lines[last] += "\n\\ No newline at end of file\n"
+	}
+	return lines
 }
 
 func diffLabel(v *versions.Version) string {
