@@ -133,7 +133,7 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 			// handle's write and not a separate save.
 			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
 			Debug:             o.Debug,
-			MaxBackground:      64,
+			MaxBackground:     64,
 		},
 	}
 	root := &rootNode{srv: s}
