@@ -100,7 +100,7 @@ func (n *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		}
 	}
 	p := childPath(dir, name)
-	e, err := n.sm.srv.db.Stat(ctx, n.sm.id, p)
+	e, err := n.sm.srv.db.Stat(detach(ctx), n.sm.id, p)
 	if err != nil {
 		return nil, n.sm.srv.errnoOf("lookup", p, err)
 	}
@@ -141,7 +141,7 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	if !ok {
 		return fs.NewListDirStream(nil), 0
 	}
-	entries, err := n.sm.srv.db.ReadDir(ctx, n.sm.id, dir)
+	entries, err := n.sm.srv.db.ReadDir(detach(ctx), n.sm.id, dir)
 	if err != nil {
 		return nil, n.sm.srv.errnoOf("readdir", dir, err)
 	}
@@ -173,7 +173,7 @@ func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 	if e := n.sm.writable("mkdir", p); e != 0 {
 		return nil, e
 	}
-	if err := n.sm.srv.db.MakeDir(ctx, n.sm.id, p); err != nil {
+	if err := n.sm.srv.db.MakeDir(detach(ctx), n.sm.id, p); err != nil {
 		return nil, n.sm.failed("mkdir", p, err)
 	}
 	n.sm.noteOwn(p)
@@ -191,7 +191,7 @@ func (n *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if e := n.sm.writable("rmdir", p); e != 0 {
 		return e
 	}
-	if err := n.sm.srv.db.RemoveDir(ctx, n.sm.id, p); err != nil {
+	if err := n.sm.srv.db.RemoveDir(detach(ctx), n.sm.id, p); err != nil {
 		return n.sm.failed("rmdir", p, err)
 	}
 	n.sm.noteOwn(p)
@@ -248,18 +248,18 @@ func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 	del := versions.MemoryDelete{KeepParentDir: true}
 	var derr error
 	if id != "" {
-		derr = db.DeleteMemory(ctx, n.sm.id, id, del, n.sm.srv.actor)
+		derr = db.DeleteMemory(detach(ctx), n.sm.id, id, del, n.sm.srv.actor)
 	}
 	if id == "" || versions.ErrorCode(derr) == versions.CodeNotFound {
 		// The kernel's inode is not (or no longer) the memory at p.
-		e, serr := db.Stat(ctx, n.sm.id, p)
+		e, serr := db.Stat(detach(ctx), n.sm.id, p)
 		if serr != nil {
 			return n.sm.srv.errnoOf("unlink", p, serr)
 		}
 		if e.Dir {
 			return n.sm.srv.refuse("unlink", p, syscall.EISDIR, "it is a directory: use rmdir")
 		}
-		derr = db.DeleteMemory(ctx, n.sm.id, e.Memory.ID, del, n.sm.srv.actor)
+		derr = db.DeleteMemory(detach(ctx), n.sm.id, e.Memory.ID, del, n.sm.srv.actor)
 	}
 	if derr != nil {
 		return n.sm.failed("unlink", p, derr)

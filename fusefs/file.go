@@ -154,7 +154,7 @@ func (n *fileNode) loadLocked(ctx context.Context) syscall.Errno {
 		n.buf.stale = false
 		return 0
 	}
-	m, err := n.sm.srv.db.GetMemory(ctx, n.sm.id, n.memID)
+	m, err := n.sm.srv.db.GetMemory(detach(ctx), n.sm.id, n.memID)
 	if err != nil {
 		p, _ := n.path()
 		return n.sm.srv.errnoOf("open", p, err)

@@ -68,7 +68,7 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	if src != nil && sf == nil {
 		collectMoved(src, from, to, &movedDirs, &movedFiles)
 	}
-	if err := s.db.Rename(ctx, sm.id, from, to, flags&renameNoReplace != 0, s.actor); err != nil {
+	if err := s.db.Rename(detach(ctx), sm.id, from, to, flags&renameNoReplace != 0, s.actor); err != nil {
 		return sm.failed("rename", from+" -> "+to, err)
 	}
 	sm.noteOwn(from, to)
@@ -92,7 +92,7 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	// new path): open buffers must start from it, or their next save
 	// would look like a conflict.
 	for _, mf := range movedFiles {
-		if e, err := s.db.Stat(ctx, sm.id, mf.path); err == nil && e.Memory != nil {
+		if e, err := s.db.Stat(detach(ctx), sm.id, mf.path); err == nil && e.Memory != nil {
 			mf.f.adopt(e.Memory)
 		}
 	}

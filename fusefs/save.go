@@ -35,9 +35,9 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 	var err error
 	created := n.pending
 	if created {
-		m, err = s.db.CreateMemory(ctx, sm.id, path, content, s.actor)
+		m, err = s.db.CreateMemory(detach(ctx), sm.id, path, content, s.actor)
 	} else {
-		m, err = s.db.UpdateMemory(ctx, sm.id, n.memID, versions.MemoryUpdate{
+		m, err = s.db.UpdateMemory(detach(ctx), sm.id, n.memID, versions.MemoryUpdate{
 			Content:       &content,
 			BaseVersionID: n.buf.base,
 			Strict:        s.opts.Strict,

@@ -114,7 +114,7 @@ func (sm *storeMount) liveCount(ctx context.Context) (int, error) {
 	n := 0
 	opts := versions.MemoryListOptions{Limit: versions.MaxPageSize}
 	for {
-		page, err := sm.srv.db.ListMemories(ctx, sm.id, opts)
+		page, err := sm.srv.db.ListMemories(detach(ctx), sm.id, opts)
 		if err != nil {
 			return 0, err
 		}
@@ -266,3 +266,10 @@ func (sm *storeMount) setMode(memID string, mode uint32) {
 		sm.modes[memID] = mode
 	}
 }
+
+// detach keeps a request's values but not its cancellation for engine
+// calls. The kernel interrupts a request whenever the calling thread gets a
+// signal (Go programs get SIGURG for preemption all the time), and a save
+// cancelled while committing would report failure for a version that was
+// written.
+func detach(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

@@ -82,7 +82,7 @@ func (sm *storeMount) invalidate(ctx context.Context, path string) {
 			parent = child
 			continue
 		}
-		e, err := sm.srv.db.Stat(ctx, sm.id, path)
+		e, err := sm.srv.db.Stat(detach(ctx), sm.id, path)
 		switch op := child.Operations().(type) {
 		case *fileNode:
 			if err == nil && e.Memory != nil && e.Memory.ID == op.memoryID() {

@@ -44,9 +44,9 @@ func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint
 	s := n.sm.srv
 	p, _ := n.path()
 	var m *versions.Memory
-	if e, err := s.db.Stat(ctx, n.sm.id, p); err == nil && e.Memory != nil && e.Memory.ID == id {
+	if e, err := s.db.Stat(detach(ctx), n.sm.id, p); err == nil && e.Memory != nil && e.Memory.ID == id {
 		m = e.Memory
-	} else if m, err = s.db.GetMemory(ctx, n.sm.id, id); err != nil {
+	} else if m, err = s.db.GetMemory(detach(ctx), n.sm.id, id); err != nil {
 		return 0, s.errnoOf("getxattr", p, err)
 	}
 	var v string
@@ -58,7 +58,7 @@ func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint
 	case xattrSHA256:
 		v = m.ContentSHA256
 	case xattrWriter:
-		ver, err := s.db.GetVersion(ctx, n.sm.id, m.VersionID)
+		ver, err := s.db.GetVersion(detach(ctx), n.sm.id, m.VersionID)
 		if err != nil {
 			return 0, s.errnoOf("getxattr", p, err)
 		}
