@@ -57,6 +57,10 @@ func interspersed(app *cli.App, args []string) []string {
 			positional = append(positional, rest...)
 			break
 		}
+		if !isFlag(a) && commandLine[leaf.Name] {
+			positional = append(positional, rest...)
+			break
+		}
 		if !isFlag(a) {
 			positional = append(positional, a)
 			rest = rest[1:]
@@ -90,6 +94,11 @@ func interspersed(app *cli.App, args []string) []string {
 	}
 	return append(out, positional...)
 }
+
+// commandLine names the commands whose arguments are a command line to run
+// ("run --store S CMD ARG..."): the first argument ends their flags, as if
+// "--" preceded it, so the command's own flags reach it untouched.
+var commandLine = map[string]bool{"run": true}
 
 func hasDashPrefix(positional []string) bool {
 	for _, p := range positional {

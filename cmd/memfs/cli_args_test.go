@@ -20,6 +20,9 @@ func TestInterspersed(t *testing.T) {
 		{"log S -- -odd", "log S -- -odd"},
 		{"diff S --bogus v1", "diff --bogus S v1"},
 		{"nosuch --x y", "nosuch --x y"},
+		{"run --store S -- sh -c x --format json", "run --store S -- sh -c x --format json"},
+		{"run --store S sh -c x --format json", "run --store S -- sh -c x --format json"},
+		{"run --store S --format json -- sh", "--format json run --store S -- sh"},
 	} {
 		args := append([]string{"memfs"}, strings.Fields(tc.in)...)
 		got := strings.Join(interspersed(app, args)[1:], " ")
