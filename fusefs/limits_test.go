@@ -132,19 +132,9 @@ func TestLimits(t *testing.T) {
 	t.Run("EILSEQ", func(t *testing.T) {
 		p := filepath.Join(dir, "text.txt")
 		write(t, p, "good")
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.Write([]byte{0xff, 0xfe, 'x'}); err != nil {
-			t.Fatal(err)
-		}
-		wantErrno(t, "close with invalid UTF-8", f.Close(), syscall.EILSEQ)
-		if got := e.memory(t, st.ID, "/text.txt"); *got.Content != "good" {
-			t.Errorf("previous version not intact: %q", *got.Content)
-		}
-		// A handle still open can retry with fsync once the content is fixed.
-		f, err = os.OpenFile(p, os.O_RDWR, 0)
+		// fsync reports it, and the same handle can retry once the
+		// content is fixed.
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,15 +142,32 @@ func TestLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantErrno(t, "fsync with invalid UTF-8", f.Sync(), syscall.EILSEQ)
+		if got := e.memory(t, st.ID, "/text.txt"); *got.Content != "good" {
+			t.Errorf("previous version not intact: %q", *got.Content)
+		}
 		if _, err := f.WriteAt([]byte("G"), 0); err != nil {
 			t.Fatal(err)
 		}
 		if err := f.Sync(); err != nil {
 			t.Errorf("fsync after fixing the content: %v", err)
 		}
-		f.Close()
+		if err := f.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
 		if got := e.memory(t, st.ID, "/text.txt"); *got.Content != "Good" {
 			t.Errorf("after the retry the store holds %q, want Good", *got.Content)
+		}
+		// close reports it.
+		f, err = os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte{0xff, 0xfe, 'x'}); err != nil {
+			t.Fatal(err)
+		}
+		wantErrno(t, "close with invalid UTF-8", f.Close(), syscall.EILSEQ)
+		if got := e.memory(t, st.ID, "/text.txt"); *got.Content != "Good" {
+			t.Errorf("previous version not intact: %q", *got.Content)
 		}
 		f, err = os.Create(filepath.Join(dir, "new-binary"))
 		if err != nil {
