@@ -26,7 +26,8 @@ func recordChange(r *run, storeID, path string) error {
 	}
 	cutoff := r.db.now().Add(-changeRetention).UnixNano()
 	_, err := r.exec(`DELETE FROM changes WHERE seq IN (SELECT seq FROM
-		(SELECT seq, at FROM changes ORDER BY seq LIMIT ?) WHERE at < ?)`, trimBatch, cutoff)
+		(SELECT seq, at FROM changes ORDER BY seq LIMIT ?) WHERE at < ?)
+		AND seq < (SELECT max(seq) FROM changes)`, trimBatch, cutoff)
 	return err
 }
 
@@ -36,15 +37,15 @@ func (db *DB) Changes(ctx context.Context, storeID string, after int64) ([]Chang
 	var out []Change
 	var top int64
 	err := db.one(ctx, "read changes", func(r *run) error {
-		// The highest seq ever handed out, read first: every change up to it
-		// has committed (there is one writer at a time), so bounding the
-		// query by it never skips a change that commits meanwhile.
-		err := r.scan("SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'changes'), 0)", nil, &top)
+		// The highest seq, read first: every change up to it has committed
+		// (there is one writer at a time), so bounding the query by it never
+		// skips a change that commits meanwhile.
+		err := r.scan("SELECT coalesce(max(seq), 0) FROM changes", nil, &top)
 		if err != nil || top <= after {
 			return err
 		}
-		rows, err := r.query("SELECT seq, path, origin FROM changes WHERE store = ? AND seq > ? AND seq <= ? ORDER BY seq",
-			storeID, after, top)
+		rows, err := r.query("SELECT seq, path, origin FROM changes WHERE seq > ? AND seq <= ? AND store = ? ORDER BY seq",
+			after, top, storeID)
 		if err != nil {
 			return err
 		}

@@ -16,9 +16,11 @@ CREATE TABLE stores (
 CREATE INDEX stores_name ON stores (name);
 
 -- content is the last column: a listing that does not select it never reads
--- the overflow pages a large memory spills into.
+-- the overflow pages a large memory spills into. seq is a plain rowid (not
+-- AUTOINCREMENT, which costs a page write per save): versions are named by
+-- their id, and seq only orders them.
 CREATE TABLE versions (
-	seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+	seq           INTEGER PRIMARY KEY,
 	id            TEXT    NOT NULL UNIQUE,
 	store         INTEGER NOT NULL REFERENCES stores (seq) ON DELETE CASCADE,
 	memory_id     TEXT    NOT NULL,
@@ -55,7 +57,6 @@ CREATE TABLE memories (
 	updated_at INTEGER NOT NULL,
 	UNIQUE (store, path)
 );
-CREATE INDEX memories_head ON memories (head);
 
 -- Directories made explicitly (mkdir) or kept when a move emptied them.
 CREATE TABLE dirs (
@@ -86,12 +87,13 @@ CREATE TABLE attachments (
 ) WITHOUT ROWID;
 
 -- The change feed mounts poll (F10). store is the text id so that a deleted
--- store's last change still reaches its mounts.
+-- store's last change still reaches its mounts. A poll reads the few rows
+-- after a seq by rowid, so no index; the newest row is never trimmed, so
+-- seq never goes back without AUTOINCREMENT.
 CREATE TABLE changes (
-	seq    INTEGER PRIMARY KEY AUTOINCREMENT,
+	seq    INTEGER PRIMARY KEY,
 	store  TEXT    NOT NULL,
 	path   TEXT    NOT NULL,
 	origin TEXT    NOT NULL,
 	at     INTEGER NOT NULL
 );
-CREATE INDEX changes_store ON changes (store, seq);

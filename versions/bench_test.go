@@ -1,0 +1,283 @@
+package versions_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// The benchmark fixture: one store with 2,000 memories laid out as
+// /dirNN/subN/fileNNNN.md (20 × 10 × 10) and 50 versions each (100,000 in
+// all). It is built once per test binary through the public API into a
+// template file, and each benchmark works on a copy of it.
+const (
+	fixtureMemories = 2000
+	fixtureVersions = 50 // per memory
+)
+
+type fixture struct {
+	once    sync.Once
+	dir     string
+	storeID string
+	ids     []string
+	paths   []string
+	err     error
+}
+
+var benchFixture fixture
+
+func fixturePath(i int) string {
+	return fmt.Sprintf("/dir%02d/sub%d/file%04d.md", i/100, i/10%10, i)
+}
+
+func fixtureContent(i, v int) string {
+	return fmt.Sprintf("memory %d, version %d\n%s", i, v, "a line of notes that makes the file a realistic size\n")
+}
+
+func (f *fixture) build() {
+	f.dir, f.err = os.MkdirTemp("", "memfs-bench-")
+	if f.err != nil {
+		return
+	}
+	db, err := versions.Open(filepath.Join(f.dir, "memfs.db"), versions.Options{})
+	if err != nil {
+		f.err = err
+		return
+	}
+	defer db.Close()
+	s, err := db.CreateStore(ctx, versions.StoreParams{Name: "bench", MaxMemories: 1 << 30})
+	if err != nil {
+		f.err = err
+		return
+	}
+	f.storeID = s.ID
+	for i := range fixtureMemories {
+		m, err := db.CreateMemory(ctx, s.ID, fixturePath(i), fixtureContent(i, 0), me)
+		if err != nil {
+			f.err = err
+			return
+		}
+		f.ids, f.paths = append(f.ids, m.ID), append(f.paths, m.Path)
+	}
+	for v := 1; v < fixtureVersions; v++ {
+		for i, id := range f.ids {
+			c := fixtureContent(i, v)
+			if _, err := db.UpdateMemory(ctx, s.ID, id, versions.MemoryUpdate{Content: &c}, me); err != nil {
+				f.err = err
+				return
+			}
+		}
+	}
+}
+
+// openFixture returns a private copy of the fixture database.
+func openFixture(b *testing.B) (*versions.DB, *fixture) {
+	b.Helper()
+	benchFixture.once.Do(benchFixture.build)
+	if benchFixture.err != nil {
+		b.Fatalf("building the fixture: %v", benchFixture.err)
+	}
+	dst := filepath.Join(b.TempDir(), "memfs.db")
+	if err := copyFile(filepath.Join(benchFixture.dir, "memfs.db"), dst); err != nil {
+		b.Fatal(err)
+	}
+	db, err := versions.Open(dst, versions.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db, &benchFixture
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchFixture.dir != "" {
+		os.RemoveAll(benchFixture.dir)
+	}
+	os.Exit(code)
+}
+
+func BenchmarkCreateMemory(b *testing.B) {
+	db, f := openFixture(b)
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := db.CreateMemory(ctx, f.storeID, fmt.Sprintf("/new/file%d.md", i), "new memory content\n", me); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkUpdateMemory is a save as a mount makes it: new content with the
+// content_sha256 precondition and the base version.
+func BenchmarkUpdateMemory(b *testing.B) {
+	db, f := openFixture(b)
+	sha := make([]string, len(f.ids))
+	base := make([]string, len(f.ids))
+	for i := range f.ids {
+		sum := sha256.Sum256([]byte(fixtureContent(i, fixtureVersions-1)))
+		sha[i] = hex.EncodeToString(sum[:])
+	}
+	b.ResetTimer()
+	for n := range b.N {
+		i := n % len(f.ids)
+		c := fixtureContent(i, fixtureVersions+n)
+		m, err := db.UpdateMemory(ctx, f.storeID, f.ids[i], versions.MemoryUpdate{Content: &c, IfSHA256: sha[i], BaseVersionID: base[i]}, me)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sha[i], base[i] = m.ContentSHA256, m.VersionID
+	}
+}
+
+func benchList(b *testing.B, o versions.MemoryListOptions, want int) {
+	db, f := openFixture(b)
+	b.ResetTimer()
+	for range b.N {
+		p, err := db.ListMemories(ctx, f.storeID, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(p.Data) != want {
+			b.Fatalf("%d items, want %d", len(p.Data), want)
+		}
+	}
+}
+
+func BenchmarkListMemoriesDepth0(b *testing.B) {
+	benchList(b, versions.MemoryListOptions{}, versions.DefaultPageSize)
+}
+
+func BenchmarkListMemoriesDepth1(b *testing.B) {
+	benchList(b, versions.MemoryListOptions{Depth: 1}, 20)
+}
+
+func BenchmarkListMemoriesDepth1Prefix(b *testing.B) {
+	benchList(b, versions.MemoryListOptions{Depth: 1, PathPrefix: "/dir07/sub3/"}, 10)
+}
+
+func BenchmarkListVersionsOfMemory(b *testing.B) {
+	db, f := openFixture(b)
+	id := f.ids[len(f.ids)/2]
+	b.ResetTimer()
+	for range b.N {
+		p, err := db.ListVersions(ctx, f.storeID, versions.VersionListOptions{MemoryID: id})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(p.Data) != fixtureVersions {
+			b.Fatalf("%d versions", len(p.Data))
+		}
+	}
+}
+
+func BenchmarkListVersionsLatestPage(b *testing.B) {
+	db, f := openFixture(b)
+	b.ResetTimer()
+	for range b.N {
+		p, err := db.ListVersions(ctx, f.storeID, versions.VersionListOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(p.Data) != versions.DefaultPageSize {
+			b.Fatalf("%d versions", len(p.Data))
+		}
+	}
+}
+
+// The calls a mount makes on every lookup.
+func BenchmarkStatFile(b *testing.B) {
+	db, f := openFixture(b)
+	b.ResetTimer()
+	for n := range b.N {
+		if _, err := db.Stat(ctx, f.storeID, f.paths[n%len(f.paths)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkStatDir(b *testing.B) {
+	db, f := openFixture(b)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := db.Stat(ctx, f.storeID, "/dir07/sub3"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGetMemory(b *testing.B) {
+	db, f := openFixture(b)
+	b.ResetTimer()
+	for n := range b.N {
+		if _, err := db.GetMemory(ctx, f.storeID, f.ids[n%len(f.ids)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReadDir(b *testing.B) {
+	db, f := openFixture(b)
+	b.ResetTimer()
+	for range b.N {
+		es, err := db.ReadDir(ctx, f.storeID, "/dir07/sub3")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(es) != 10 {
+			b.Fatalf("%d entries", len(es))
+		}
+	}
+}
+
+func BenchmarkChanges(b *testing.B) {
+	db, f := openFixture(b)
+	_, top, err := db.Changes(ctx, f.storeID, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, _, err := db.Changes(ctx, f.storeID, top); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkUpdateSmallStore is the save path without the fixture: one
+// memory in a fresh database, for comparing the cost of a big store.
+func BenchmarkUpdateSmallStore(b *testing.B) {
+	db := openDB(b)
+	s := newStore(b, db, versions.StoreParams{})
+	m := create(b, db, s.ID, "/a", "x")
+	b.ResetTimer()
+	for n := range b.N {
+		c := fmt.Sprint("content ", n)
+		if _, err := db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Content: &c}, me); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
