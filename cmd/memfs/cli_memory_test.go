@@ -98,6 +98,28 @@ func TestCLIMemory(t *testing.T) {
 		if !strings.HasPrefix(lines[0], "PATH") || len(lines) != 6 {
 			t.Errorf("memory list text = %q, want a header and 5 rows", out)
 		}
+		var paths []string
+		for page, pages := "", 0; pages == 0 || page != ""; pages++ {
+			if pages > 5 {
+				t.Fatalf("--limit 2 over 5 memories: still a next page after %d pages", pages)
+			}
+			obj := e.obj(t, "memory", "list", "Notes", "--limit", "2", "--page", page)
+			data := obj["data"].([]any)
+			if len(data) > 2 {
+				t.Errorf("--limit 2 gave a page of %d", len(data))
+			}
+			for _, d := range data {
+				paths = append(paths, d.(map[string]any)["path"].(string))
+			}
+			page, _ = obj["next_page"].(string)
+		}
+		if want := "/file.txt,/projects/bar.md,/projects/foo/todo.md,/readme.md,/stdin.txt"; strings.Join(paths, ",") != want {
+			t.Errorf("paged listing = %v, want %s", paths, want)
+		}
+		_, errs, _ := e.exec(t, "", "memory", "list", "Notes", "--limit", "2")
+		if !strings.Contains(errs, "--page ") {
+			t.Errorf("a text listing with more pages does not say how to see them; stderr %q", errs)
+		}
 		e.fails(t, exitInvalid, "invalid_request_error", "memory", "list", "Notes", "--depth", "2")
 		e.fails(t, exitInvalid, "invalid_request_error", "memory", "list", "Notes", "--path-prefix", "/projects")
 	})
