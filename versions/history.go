@@ -70,9 +70,46 @@ func (db *DB) ListVersions(ctx context.Context, storeID string, o VersionListOpt
 		return nil, errorf(CodeInvalid, "operation %q is not one of created, modified, deleted", o.Operation)
 	}
 	full := o.View == ViewFull
+	q, args, err := versionListQuery(o, limit)
+	if err != nil {
+		return nil, err
+	}
+	page := &Page[Version]{Data: []Version{}}
+	err = db.one(ctx, "list versions", func(r *run) error {
+		seq, err := db.storeSeq(r, storeID)
+		if err != nil {
+			return err
+		}
+		args[0] = seq
+		rows, err := r.query(q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var last int64
+		for rows.Next() {
+			v, vseq, err := scanVersion(rows, storeID, full)
+			if err != nil {
+				return err
+			}
+			if len(page.Data) == limit {
+				page.NextPage = encodeSeqCursor(last)
+				break
+			}
+			page.Data = append(page.Data, *v)
+			last = vseq
+		}
+		return rows.Err()
+	})
+	return page, err
+}
+
+// versionListQuery builds the listing's SQL; args[0] is left for the
+// store's row number.
+func versionListQuery(o VersionListOptions, limit int) (string, []any, error) {
 	var q strings.Builder
 	q.WriteString("SELECT " + versionCols)
-	if full {
+	if o.View == ViewFull {
 		q.WriteString(", content")
 	}
 	q.WriteString(" FROM versions WHERE store = ?")
@@ -100,42 +137,13 @@ func (db *DB) ListVersions(ctx context.Context, storeID string, o VersionListOpt
 	if o.Page != "" {
 		before, err := decodeSeqCursor(o.Page)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		q.WriteString(" AND seq < ?")
 		args = append(args, before)
 	}
 	q.WriteString(" ORDER BY seq DESC LIMIT ?")
-	args = append(args, limit+1)
-
-	page := &Page[Version]{Data: []Version{}}
-	err = db.one(ctx, "list versions", func(r *run) error {
-		seq, err := db.storeSeq(r, storeID)
-		if err != nil {
-			return err
-		}
-		args[0] = seq
-		rows, err := r.query(q.String(), args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		var last int64
-		for rows.Next() {
-			v, vseq, err := scanVersion(rows, storeID, full)
-			if err != nil {
-				return err
-			}
-			if len(page.Data) == limit {
-				page.NextPage = encodeSeqCursor(last)
-				break
-			}
-			page.Data = append(page.Data, *v)
-			last = vseq
-		}
-		return rows.Err()
-	})
-	return page, err
+	return q.String(), append(args, limit+1), nil
 }
 
 func versionNotFound(storeID, id string) error {

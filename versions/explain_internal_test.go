@@ -1,0 +1,77 @@
+package versions
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// queryPlan returns the EXPLAIN QUERY PLAN details of q, one per line.
+func queryPlan(t *testing.T, db *DB, q string, args ...any) string {
+	t.Helper()
+	var lines []string
+	err := db.one(context.Background(), "explain", func(r *run) error {
+		rows, err := r.c.c.QueryContext(r.ctx, "EXPLAIN QUERY PLAN "+q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				return err
+			}
+			lines = append(lines, detail)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// The listings a mount and the CLI run often must search an index, never
+// scan a table whose size grows with history.
+func TestQueryPlansUseIndexes(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "memfs.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// No ANALYZE: the engine never runs it, so the plans must be good on
+	// the planner's defaults.
+	history, args, err := versionListQuery(VersionListOptions{MemoryID: "mem_x"}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args[0] = int64(1)
+	sessionQ, sargs, _ := versionListQuery(VersionListOptions{SessionID: "sesn_x", Page: *encodeSeqCursor(50)}, 100)
+	sargs[0] = int64(1)
+	latest, largs, _ := versionListQuery(VersionListOptions{}, 100)
+	largs[0] = int64(1)
+
+	cases := []struct {
+		name, q string
+		args    []any
+		want    string
+	}{
+		{"one-memory-history", history, args, "versions_memory"},
+		{"session-history", sessionQ, sargs, "versions_actor"},
+		{"latest-page", latest, largs, "versions_store"},
+		{"memory-by-path", "SELECT " + memCols + " FROM memories m WHERE m.store = ? AND m.path = ?", []any{1, "/a"}, "sqlite_autoindex_memories"},
+		{"list-prefix", "SELECT " + memCols + " FROM memories m WHERE m.store = ? AND m.path >= ? AND m.path < ? ORDER BY m.path LIMIT ?", []any{1, "/a/", "/a0", 100}, "sqlite_autoindex_memories"},
+		{"changes-poll", "SELECT seq, path, origin FROM changes WHERE seq > ? AND seq <= ? AND store = ? ORDER BY seq", []any{1, 2, "memstore_x"}, "INTEGER PRIMARY KEY"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			plan := queryPlan(t, db, c.q, c.args...)
+			if !strings.Contains(plan, c.want) || strings.Contains(plan, "SCAN versions") || strings.Contains(plan, "SCAN memories") || strings.Contains(plan, "TEMP B-TREE") {
+				t.Fatalf("plan does not search %s without sorting:\n%s", c.want, plan)
+			}
+			t.Logf("%s:\n%s", c.name, plan)
+		})
+	}
+}
