@@ -54,6 +54,7 @@ func newFileNode(sm *storeMount, m *versions.Memory) *fileNode {
 // by the first flush of its creating handle.
 func newPendingFile(sm *storeMount, mode, flags uint32) (*fileNode, *handle) {
 	f := &fileNode{sm: sm, pending: true, mode: mode, mtime: time.Now(), buf: &buffer{}, opens: 1}
+	sm.tracking(f, true)
 	return f, &handle{wrote: true, append: flags&syscall.O_APPEND != 0}
 }
 
@@ -184,6 +185,9 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 		return nil, 0, e
 	}
 	n.opens++
+	if n.opens == 1 {
+		n.sm.tracking(n, true)
+	}
 	h := &handle{append: flags&syscall.O_APPEND != 0}
 	if flags&syscall.O_TRUNC != 0 && len(n.buf.data) > 0 {
 		n.buf.data = n.buf.data[:0]
@@ -323,6 +327,7 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 			n.sm.srv.log.Warn("unsaved content discarded: its save failed and the last handle closed", "path", p)
 		}
 		n.buf = nil
+		n.sm.tracking(n, false)
 		if n.pending && !n.unlinked {
 			ghost = true
 			n.unlinkedLocked()
@@ -394,4 +399,14 @@ func (n *fileNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAtt
 func (n *fileNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	n.sm.statfs(ctx, out)
 	return 0
+}
+
+// saveOnUnmount saves what an open file holds when the daemon is asked to
+// stop, so SIGTERM does not lose writes whose close() has not come yet.
+func (n *fileNode) saveOnUnmount(ctx context.Context) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.buf != nil && (n.buf.dirty || n.pending) {
+		n.saveLocked(ctx, "unmount")
+	}
 }

@@ -158,13 +158,17 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 // Mountpoint is the absolute path the session is mounted on.
 func (s *Server) Mountpoint() string { return s.mnt }
 
-// Unmount stops watching the stores and unmounts. When files are still
-// open the mount is detached lazily (it disappears from the namespace now
-// and the kernel drops it when the last file closes).
+// Unmount stops watching the stores, saves what open files hold that was
+// not saved yet, and unmounts. When files are still open the mount is
+// detached lazily (it disappears from the namespace now and the kernel drops
+// it when the last file closes).
 func (s *Server) Unmount() error {
 	s.once.Do(func() {
 		s.stop()
 		s.watches.Wait()
+		for _, sm := range s.stores {
+			sm.saveOpenFiles(context.Background())
+		}
 		if err := s.fuse.Unmount(); err != nil {
 			s.log.Warn("unmount busy, detaching lazily", "err", err)
 			if err := unix.Unmount(s.mnt, unix.MNT_DETACH); err != nil {
