@@ -131,7 +131,7 @@ fails write-ro sh -c 'echo x > "$ROOT/reference/new.md"'
 fails edit-ro sh -c 'echo x >> "$ROOT/reference/style.md"'
 fails create-in-root touch "$ROOT/intruder"
 fails mkdir-in-root mkdir "$ROOT/intruder"
-fails umount umount "$ROOT/agent-notes"
+fails umount umount "$ROOT"
 fails umount-lazy umount -l "$ROOT"
 fails remount mount -o remount,rw "$ROOT"
 fails read-db cat "$DBFILE"
