@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os/user"
 	"strings"
 	"testing"
+
+	"github.com/memfs/memfs/versions"
 )
 
 // historyStore makes a store where /plan.md was created, edited twice and
@@ -243,4 +246,44 @@ func TestCLIRestoreLogDiff(t *testing.T) {
 			t.Errorf("export order = %v, want store, memories, versions", types)
 		}
 	})
+}
+
+// A save that started from a version that was no longer the head (two
+// mounts saving one file, F13) is marked in the log.
+func TestCLILogConflict(t *testing.T) {
+	e := newCLIEnv(t)
+	e.ok(t, "store", "create", "--name", "Shared")
+	memID := strings.TrimSpace(e.ok(t, "memory", "create", "Shared", "--path", "/a.md", "--content", "base"))
+	base := e.obj(t, "memory", "get", "Shared", memID)["memory_version_id"].(string)
+	e.ok(t, "memory", "update", "Shared", memID, "--content", "first session's save")
+
+	db, err := versions.Open(e.db, versions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := db.ResolveStore(context.Background(), "Shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := "second session's save, started from base"
+	if _, err := db.UpdateMemory(context.Background(), s.ID, memID, versions.MemoryUpdate{Content: &late, BaseVersionID: base}, versions.SessionActor("sesn_late")); err != nil {
+		t.Fatal(err)
+	}
+
+	lines := strings.Split(strings.TrimSpace(e.ok(t, "log", "Shared", "/a.md")), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("log: %d lines, want a header and 3 versions:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	if !strings.HasSuffix(lines[1], "conflict") || !strings.Contains(lines[1], "session sesn_late") {
+		t.Errorf("the late save's log line %q is not marked conflict or not attributed to session sesn_late", lines[1])
+	}
+	for _, l := range lines[2:] {
+		if strings.Contains(l, "conflict") {
+			t.Errorf("log line %q is marked conflict", l)
+		}
+	}
+	if v := e.list(t, "version", "list", "Shared", "--memory", memID); v[0]["conflict"] != true {
+		t.Errorf("version list json: newest version has conflict %v, want true", v[0]["conflict"])
+	}
 }

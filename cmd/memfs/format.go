@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -49,7 +50,38 @@ func resolveStore(ctx context.Context, db *versions.DB, ref string) (*versions.S
 
 // table writes aligned columns; the caller writes the header first and
 // flushes at the end.
-func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
+func table(w io.Writer) *tableWriter {
+	t := &tableWriter{out: w}
+	t.tw = tabwriter.NewWriter(&t.buf, 0, 4, 2, ' ', 0)
+	return t
+}
+
+// tableWriter drops the padding tabwriter leaves at the end of lines whose
+// last columns are empty.
+type tableWriter struct {
+	tw  *tabwriter.Writer
+	buf bytes.Buffer
+	out io.Writer
+}
+
+func (t *tableWriter) Write(p []byte) (int, error) { return t.tw.Write(p) }
+
+func (t *tableWriter) Flush() error {
+	if err := t.tw.Flush(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(t.buf.String(), "\n") {
+		nl := strings.HasSuffix(line, "\n")
+		b.WriteString(strings.TrimRight(line, " \n"))
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	t.buf.Reset()
+	_, err := io.WriteString(t.out, b.String())
+	return err
+}
 
 func row(w io.Writer, cols ...string) { fmt.Fprintln(w, strings.Join(cols, "\t")) }
 
