@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"errors"
+	"strings"
 	"syscall"
 
 	"github.com/memfs/memfs/versions"
@@ -22,6 +23,9 @@ func (s *Server) errnoOf(op, path string, err error) syscall.Errno {
 	}
 	code := versions.ErrorCode(err)
 	errno = codeErrno(code)
+	if code == versions.CodeInternal && diskFull(err) {
+		errno = syscall.ENOSPC
+	}
 	if errno == syscall.EIO {
 		s.log.Error("internal error", "op", op, "path", path, "err", err)
 		return errno
@@ -31,6 +35,13 @@ func (s *Server) errnoOf(op, path string, err error) syscall.Errno {
 	}
 	s.log.Warn("refused", "op", op, "path", path, "errno", errnoName(errno), "reason", err.Error())
 	return errno
+}
+
+// diskFull recognises SQLite's SQLITE_FULL ("database or disk is full"),
+// which the engine passes on as an internal error: for the agent the save
+// failed for lack of space, as on a full local disk.
+func diskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), "database or disk is full")
 }
 
 // refuse logs a refusal decided by the mount itself (not by the engine).
