@@ -28,8 +28,13 @@ func interspersed(app *cli.App, args []string) []string {
 			break
 		}
 		if isFlag(a) {
+			// --help stays with the command group it follows.
 			n := flagLen(a, rest, global)
-			globals = append(globals, rest[:n]...)
+			if name := flagName(a); leaf == nil || name != "help" && name != "h" {
+				globals = append(globals, rest[:n]...)
+			} else {
+				path = append(path, rest[:n]...)
+			}
 			rest = rest[n:]
 			continue
 		}

@@ -20,6 +20,8 @@ func TestInterspersed(t *testing.T) {
 		{"log S -- -odd", "log S -- -odd"},
 		{"diff S --bogus v1", "diff --bogus S v1"},
 		{"nosuch --x y", "nosuch --x y"},
+		{"store --help", "store --help"},
+		{"store --format json list", "--format json store list"},
 		{"run --store S -- sh -c x --format json", "run --store S -- sh -c x --format json"},
 		{"run --store S sh -c x --format json", "run --store S -- sh -c x --format json"},
 		{"run --store S --format json -- sh", "--format json run --store S -- sh"},

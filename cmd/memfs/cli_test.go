@@ -263,6 +263,13 @@ func TestCLIUsage(t *testing.T) {
 		}
 	})
 
+	t.Run("GroupHelp", func(t *testing.T) {
+		out, _, code := e.exec(t, "", "store", "--help")
+		if code != 0 || !strings.Contains(out, "archive") || !strings.Contains(out, "create") {
+			t.Errorf("memfs store --help exited %d and does not list the store commands:\n%s", code, out)
+		}
+	})
+
 	t.Run("DBFlagOverridesEnv", func(t *testing.T) {
 		other := filepath.Join(t.TempDir(), "other.db")
 		e.ok(t, "--db", other, "store", "create", "--name", "Elsewhere")
