@@ -57,7 +57,11 @@ func serveAndRun(spec *Spec, sigs <-chan os.Signal) report {
 		return failure(errorf(KindServe, "the mount daemon did not report ready within %v; see its messages above", timeout))
 	}
 
-	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if spec.Terminal {
+		// Ctty is this process's standard input, the terminal.
+		attr.Foreground, attr.Ctty = true, 0
+	}
 	st, err := startStage(stageExec, spec, attr, spec.Env, os.Stdin, os.Stdout, os.Stderr)
 	if err != nil {
 		return failure(errorf(KindSetup, "start the command's stage: %v", err))

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // forwarded are the signals a stage passes on to the stage (or command)
@@ -39,7 +41,14 @@ func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
 
-	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	// Each stage and Cmd get a process group of their own, so a signal to
+	// memfs's group (or a terminal's ^C, which goes to Cmd's group alone)
+	// reaches Cmd once, not once per stage.
+	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	spec.Terminal = stdin == os.Stdin && inForeground()
+	if spec.Terminal {
+		defer reclaimTerminal()
+	}
 	st, err := startStage(stageNamespace, spec, attr, nil, stdin, stdout, stderr)
 	if err != nil {
 		if errors.Is(err, syscall.EPERM) {
@@ -87,6 +96,22 @@ func (s *Spec) Validate() error {
 		}
 	}
 	return nil
+}
+
+// inForeground reports whether standard input is a terminal whose
+// foreground process group is this process's.
+func inForeground() bool {
+	pgrp, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
+}
+
+// reclaimTerminal takes the terminal's foreground back from Cmd's group,
+// which would otherwise keep it after Cmd is gone.
+func reclaimTerminal() {
+	// A background process asking for the foreground gets SIGTTOU.
+	signal.Ignore(syscall.SIGTTOU)
+	defer signal.Reset(syscall.SIGTTOU)
+	_ = unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp())
 }
 
 // within reports whether path is dir or lies below it.

@@ -49,6 +49,9 @@ type Spec struct {
 	User *User `json:"user,omitempty"`
 	// ReadyTimeout bounds the wait for the daemon; 0 means 30 seconds.
 	ReadyTimeout time.Duration `json:"ready_timeout"`
+	// Terminal is set by Run when its standard input is the terminal it
+	// runs in the foreground of: Cmd then gets the terminal's foreground.
+	Terminal bool `json:"terminal"`
 }
 
 // User is a numeric identity for Cmd. Groups are its supplementary groups;
