@@ -109,6 +109,16 @@ func strictUsage(c *cli.Command) {
 
 // needSubcommand is the action of a command that only groups others.
 func needSubcommand(c *cli.Context) error {
+	if c.Args().First() == "help" {
+		// The app hides its help command; "memfs help [COMMAND]" still works.
+		if topic := c.Args().Get(1); topic != "" {
+			if findCommand(c.App.Commands, topic) == nil {
+				return usageFor(c, "no help for unknown command %q", topic)
+			}
+			return cli.ShowCommandHelp(c, topic)
+		}
+		return cli.ShowAppHelp(c)
+	}
 	if c.Args().Present() {
 		return usageFor(c, "unknown command %q", c.Args().First())
 	}
