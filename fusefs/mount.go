@@ -170,6 +170,10 @@ func (s *Server) Unmount() error {
 			sm.saveOpenFiles(context.Background())
 		}
 		if err := s.fuse.Unmount(); err != nil {
+			if !isFuseMount(s.mnt) {
+				s.log.Info("already unmounted from outside")
+				return
+			}
 			s.log.Warn("unmount busy, detaching lazily", "err", err)
 			if err := unix.Unmount(s.mnt, unix.MNT_DETACH); err != nil {
 				s.err = fmt.Errorf("unmount %s: %w (try: umount -l %s)", s.mnt, err, s.mnt)

@@ -136,3 +136,22 @@ func TestUnmountSavesOpenFiles(t *testing.T) {
 		t.Errorf("after unmount the store holds %q", *got.Content)
 	}
 }
+
+// An unmount from outside (umount) ends Wait, and Unmount then succeeds.
+func TestUnmountedFromOutside(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "Outside")
+	m, _ := e.mountStore(t, st, Options{})
+	done := make(chan struct{})
+	go func() {
+		m.srv.Wait()
+		close(done)
+	}()
+	if err := unix.Unmount(m.root, 0); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if err := m.srv.Unmount(); err != nil {
+		t.Errorf("Unmount after umount: %v", err)
+	}
+}

@@ -108,6 +108,20 @@ func TestVisibility(t *testing.T) {
 	}); err != nil {
 		t.Errorf("a mkdir in another mount not visible within %v: %v", visibilityLimit, err)
 	}
+
+	// A third mount sharing mount A's database handle (as a test harness
+	// or benchmark might): the change feed says the same origin for both.
+	sess3, err := e.db.CreateSession(ctx, []versions.AttachmentParams{{StoreID: st.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m3 := e.mountSession(t, e.db, sess3, Options{})
+	third := filepath.Join(m3.dir(0), "made-elsewhere.txt")
+	if got, err := os.ReadFile(third); err != nil || string(got) != "saved in mount A" {
+		t.Fatalf("third mount reads %q, %v", got, err)
+	}
+	write(t, filepath.Join(dir, "made-elsewhere.txt"), "saved again in mount A")
+	waitContent("a save in a mount sharing the database handle", third, "saved again in mount A")
 }
 
 // F11: read-only extended attributes.
