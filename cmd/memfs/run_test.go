@@ -136,6 +136,7 @@ fails umount-lazy umount -l "$ROOT"
 fails remount mount -o remount,rw "$ROOT"
 fails read-db cat "$DBFILE"
 fails list-db ls "$(dirname "$DBFILE")/memfs.db"
+check no-db-via-proc sh -c 'for d in /proc/[0-9]*/root; do if head -c 15 "$d$DBFILE" 2>/dev/null | grep -qa SQLite; then exit 1; fi; done'
 check prompt-rw grep -qF "$ROOT/agent-notes/ (read-write)" "$MEMFS_PROMPT_FILE"
 check prompt-ro grep -qF "$ROOT/reference/ (read-only)" "$MEMFS_PROMPT_FILE"
 check no-caps grep -q '^CapEff:[[:space:]]*0000000000000000$' /proc/self/status
@@ -144,7 +145,7 @@ check no-new-privs grep -q '^NoNewPrivs:[[:space:]]*1$' /proc/self/status
 `
 
 var agentChecks = []string{"listing", "write", "edit", "mkdir-mv", "read-back", "read-ro", "write-ro", "edit-ro",
-	"create-in-root", "mkdir-in-root", "umount", "umount-lazy", "remount", "read-db", "list-db",
+	"create-in-root", "mkdir-in-root", "umount", "umount-lazy", "remount", "read-db", "list-db", "no-db-via-proc",
 	"prompt-rw", "prompt-ro", "no-caps", "no-bounding", "no-new-privs"}
 
 func TestRunSandbox(t *testing.T) {
