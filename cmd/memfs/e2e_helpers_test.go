@@ -190,6 +190,8 @@ func shErr(dir, script string) (string, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", script)
 	cmd.Dir = dir
+	// Error messages are matched in English.
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
