@@ -264,9 +264,11 @@ func TestCLIUsage(t *testing.T) {
 	})
 
 	t.Run("GroupHelp", func(t *testing.T) {
-		out, _, code := e.exec(t, "", "store", "--help")
-		if code != 0 || !strings.Contains(out, "archive") || !strings.Contains(out, "create") {
-			t.Errorf("memfs store --help exited %d and does not list the store commands:\n%s", code, out)
+		for _, args := range [][]string{{"store", "--help"}, {"help", "store"}} {
+			out, _, code := e.exec(t, "", args...)
+			if code != 0 || !strings.Contains(out, "archive") || !strings.Contains(out, "create") {
+				t.Errorf("memfs %q exited %d and does not list the store commands:\n%s", args, code, out)
+			}
 		}
 	})
 

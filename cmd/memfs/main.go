@@ -115,7 +115,9 @@ func needSubcommand(c *cli.Context) error {
 			if findCommand(c.App.Commands, topic) == nil {
 				return usageFor(c, "no help for unknown command %q", topic)
 			}
-			return cli.ShowCommandHelp(c, topic)
+			// As "memfs TOPIC --help": urfave/cli lists a group's commands
+			// only once it has run the group.
+			return c.App.RunContext(c.Context, []string{c.App.Name, topic, "--help"})
 		}
 		return cli.ShowAppHelp(c)
 	}
