@@ -335,3 +335,32 @@ func TestRunErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderPrompt(t *testing.T) {
+	instr := "Keep one file per topic\nand date every entry"
+	sess := &versions.Session{ID: "sesn_x", Resources: []versions.Attachment{
+		{Name: "Notes", Slug: "notes", Access: versions.ReadWrite, Description: "What I learned", Instructions: &instr},
+		{Name: "Docs  &\nmore", Slug: "docs-more", Access: versions.ReadOnly},
+	}}
+	same := renderPrompt(sess, "/mnt/memory", []int{100, 100})
+	for _, want := range []string{
+		"You have 2 persistent memory stores",
+		"- Notes at /mnt/memory/notes/ (read-write): What I learned. Instructions: Keep one file per topic\n  and date every entry.\n",
+		"- Docs & more at /mnt/memory/docs-more/ (read-only).\n",
+		"at most 100 bytes each",
+	} {
+		if !strings.Contains(same, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, same)
+		}
+	}
+	differ := renderPrompt(sess, "/srv/m/", []int{100, 200})
+	for _, want := range []string{"/srv/m/notes/ (read-write, files up to 100 bytes)", "/srv/m/docs-more/ (read-only, files up to 200 bytes)", "directly in /srv/m/,"} {
+		if !strings.Contains(differ, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, differ)
+		}
+	}
+	one := renderPrompt(&versions.Session{Resources: sess.Resources[:1]}, "/mnt/memory", []int{100})
+	if !strings.Contains(one, "You have 1 persistent memory store, mounted as a directory") {
+		t.Errorf("singular wording missing:\n%s", one)
+	}
+}
