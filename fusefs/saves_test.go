@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/memfs/memfs/versions"
 )
 
@@ -248,6 +250,12 @@ func TestRenames(t *testing.T) {
 		wantErrno(t, "file onto dir", syscall.Rename(filepath.Join(dir, "file"), filepath.Join(dir, "empty")), syscall.EISDIR)
 		wantErrno(t, "dir onto file", syscall.Rename(filepath.Join(dir, "empty"), filepath.Join(dir, "file")), syscall.ENOTDIR)
 		wantErrno(t, "dir onto non-empty dir", syscall.Rename(filepath.Join(dir, "empty"), filepath.Join(dir, "d1")), syscall.ENOTEMPTY)
+		write("other", "y")
+		wantErrno(t, "RENAME_EXCHANGE", unix.Renameat2(unix.AT_FDCWD, filepath.Join(dir, "file"), unix.AT_FDCWD, filepath.Join(dir, "other"), unix.RENAME_EXCHANGE), syscall.EINVAL)
+		wantErrno(t, "RENAME_NOREPLACE onto a file", unix.Renameat2(unix.AT_FDCWD, filepath.Join(dir, "file"), unix.AT_FDCWD, filepath.Join(dir, "other"), unix.RENAME_NOREPLACE), syscall.EEXIST)
+		if err := unix.Renameat2(unix.AT_FDCWD, filepath.Join(dir, "other"), unix.AT_FDCWD, filepath.Join(dir, "other2"), unix.RENAME_NOREPLACE); err != nil {
+			t.Errorf("RENAME_NOREPLACE to a free name: %v", err)
+		}
 		wantErrno(t, "dir into itself", syscall.Rename(filepath.Join(dir, "d1"), filepath.Join(dir, "d1", "inner", "x")), syscall.EINVAL)
 		checkAlive(t, dir)
 	})
