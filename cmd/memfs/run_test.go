@@ -364,3 +364,40 @@ func TestRenderPrompt(t *testing.T) {
 		t.Errorf("singular wording missing:\n%s", one)
 	}
 }
+
+// A platform without the privilege or the device is told what to do.
+func TestRunEnvironmentErrors(t *testing.T) {
+	e := newRunEnv(t)
+	e.stores(t)
+	run := []string{memfsBin, "run", "--store", "Agent Notes", "--mount-root", e.root, "--", "true"}
+	for _, tc := range []struct {
+		name    string
+		wrapper []string // runs memfs in the environment under test
+		want    string
+	}{
+		{"NoCapSysAdmin", []string{"setpriv", "--bounding-set=-sys_admin", "--"}, "needs root or CAP_SYS_ADMIN"},
+		// A private mount namespace whose /dev is empty, as in a container
+		// started without --device /dev/fuse.
+		{"NoDevFuse", []string{"unshare", "--mount", "--propagation", "private", "sh", "-c", `mount -t tmpfs none /dev && exec "$@"`, "sh"}, "--device /dev/fuse"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := exec.LookPath(tc.wrapper[0]); err != nil {
+				t.Skipf("%s is not installed", tc.wrapper[0])
+			}
+			args := append(append([]string{}, tc.wrapper...), run...)
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Env = append(os.Environ(), "MEMFS_DB="+e.db)
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			_ = cmd.Run()
+			if code := cmd.ProcessState.ExitCode(); code != exitInternal || !strings.Contains(errb.String(), tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and a message with %q", code, errb.String(), exitInternal, tc.want)
+			}
+		})
+	}
+	var page versions.Page[versions.Session]
+	e.json(t, &page, "session", "list")
+	if len(page.Data) != 0 {
+		t.Errorf("a refused run created %d sessions", len(page.Data))
+	}
+}
