@@ -223,13 +223,18 @@ func TestE2ECLIWhileMounted(t *testing.T) {
 
 func TestE2ESignalUnmount(t *testing.T) {
 	cases := []struct {
-		name string
-		sig  syscall.Signal
-		busy bool // a file in the mount is open when the signal comes
+		name  string
+		sig   syscall.Signal
+		write bool // save a file before the signal, and find it after
+		busy  bool // a file in the mount is open when the signal comes
 	}{
-		{"SIGINT", syscall.SIGINT, false},
-		{"SIGTERM", syscall.SIGTERM, false},
-		{"SIGTERMWhileFileOpen", syscall.SIGTERM, true},
+		{"SIGINT", syscall.SIGINT, true, false},
+		{"SIGTERM", syscall.SIGTERM, true, false},
+		{"SIGTERMWhileFileOpen", syscall.SIGTERM, true, true},
+		// A supervisor whose command exited at once stops the mount as
+		// soon as it is ready: the signal must not find the daemon
+		// without its handler.
+		{"SIGTERMRightAfterReady", syscall.SIGTERM, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -238,8 +243,10 @@ func TestE2ESignalUnmount(t *testing.T) {
 			mnt := mountDir(t)
 			d := env.startMount(t, mnt, "--store", "Sig")
 			file := filepath.Join(mnt, slug, "f")
-			if err := os.WriteFile(file, []byte("kept\n"), 0o644); err != nil {
-				t.Fatal(err)
+			if c.write {
+				if err := os.WriteFile(file, []byte("kept\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if c.busy {
 				// An agent still inside the mount must not keep the
@@ -256,6 +263,9 @@ func TestE2ESignalUnmount(t *testing.T) {
 			}
 			if isMounted(t, mnt) {
 				t.Errorf("%s still mounted after %v", mnt, c.sig)
+			}
+			if !c.write {
+				return
 			}
 			if got := env.cli(t, "memory", "get", storeID, "/f"); got != "kept\n" {
 				t.Errorf("memory get /f = %q, want %q", got, "kept\n")
