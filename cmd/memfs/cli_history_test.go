@@ -198,6 +198,7 @@ func TestCLIRestoreLogDiff(t *testing.T) {
 			t.Errorf("log %s: %d versions, want 4", memID, got)
 		}
 		e.fails(t, exitNotFound, "not_found_error", "log", "Hist", "/never.md")
+		e.fails(t, exitNotFound, "not_found_error", "log", "Hist", "mem_never")
 		page := e.obj(t, "log", "Hist")
 		if data, _ := page["data"].([]any); len(data) != 9 {
 			t.Errorf("log --format json: %d versions, want 9", len(data))

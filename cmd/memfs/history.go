@@ -132,6 +132,10 @@ func logHistory(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
+		if len(all) == 0 && o.MemoryID != "" {
+			return &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
+				"no versions of memory %s in store %s (pruned, or never there); see memfs log %s", o.MemoryID, s.ID, s.ID)}
+		}
 		if all == nil {
 			all = []versions.Version{}
 		}
