@@ -119,22 +119,60 @@ func unescapeOctal(s string) string {
 	return b.String()
 }
 
-// MakeMountRoot creates root and any missing parent, and returns a function
-// that removes what it created once empty, leaving no litter on the host.
-func MakeMountRoot(root string) (remove func(), err error) {
-	var made []string
-	for dir := filepath.Clean(root); ; dir = filepath.Dir(dir) {
-		if _, err := os.Lstat(dir); err == nil || dir == "/" {
-			break
+// MakeMountRoot creates root and any missing parent, and returns release,
+// to be called once the sandbox is gone, which removes what it created.
+//
+// Removing a directory that is a mount point in another mount namespace
+// silently detaches that mount (Linux ≥ 3.18), so every sandbox holds a
+// shared flock on its mount root while it runs, and release removes the
+// root only when it can take the lock exclusively: never under another
+// sandbox still using it (which then leaves the empty directory behind).
+func MakeMountRoot(root string) (release func(), err error) {
+	root = filepath.Clean(root)
+	for range 10 {
+		var made []string
+		for dir := root; ; dir = filepath.Dir(dir) {
+			if _, err := os.Lstat(dir); err == nil || dir == "/" {
+				break
+			}
+			made = append(made, dir)
 		}
-		made = append(made, dir)
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, errorf(KindInvalid, "cannot create the mount root %s: %v; create it or pick another --mount-root", root, err)
-	}
-	return func() {
-		for _, dir := range made {
-			_ = os.Remove(dir)
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			return nil, errorf(KindInvalid, "cannot create the mount root %s: %v; create it or pick another --mount-root", root, err)
 		}
-	}, nil
+		f, err := os.Open(root)
+		if err != nil {
+			return nil, errorf(KindInvalid, "cannot open the mount root %s: %v", root, err)
+		}
+		// Waits while another sandbox's release holds it exclusively.
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+			f.Close()
+			return nil, errorf(KindSetup, "lock the mount root %s: %v", root, err)
+		}
+		if sameFile(f, root) {
+			return func() { releaseMountRoot(f, made) }, nil
+		}
+		f.Close() // removed by that release meanwhile: make it again
+	}
+	return nil, errorf(KindSetup, "the mount root %s keeps disappearing while it is being created; is something removing it?", root)
+}
+
+func releaseMountRoot(f *os.File, made []string) {
+	defer f.Close()
+	if len(made) == 0 || unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return
+	}
+	for _, dir := range made {
+		_ = os.Remove(dir)
+	}
+}
+
+// sameFile reports whether the open f is still what path names.
+func sameFile(f *os.File, path string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(path)
+	return err == nil && os.SameFile(a, b)
 }

@@ -261,19 +261,49 @@ func TestPromptUnderHiddenDir(t *testing.T) {
 }
 
 func TestMakeMountRoot(t *testing.T) {
-	dir := t.TempDir()
-	root := filepath.Join(dir, "a", "b", "memory")
-	remove, err := sandbox.MakeMountRoot(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		t.Fatalf("mount root not made: %v", err)
-	}
-	remove()
-	if _, err := os.Stat(filepath.Join(dir, "a")); !os.IsNotExist(err) {
-		t.Errorf("made directories left behind: %v", err)
-	}
+	t.Run("RemovedAfter", func(t *testing.T) {
+		dir := t.TempDir()
+		root := filepath.Join(dir, "a", "b", "memory")
+		release, err := sandbox.MakeMountRoot(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+			t.Fatalf("mount root not made: %v", err)
+		}
+		release()
+		if _, err := os.Stat(filepath.Join(dir, "a")); !os.IsNotExist(err) {
+			t.Errorf("made directories left behind: %v", err)
+		}
+	})
+	// Removing the root under another sandbox would detach its mount.
+	t.Run("KeptWhileShared", func(t *testing.T) {
+		root := filepath.Join(t.TempDir(), "memory")
+		releaseA, err := sandbox.MakeMountRoot(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		releaseB, err := sandbox.MakeMountRoot(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		releaseA()
+		if _, err := os.Stat(root); err != nil {
+			t.Fatalf("the creator removed the mount root another sandbox holds: %v", err)
+		}
+		releaseB()
+	})
+	t.Run("Existing", func(t *testing.T) {
+		root := t.TempDir()
+		release, err := sandbox.MakeMountRoot(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+		if _, err := os.Stat(root); err != nil {
+			t.Errorf("a mount root that existed before was removed: %v", err)
+		}
+	})
 }
 
 func waitFor(t *testing.T, path string) {
