@@ -145,7 +145,8 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	if err != nil {
 		return nil, n.sm.srv.errnoOf("readdir", dir, err)
 	}
-	list := make([]fuse.DirEntry, 0, len(entries))
+	list := make([]fuse.DirEntry, 0, len(entries)+2)
+	list = append(list, dotEntries(&n.Inode)...)
 	seen := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		seen[e.Name] = true
@@ -322,4 +323,16 @@ func (sm *storeMount) statfs(ctx context.Context, out *fuse.StatfsOut) {
 	out.Blocks = uint64(maxMemories) * uint64(maxBytes) / bsize
 	out.Bfree = uint64(free) * uint64(maxBytes) / bsize
 	out.Bavail = out.Bfree
+}
+
+// dotEntries are "." and "..", which readdir(3) users expect to see.
+func dotEntries(in *fs.Inode) []fuse.DirEntry {
+	parent := in
+	if _, p := in.Parent(); p != nil {
+		parent = p
+	}
+	return []fuse.DirEntry{
+		{Name: ".", Mode: syscall.S_IFDIR, Ino: in.StableAttr().Ino},
+		{Name: "..", Mode: syscall.S_IFDIR, Ino: parent.StableAttr().Ino},
+	}
 }

@@ -42,7 +42,8 @@ func (r *rootNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 }
 
 func (r *rootNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
-	list := make([]fuse.DirEntry, 0, len(r.srv.stores))
+	list := make([]fuse.DirEntry, 0, len(r.srv.stores)+2)
+	list = append(list, dotEntries(&r.Inode)...)
 	for _, sm := range r.srv.stores {
 		list = append(list, fuse.DirEntry{Name: sm.slug, Mode: syscall.S_IFDIR, Ino: sm.dirIno("/")})
 	}
