@@ -85,11 +85,7 @@ func (db *DB) UpdateMemory(ctx context.Context, storeID, memoryID string, u Memo
 	}
 	var out *Memory
 	err := db.write(ctx, "update memory", func(r *run) error {
-		s, err := loadWritable(r, storeID)
-		if err != nil {
-			return err
-		}
-		m, err := lookupMemory(r, s, memoryID)
+		s, m, err := storeAndMemory(r, storeID, memoryID, true)
 		if err != nil {
 			return err
 		}
@@ -117,11 +113,7 @@ func (db *DB) UpdateMemory(ctx context.Context, storeID, memoryID string, u Memo
 // on archived stores too). memoryID may also be the memory's path.
 func (db *DB) DeleteMemory(ctx context.Context, storeID, memoryID string, d MemoryDelete, by Actor) error {
 	return db.write(ctx, "delete memory", func(r *run) error {
-		s, err := loadStore(r, storeID)
-		if err != nil {
-			return err
-		}
-		m, err := lookupMemory(r, s, memoryID)
+		s, m, err := storeAndMemory(r, storeID, memoryID, false)
 		if err != nil {
 			return err
 		}
@@ -184,6 +176,29 @@ func lookupMemory(r *run, s *storeRow, ref string) (*memRow, error) {
 		return nil, memoryNotFound(s.ID, ref)
 	}
 	return m, err
+}
+
+// storeAndMemory reads what a save needs of a store (not its metadata,
+// whose decoding costs more than the rest) and one of its live memories by
+// id or path. Two statements: SQLite runs them several times faster than
+// the equivalent LEFT JOIN.
+func storeAndMemory(r *run, storeID, ref string, writable bool) (*storeRow, *memRow, error) {
+	s := storeRow{Store: Store{ID: storeID}}
+	var archived sql.NullInt64
+	err := r.scan("SELECT seq, name, max_memories, max_memory_bytes, memory_count, archived_at FROM stores WHERE id = ?",
+		[]any{storeID}, &s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.count, &archived)
+	if err == sql.ErrNoRows {
+		return nil, nil, storeNotFound(storeID)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	s.ArchivedAt = nullTime(archived)
+	if writable && s.ArchivedAt != nil {
+		return nil, nil, archivedError(&s)
+	}
+	m, err := lookupMemory(r, &s, ref)
+	return &s, m, err
 }
 
 // memoryAt returns the live memory at path, or nil.
@@ -276,8 +291,16 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.exec("UPDATE memories SET path = ?, head = ?, version_id = ?, sha = ?, size = ?, updated_at = ? WHERE ino = ?",
-		m.Path, head, vid, newSHA, len(content), now, m.Ino); err != nil {
+	// SQLite rewrites an index whenever its column is SET, even to the same
+	// value: leave path out of a save that does not rename.
+	if pathChanged {
+		_, err = r.exec("UPDATE memories SET path = ?, head = ?, version_id = ?, sha = ?, size = ?, updated_at = ? WHERE ino = ?",
+			m.Path, head, vid, newSHA, len(content), now, m.Ino)
+	} else {
+		_, err = r.exec("UPDATE memories SET head = ?, version_id = ?, sha = ?, size = ?, updated_at = ? WHERE ino = ?",
+			head, vid, newSHA, len(content), now, m.Ino)
+	}
+	if err != nil {
 		return nil, err
 	}
 	m.head, m.VersionID, m.ContentSHA256, m.ContentSize, m.UpdatedAt, m.Content = head, vid, newSHA, len(content), fromNanos(now), &content

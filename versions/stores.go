@@ -85,9 +85,13 @@ func loadWritable(r *run, id string) (*storeRow, error) {
 		return nil, err
 	}
 	if s.ArchivedAt != nil {
-		return nil, errorf(CodeReadOnly, "memory store %s (%q) is archived and read-only: its memories can be read and deleted but not created or changed", s.ID, s.Name)
+		return nil, archivedError(s)
 	}
 	return s, nil
+}
+
+func archivedError(s *storeRow) error {
+	return errorf(CodeReadOnly, "memory store %s (%q) is archived and read-only: its memories can be read and deleted but not created or changed", s.ID, s.Name)
 }
 
 func (db *DB) CreateStore(ctx context.Context, p StoreParams) (*Store, error) {
