@@ -188,6 +188,10 @@ func exitCode(err error) int {
 // json, and returns the exit code.
 func reportError(err error, asJSON bool, stderr io.Writer) int {
 	code := exitCode(err)
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) && err.Error() == "" {
+		return code // a status passed through, e.g. run's command's
+	}
 	if !asJSON {
 		fmt.Fprintf(stderr, "memfs: %v\n", err)
 		return code

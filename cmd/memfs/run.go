@@ -111,9 +111,9 @@ func runSandboxed(c *cli.Context) error {
 		return err
 	}
 	if code != 0 {
-		// The command's own status, and nothing printed: main reports
-		// every error it is handed, and this is not one.
-		os.Exit(code)
+		// The command's own status; an empty message tells main not to
+		// print anything.
+		return cli.Exit("", code)
 	}
 	return nil
 }
