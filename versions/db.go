@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,7 +126,7 @@ func Open(path string, opts Options) (*DB, error) {
 	db.r.SetMaxIdleConns(n)
 	db.wp, db.rp = newConnPool(db.w, 1), newConnPool(db.r, n)
 
-	if err := db.setup(syncMode); err != nil {
+	if err := db.setup(syncMode, timeout); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -133,16 +134,19 @@ func Open(path string, opts Options) (*DB, error) {
 }
 
 // setup checks that the DSN's settings took effect and migrates.
-func (db *DB) setup(syncMode string) error {
+func (db *DB) setup(syncMode string, timeout time.Duration) error {
 	ctx := context.Background()
 	var mode string
-	var fk, syn int
+	var fk, syn, busy int
 	err := retryBusy(ctx, func() error {
 		return db.inTx(ctx, db.wp, "", func(r *run) error {
 			if err := r.c.c.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 				return err
 			}
 			if err := r.c.c.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
+				return err
+			}
+			if err := r.c.c.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy); err != nil {
 				return err
 			}
 			return r.c.c.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&syn)
@@ -155,8 +159,8 @@ func (db *DB) setup(syncMode string) error {
 		return fmt.Errorf("open database %s: journal_mode is %q, not wal: the file system may not support WAL (shared memory); put the database on a local disk", db.path, mode)
 	}
 	wantSyn := map[string]int{"NORMAL": 1, "FULL": 2}[syncMode]
-	if fk != 1 || syn != wantSyn {
-		return fmt.Errorf("open database %s: settings did not take effect (foreign_keys=%d, synchronous=%d)", db.path, fk, syn)
+	if fk != 1 || syn != wantSyn || busy != int(timeout.Milliseconds()) {
+		return fmt.Errorf("open database %s: settings did not take effect (foreign_keys=%d, synchronous=%d, busy_timeout=%d)", db.path, fk, syn, busy)
 	}
 	return db.migrate(ctx)
 }
@@ -235,7 +239,7 @@ func (p *connPool) get(ctx context.Context) (*conn, error) {
 
 // put returns c; a connection that broke is dropped and reopened later.
 func (p *connPool) put(c *conn, err error) {
-	if err != nil && (errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone)) {
+	if c != nil && err != nil && (errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone)) {
 		c.close()
 		c = nil
 	}
@@ -302,7 +306,7 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, fn func(r *ru
 	if err != nil {
 		return err
 	}
-	defer func() { p.put(c, err) }()
+	defer func() { p.put(c, err) }() // c is nil once dropped
 	r := &run{ctx: ctx, c: c, db: db}
 	if begin == "" {
 		return fn(r)
@@ -315,7 +319,12 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, fn func(r *ru
 	}
 	if err != nil {
 		// The context may be the reason of the failure: roll back regardless.
-		c.c.ExecContext(context.Background(), "ROLLBACK")
+		// A connection that cannot roll back is dropped, so that the next
+		// caller does not inherit an open transaction.
+		if _, rerr := c.c.ExecContext(context.Background(), "ROLLBACK"); rerr != nil && !strings.Contains(rerr.Error(), "no transaction is active") {
+			c.close()
+			c = nil
+		}
 	}
 	return err
 }

@@ -278,6 +278,22 @@ func TestOpen(t *testing.T) {
 			t.Fatalf("home default: %s", p)
 		}
 	})
+	t.Run("odd-characters-in-path", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "my dir?#%20", "memfs.db")
+		db, err := versions.Open(p, versions.Options{})
+		ok(t, err)
+		s := newStore(t, db, versions.StoreParams{})
+		db.Close()
+		db, err = versions.Open(p, versions.Options{})
+		ok(t, err)
+		defer db.Close()
+		if _, err := db.GetStore(ctx, s.ID); err != nil {
+			t.Fatalf("reopened database lost the store: %v", err)
+		}
+		if db.Path() != p {
+			t.Fatalf("Path() = %s", db.Path())
+		}
+	})
 	t.Run("not-a-database", func(t *testing.T) {
 		p := filepath.Join(t.TempDir(), "junk.db")
 		ok(t, writeFile(p, strings.Repeat("not sqlite ", 1000)))
