@@ -1,9 +1,11 @@
 package versions_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/memfs/memfs/versions"
 )
@@ -86,6 +88,39 @@ func TestChanges(t *testing.T) {
 		got, _ := since(top)
 		if !slices.Equal(got, []string{"/"}) {
 			t.Fatalf("got %v", got)
+		}
+	})
+}
+
+func TestChangesTrimmed(t *testing.T) {
+	db, clk := openClocked(t)
+	s := newStore(t, db, versions.StoreParams{})
+	m := create(t, db, s.ID, "/a", "0")
+	save := func(n int) {
+		for i := range n {
+			update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(fmt.Sprint(clk.now().UnixNano(), i))})
+		}
+	}
+	save(600)
+	all, top, err := db.Changes(ctx, s.ID, 0)
+	ok(t, err)
+	clk.advance(time.Hour)
+	save(1100) // passes two trim points: the first removes up to 2,048 old rows
+	t.Run("F10/old-rows-trimmed", func(t *testing.T) {
+		cs, _, err := db.Changes(ctx, s.ID, 0)
+		ok(t, err)
+		if len(cs) >= len(all)+1100 {
+			t.Fatalf("%d changes kept, nothing trimmed", len(cs))
+		}
+		if cs[0].Seq <= top {
+			t.Fatalf("a change older than an hour survived: seq %d ≤ %d", cs[0].Seq, top)
+		}
+	})
+	t.Run("F10/recent-rows-kept", func(t *testing.T) {
+		cs, newTop, err := db.Changes(ctx, s.ID, top)
+		ok(t, err)
+		if len(cs) != 1100 || cs[len(cs)-1].Seq != newTop {
+			t.Fatalf("%d recent changes, last %d, top %d", len(cs), cs[len(cs)-1].Seq, newTop)
 		}
 	})
 }

@@ -158,6 +158,17 @@ func TestS6ListMemories(t *testing.T) {
 			wantCode(t, err, versions.CodeInvalid)
 		}
 	})
+	t.Run("limits/page-size", func(t *testing.T) {
+		_, err := db.ListMemories(ctx, s.ID, versions.MemoryListOptions{Limit: -1})
+		wantCode(t, err, versions.CodeInvalid)
+		p, err := db.ListMemories(ctx, s.ID, versions.MemoryListOptions{Limit: versions.MaxPageSize + 1})
+		ok(t, err)
+		if len(p.Data) != len(paths) {
+			t.Fatalf("%d items", len(p.Data))
+		}
+		_, err = db.ListMemories(ctx, s.ID, versions.MemoryListOptions{View: "everything"})
+		wantCode(t, err, versions.CodeInvalid)
+	})
 	t.Run("S6/bad-cursor-refused", func(t *testing.T) {
 		_, err := db.ListMemories(ctx, s.ID, versions.MemoryListOptions{Page: "!!"})
 		wantCode(t, err, versions.CodeInvalid)
