@@ -137,7 +137,6 @@ func runWorkloadChild(ctx context.Context, dir string, files, dirs int) (map[str
 		return nil, nil, fmt.Errorf("find the bench binary to re-run: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, self, "workload", "--dir", dir, "--files", strconv.Itoa(files), "--dirs", strconv.Itoa(dirs))
-	cmd.Env = clientEnv()
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = os.Stderr
@@ -149,16 +148,6 @@ func runWorkloadChild(ctx context.Context, dir string, files, dirs int) (map[str
 		return nil, nil, fmt.Errorf("workload process printed %q, not its result: %w", out.String(), err)
 	}
 	return res.Seconds, res.Ops, nil
-}
-
-// clientEnv is the environment of the processes that use the mounts. Go's
-// runtime preempts goroutines with SIGURG; a signal arriving while a thread
-// waits in a FUSE request makes the kernel send FUSE_INTERRUPT, which
-// cancels the request's context in go-fuse. The agents memfs serves (shells,
-// editors, Python) are not signalled like that, so the harness turns the
-// preemption signal off rather than measure a Go-client artefact.
-func clientEnv() []string {
-	return append(os.Environ(), "GODEBUG=asyncpreemptoff=1")
 }
 
 // workloadMain is the "workload" helper mode.

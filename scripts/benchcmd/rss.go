@@ -137,15 +137,14 @@ func daemonPeak(ctx context.Context, mnt string, args ...string) (float64, int, 
 	return float64(kib) / 1024, files, nil
 }
 
-// walkChild reads every file below dir in a client process (see clientEnv)
-// and returns how many it read.
+// walkChild reads every file below dir in a client process, as an agent
+// would, and returns how many it read.
 func walkChild(ctx context.Context, dir string) (int, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return 0, fmt.Errorf("find the bench binary to re-run: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, self, "walk", dir)
-	cmd.Env = clientEnv()
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

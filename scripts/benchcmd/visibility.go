@@ -77,7 +77,6 @@ func measureVisibility(ctx context.Context, cfg *config, work string, rep *repor
 		"--a", filepath.Join(mntA, sessA.Resources[0].Slug),
 		"--b", filepath.Join(mntB, sessB.Resources[0].Slug),
 		"--samples", strconv.Itoa(cfg.visSamples))
-	cmd.Env = clientEnv()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
 	if err := cmd.Run(); err != nil {
