@@ -66,6 +66,7 @@ func (n *dirNode) fillAttr(a *fuse.Attr) {
 
 func (n *dirNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	n.fillAttr(&out.Attr)
+	out.SetTimeout(cacheTimeout)
 	return 0
 }
 
@@ -85,6 +86,7 @@ func (n *dirNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttr
 		n.mu.Unlock()
 	}
 	n.fillAttr(&out.Attr)
+	out.SetTimeout(cacheTimeout)
 	return 0
 }
 
@@ -116,11 +118,13 @@ func (n *dirNode) entryNode(ctx context.Context, e *versions.Entry, out *fuse.En
 		if known != nil {
 			if d, ok := known.Operations().(*dirNode); ok {
 				d.fillAttr(&out.Attr)
+				out.SetAttrTimeout(cacheTimeout)
 				return known
 			}
 		}
 		d := &dirNode{sm: sm, mode: 0o755}
 		d.fillAttr(&out.Attr)
+		out.SetAttrTimeout(cacheTimeout)
 		return n.NewInode(ctx, d, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: sm.dirIno(e.Path)})
 	}
 	m := e.Memory
@@ -180,6 +184,7 @@ func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 	n.sm.noteOwn(p)
 	d := &dirNode{sm: n.sm, mode: mode & 0o777}
 	d.fillAttr(&out.Attr)
+	out.SetAttrTimeout(cacheTimeout)
 	return n.NewInode(ctx, d, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: n.sm.dirIno(p)}), 0
 }
 
@@ -218,7 +223,7 @@ func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	if e := n.sm.reserveCreate(ctx, p); e != 0 {
 		return nil, nil, 0, e
 	}
-	f, h := newPendingFile(n.sm, mode&0o777, flags)
+	f, h := newPendingFile(ctx, n.sm, mode&0o777, flags)
 	f.fillAttr(&out.Attr)
 	ch := n.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: n.sm.srv.nextPendingIno()})
 	return ch, h, 0, 0

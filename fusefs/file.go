@@ -37,13 +37,16 @@ type buffer struct {
 	data  []byte
 	base  string // the head version the content started from (F13)
 	dirty bool   // written since the last save
-	stale bool   // clean, and another writer saved since: reload before use
+	stale bool   // clean, and another writer saved since: the next open reloads it
 }
 
-// handle is one open file description.
+// handle is one open file description. Handles are used by one request at
+// a time per file (the node's lock), which guards these fields.
 type handle struct {
 	wrote  bool // this handle changed the content: its flush saves (F4)
 	append bool
+	users  map[uint32]bool   // processes that opened or wrote through it (owner.go)
+	tids   map[uint32]uint32 // thread → process, cached
 }
 
 func newFileNode(sm *storeMount, m *versions.Memory) *fileNode {
@@ -52,10 +55,11 @@ func newFileNode(sm *storeMount, m *versions.Memory) *fileNode {
 
 // newPendingFile is a file made by create(2): it is saved as a new memory
 // by the first flush of its creating handle.
-func newPendingFile(sm *storeMount, mode, flags uint32) (*fileNode, *handle) {
+func newPendingFile(ctx context.Context, sm *storeMount, mode, flags uint32) (*fileNode, *handle) {
 	f := &fileNode{sm: sm, pending: true, mode: mode, mtime: time.Now(), buf: &buffer{}, opens: 1}
-	sm.tracking(f, true)
-	return f, &handle{wrote: true, append: flags&syscall.O_APPEND != 0}
+	h := &handle{wrote: true, append: flags&syscall.O_APPEND != 0}
+	h.noteUser(ctx)
+	return f, h
 }
 
 // fileIno is a memory's inode number (Memory.Ino); 0 and 1 are moved out of
@@ -143,9 +147,11 @@ func (n *fileNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrO
 	return 0
 }
 
-// loadLocked makes sure the buffer holds the current content.
-func (n *fileNode) loadLocked(ctx context.Context) syscall.Errno {
-	if n.buf != nil && !n.buf.stale {
+// loadLocked makes sure a buffer is loaded. A stale one is reloaded only
+// when a handle opens (reload), never under a reader in the middle of its
+// reads, so a reader sees one save or another, not a mix.
+func (n *fileNode) loadLocked(ctx context.Context, reload bool) syscall.Errno {
+	if n.buf != nil && !(reload && n.buf.stale) {
 		return 0
 	}
 	if n.pending || n.memID == "" {
@@ -181,14 +187,12 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if e := n.loadLocked(ctx); e != 0 {
+	if e := n.loadLocked(ctx, true); e != 0 {
 		return nil, 0, e
 	}
 	n.opens++
-	if n.opens == 1 {
-		n.sm.tracking(n, true)
-	}
 	h := &handle{append: flags&syscall.O_APPEND != 0}
+	h.noteUser(ctx)
 	if flags&syscall.O_TRUNC != 0 && len(n.buf.data) > 0 {
 		n.buf.data = n.buf.data[:0]
 		n.buf.dirty = true
@@ -201,7 +205,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 func (n *fileNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if e := n.loadLocked(ctx); e != 0 {
+	if e := n.loadLocked(ctx, false); e != 0 {
 		return nil, e
 	}
 	data := n.buf.data
@@ -219,7 +223,7 @@ func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 	h, _ := f.(*handle)
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if e := n.loadLocked(ctx); e != 0 {
+	if e := n.loadLocked(ctx, false); e != 0 {
 		return 0, e
 	}
 	if h != nil && h.append {
@@ -242,6 +246,7 @@ func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 	n.mtime = time.Now()
 	if h != nil {
 		h.wrote = true
+		h.noteUser(ctx)
 	}
 	return uint32(len(data)), 0
 }
@@ -275,7 +280,7 @@ func (n *fileNode) resizeLocked(size int64) {
 func (n *fileNode) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	h, _ := f.(*handle)
 	n.mu.Lock()
-	if h == nil || !h.wrote || n.buf == nil || !n.buf.dirty {
+	if h == nil || !h.wrote || n.buf == nil || !n.buf.dirty || !h.flushSaves(ctx) {
 		n.mu.Unlock()
 		return 0
 	}
@@ -327,7 +332,6 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 			n.sm.srv.log.Warn("unsaved content discarded: its save failed and the last handle closed", "path", p)
 		}
 		n.buf = nil
-		n.sm.tracking(n, false)
 		if n.pending && !n.unlinked {
 			ghost = true
 			n.unlinkedLocked()
@@ -366,7 +370,7 @@ func (n *fileNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAtt
 			return n.sm.srv.refuse("truncate", p, syscall.EFBIG, tooLarge(maxBytes))
 		}
 		temporary := n.buf == nil
-		if e := n.loadLocked(ctx); e != 0 {
+		if e := n.loadLocked(ctx, false); e != 0 {
 			return e
 		}
 		if int64(size) != int64(len(n.buf.data)) {
@@ -377,6 +381,7 @@ func (n *fileNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAtt
 		h, _ := f.(*handle)
 		if h != nil {
 			h.wrote = h.wrote || n.buf.dirty
+			h.noteUser(ctx)
 		} else if n.buf.dirty || n.pending {
 			e := n.saveLocked(ctx, "truncate")
 			if temporary {
@@ -399,14 +404,4 @@ func (n *fileNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAtt
 func (n *fileNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	n.sm.statfs(ctx, out)
 	return 0
-}
-
-// saveOnUnmount saves what an open file holds when the daemon is asked to
-// stop, so SIGTERM does not lose writes whose close() has not come yet.
-func (n *fileNode) saveOnUnmount(ctx context.Context) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.buf != nil && (n.buf.dirty || n.pending) {
-		n.saveLocked(ctx, "unmount")
-	}
 }

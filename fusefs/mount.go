@@ -41,8 +41,11 @@ type Options struct {
 	Debug bool
 }
 
-// cacheTimeout bounds how long the kernel trusts what it cached; changes
-// from outside the mount are pushed sooner by notifications (watch.go).
+// cacheTimeout bounds how long the kernel trusts names and directory
+// attributes; changes from outside the mount are pushed sooner by
+// notifications (watch.go). File attributes are not cached at all: the
+// kernel cuts reads at the size it believes, and a size cached from before
+// another writer's save would show a reader a truncated file.
 const cacheTimeout = time.Second
 
 // Server is a mounted session.
@@ -114,7 +117,6 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	timeout := cacheTimeout
 	fo := &fs.Options{
 		EntryTimeout:    &timeout,
-		AttrTimeout:     &timeout,
 		NegativeTimeout: &timeout,
 		UID:             o.UID,
 		GID:             o.GID,
@@ -158,17 +160,15 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 // Mountpoint is the absolute path the session is mounted on.
 func (s *Server) Mountpoint() string { return s.mnt }
 
-// Unmount stops watching the stores, saves what open files hold that was
-// not saved yet, and unmounts. When files are still open the mount is
-// detached lazily (it disappears from the namespace now and the kernel drops
-// it when the last file closes).
+// Unmount stops watching the stores and unmounts. When files are still
+// open the mount is detached lazily (it disappears from the namespace now
+// and the kernel drops it when the last file closes); what they hold and was
+// not saved by close or fsync is not saved (a half-written file must not
+// become a version).
 func (s *Server) Unmount() error {
 	s.once.Do(func() {
 		s.stop()
 		s.watches.Wait()
-		for _, sm := range s.stores {
-			sm.saveOpenFiles(context.Background())
-		}
 		if err := s.fuse.Unmount(); err != nil {
 			if !isFuseMount(s.mnt) {
 				s.log.Info("already unmounted from outside")

@@ -29,6 +29,7 @@ func (r *rootNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrO
 	out.Size = 4096
 	out.Uid, out.Gid = s.opts.UID, s.opts.GID
 	out.SetTimes(&s.started, &s.started, &s.started)
+	out.SetTimeout(cacheTimeout)
 	return 0
 }
 
@@ -38,6 +39,7 @@ func (r *rootNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 		return nil, syscall.ENOENT
 	}
 	ch.Operations().(*dirNode).fillAttr(&out.Attr)
+	out.SetAttrTimeout(cacheTimeout)
 	return ch, 0
 }
 

@@ -291,3 +291,34 @@ func write(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// A forked child closing its inherited copy of a descriptor (at exec) sends
+// FLUSH too; it must not save a file its parent truncated and has not
+// written yet.
+func TestForkedChildCloseDoesNotSave(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "Fork")
+	_, dir := e.mountStore(t, st, Options{})
+	p := filepath.Join(dir, "f.txt")
+	write(t, p, "old")
+	mem := e.memory(t, st.ID, "/f.txt")
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if out, err := exec.Command("true").CombinedOutput(); err != nil {
+			t.Fatalf("fork+exec: %v %s", err, out)
+		}
+	}
+	if _, err := f.WriteString("new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	vs := e.versionsOf(t, st.ID, mem.ID)
+	if len(vs) != 2 || *vs[0].Content != "new" {
+		t.Errorf("history %s (newest %q); want created + one modified \"new\"", ops(vs), *vs[0].Content)
+	}
+}

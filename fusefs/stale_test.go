@@ -115,28 +115,6 @@ func TestMountOnLiveMountRefused(t *testing.T) {
 	checkAlive(t, m.dir(0))
 }
 
-// Unmount saves what an open file holds (a daemon asked to stop must not
-// drop writes whose close() has not come yet).
-func TestUnmountSavesOpenFiles(t *testing.T) {
-	e := newEnv(t)
-	st := e.store(t, "Stop")
-	m, dir := e.mountStore(t, st, Options{})
-	f, err := os.Create(filepath.Join(dir, "open.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString("written, not closed"); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.srv.Unmount(); err != nil {
-		t.Fatal(err)
-	}
-	if got := e.memory(t, st.ID, "/open.txt"); *got.Content != "written, not closed" {
-		t.Errorf("after unmount the store holds %q", *got.Content)
-	}
-}
-
 // An unmount from outside (umount) ends Wait, and Unmount then succeeds.
 func TestUnmountedFromOutside(t *testing.T) {
 	e := newEnv(t)

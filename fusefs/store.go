@@ -39,8 +39,6 @@ type storeMount struct {
 	// last as long as the mount, so that a new inode of the same memory
 	// shows what chmod or create asked for).
 	modes map[string]uint32
-	// open holds the files with a loaded buffer, to save them on unmount.
-	open map[*fileNode]struct{}
 }
 
 type ownMark struct {
@@ -50,7 +48,7 @@ type ownMark struct {
 
 func newStoreMount(s *Server, a versions.Attachment, st *versions.Store) *storeMount {
 	sm := &storeMount{srv: s, id: a.StoreID, slug: a.Slug, readOnly: a.Access == versions.ReadOnly,
-		store: *st, own: map[string]ownMark{}, gen: map[string]uint64{}, modes: map[string]uint32{}, open: map[*fileNode]struct{}{}}
+		store: *st, own: map[string]ownMark{}, gen: map[string]uint64{}, modes: map[string]uint32{}}
 	if sm.slug == "" {
 		sm.slug = strings.TrimPrefix(a.MountPath, "/mnt/memory/")
 	}
@@ -275,26 +273,3 @@ func (sm *storeMount) setMode(memID string, mode uint32) {
 // cancelled while committing would report failure for a version that was
 // written.
 func detach(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
-
-func (sm *storeMount) tracking(f *fileNode, open bool) {
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
-	if open {
-		sm.open[f] = struct{}{}
-	} else {
-		delete(sm.open, f)
-	}
-}
-
-// saveOpenFiles saves the unsaved content of every open file.
-func (sm *storeMount) saveOpenFiles(ctx context.Context) {
-	sm.mu.Lock()
-	files := make([]*fileNode, 0, len(sm.open))
-	for f := range sm.open {
-		files = append(files, f)
-	}
-	sm.mu.Unlock()
-	for _, f := range files {
-		f.saveOnUnmount(ctx)
-	}
-}
