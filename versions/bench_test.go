@@ -15,8 +15,8 @@ import (
 
 // The benchmark fixture: one store with 2,000 memories laid out as
 // /dirNN/subN/fileNNNN.md (20 × 10 × 10) and 50 versions each (100,000 in
-// all). It is built once per test binary through the public API into a
-// template file, and each benchmark works on a copy of it.
+// all). It is built once per test binary, in one transaction, into a
+// template file; each benchmark works on a copy of it through the public API.
 const (
 	fixtureMemories = 2000
 	fixtureVersions = 50 // per memory
@@ -58,22 +58,20 @@ func (f *fixture) build() {
 		return
 	}
 	f.storeID = s.ID
+	f.err = db.BulkSave(ctx, s.ID, fixtureMemories*fixtureVersions, func(n int) (string, string) {
+		i, v := n%fixtureMemories, n/fixtureMemories
+		return fixturePath(i), fixtureContent(i, v)
+	}, me)
+	if f.err != nil {
+		return
+	}
 	for i := range fixtureMemories {
-		m, err := db.CreateMemory(ctx, s.ID, fixturePath(i), fixtureContent(i, 0), me)
+		m, err := db.GetMemory(ctx, s.ID, fixturePath(i))
 		if err != nil {
 			f.err = err
 			return
 		}
 		f.ids, f.paths = append(f.ids, m.ID), append(f.paths, m.Path)
-	}
-	for v := 1; v < fixtureVersions; v++ {
-		for i, id := range f.ids {
-			c := fixtureContent(i, v)
-			if _, err := db.UpdateMemory(ctx, s.ID, id, versions.MemoryUpdate{Content: &c}, me); err != nil {
-				f.err = err
-				return
-			}
-		}
 	}
 }
 

@@ -55,7 +55,7 @@ func (db *DB) MakeDir(ctx context.Context, storeID, path string) error {
 		return err
 	}
 	return db.write(ctx, "make directory", func(r *run) error {
-		s, err := loadWritable(r, storeID)
+		s, err := loadStoreLite(r, storeID, true)
 		if err != nil {
 			return err
 		}
@@ -97,7 +97,7 @@ func (db *DB) RemoveDir(ctx context.Context, storeID, path string) error {
 		return err
 	}
 	return db.write(ctx, "remove directory", func(r *run) error {
-		s, err := loadWritable(r, storeID)
+		s, err := loadStoreLite(r, storeID, true)
 		if err != nil {
 			return err
 		}
@@ -147,7 +147,7 @@ func (db *DB) Rename(ctx context.Context, storeID, from, to string, noReplace bo
 		return err
 	}
 	return db.write(ctx, "rename", func(r *run) error {
-		s, err := loadWritable(r, storeID)
+		s, err := loadStoreLite(r, storeID, true)
 		if err != nil {
 			return err
 		}

@@ -183,7 +183,7 @@ func (db *DB) GetVersion(ctx context.Context, storeID, versionID string) (*Versi
 func (db *DB) RedactVersion(ctx context.Context, storeID, versionID string, by Actor) (*Version, error) {
 	var out *Version
 	err := db.write(ctx, "redact version", func(r *run) error {
-		s, err := loadStore(r, storeID)
+		s, err := loadStoreLite(r, storeID, false)
 		if err != nil {
 			return err
 		}
@@ -229,7 +229,7 @@ func (db *DB) Restore(ctx context.Context, storeID, versionID, path string, by A
 	}
 	var out *Memory
 	err := db.write(ctx, "restore version", func(r *run) error {
-		s, err := loadWritable(r, storeID)
+		s, err := loadStoreLite(r, storeID, true)
 		if err != nil {
 			return err
 		}

@@ -34,7 +34,7 @@ func (db *DB) CreateMemory(ctx context.Context, storeID, path, content string, b
 	}
 	var out *Memory
 	err := db.write(ctx, "create memory", func(r *run) error {
-		s, err := loadWritable(r, storeID)
+		s, err := loadStoreLite(r, storeID, true)
 		if err != nil {
 			return err
 		}
@@ -178,27 +178,16 @@ func lookupMemory(r *run, s *storeRow, ref string) (*memRow, error) {
 	return m, err
 }
 
-// storeAndMemory reads what a save needs of a store (not its metadata,
-// whose decoding costs more than the rest) and one of its live memories by
-// id or path. Two statements: SQLite runs them several times faster than
-// the equivalent LEFT JOIN.
+// storeAndMemory reads what a save needs of a store and one of its live
+// memories by id or path. Two statements: SQLite runs them several times
+// faster than the equivalent LEFT JOIN.
 func storeAndMemory(r *run, storeID, ref string, writable bool) (*storeRow, *memRow, error) {
-	s := storeRow{Store: Store{ID: storeID}}
-	var archived sql.NullInt64
-	err := r.scan("SELECT seq, name, max_memories, max_memory_bytes, memory_count, archived_at FROM stores WHERE id = ?",
-		[]any{storeID}, &s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.count, &archived)
-	if err == sql.ErrNoRows {
-		return nil, nil, storeNotFound(storeID)
-	}
+	s, err := loadStoreLite(r, storeID, writable)
 	if err != nil {
 		return nil, nil, err
 	}
-	s.ArchivedAt = nullTime(archived)
-	if writable && s.ArchivedAt != nil {
-		return nil, nil, archivedError(&s)
-	}
-	m, err := lookupMemory(r, &s, ref)
-	return &s, m, err
+	m, err := lookupMemory(r, s, ref)
+	return s, m, err
 }
 
 // memoryAt returns the live memory at path, or nil.

@@ -90,6 +90,26 @@ func loadWritable(r *run, id string) (*storeRow, error) {
 	return s, nil
 }
 
+// loadStoreLite reads what changing a store's memories needs: not the
+// metadata, whose decoding costs more than the rest of a save's reads.
+func loadStoreLite(r *run, id string, writable bool) (*storeRow, error) {
+	s := storeRow{Store: Store{ID: id}}
+	var archived sql.NullInt64
+	err := r.scan("SELECT seq, name, max_memories, max_memory_bytes, memory_count, archived_at FROM stores WHERE id = ?",
+		[]any{id}, &s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.count, &archived)
+	if err == sql.ErrNoRows {
+		return nil, storeNotFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.ArchivedAt = nullTime(archived)
+	if writable && s.ArchivedAt != nil {
+		return nil, archivedError(&s)
+	}
+	return &s, nil
+}
+
 func archivedError(s *storeRow) error {
 	return errorf(CodeReadOnly, "memory store %s (%q) is archived and read-only: its memories can be read and deleted but not created or changed", s.ID, s.Name)
 }
