@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +14,12 @@ import (
 const (
 	readyTimeout = 30 * time.Second
 	stopTimeout  = 15 * time.Second
+	// remountTimeout bounds a remount over a stale mount; recovering it
+	// takes milliseconds when it works.
+	remountTimeout = 10 * time.Second
+	// writerGrace is how long writers get to stop after SIGTERM once
+	// their mount is dead: every request of theirs should fail at once.
+	writerGrace = 3 * time.Second
 )
 
 // daemon is a running `memfs mount` process.
@@ -28,7 +33,7 @@ type daemon struct {
 // returns once it says ready, with how long that took from the start of the
 // process: on a mountpoint left stale by a killed daemon this includes the
 // daemon's own recovery, which is what a restart costs an agent.
-func (h *harness) startDaemon() (*daemon, time.Duration, error) {
+func (h *harness) startDaemon(timeout time.Duration) (*daemon, time.Duration, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, 0, err
@@ -67,16 +72,28 @@ func (h *harness) startDaemon() (*daemon, time.Duration, error) {
 		}
 		<-d.done
 		return nil, 0, fmt.Errorf("memfs mount closed its ready pipe without saying ready (%v): see %s", d.err, h.daemonLog.Name())
-	case <-time.After(readyTimeout):
+	case <-time.After(timeout):
 		d.kill()
-		return nil, 0, fmt.Errorf("memfs mount was not ready after %v: see %s", readyTimeout, h.daemonLog.Name())
+		return nil, 0, fmt.Errorf("memfs mount was not ready after %v: see %s", timeout, h.daemonLog.Name())
 	}
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
 func (d *daemon) kill() {
-	d.cmd.Process.Signal(syscall.SIGKILL)
+	d.signalKill()
 	<-d.done
+}
+
+func (d *daemon) signalKill() { d.cmd.Process.Signal(syscall.SIGKILL) }
+
+// waitExit reports whether the process exited within limit.
+func (d *daemon) waitExit(limit time.Duration) bool {
+	select {
+	case <-d.done:
+		return true
+	case <-time.After(limit):
+		return false
+	}
 }
 
 // stop asks the daemon to unmount and exit, killing it if it does not.
@@ -98,8 +115,9 @@ func (d *daemon) stop() error {
 
 // writerProc is one writer process of the storm.
 type writerProc struct {
-	cmd *exec.Cmd
-	out strings.Builder
+	cmd  *exec.Cmd
+	out  strings.Builder
+	done chan struct{}
 }
 
 func (h *harness) startWriter(id, cycle int) (*writerProc, error) {
@@ -107,7 +125,7 @@ func (h *harness) startWriter(id, cycle int) (*writerProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &writerProc{}
+	p := &writerProc{done: make(chan struct{})}
 	p.cmd = exec.Command(self, "writer",
 		"-dir", filepath.Join(h.mnt, h.slug, fmt.Sprintf("w%d", id)),
 		"-ack", h.ackPath(id, cycle),
@@ -117,33 +135,42 @@ func (h *harness) startWriter(id, cycle int) (*writerProc, error) {
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start writer %d: %w", id, err)
 	}
+	go func() {
+		p.cmd.Wait()
+		close(p.done)
+	}()
 	return p, nil
 }
 
-// stopWriter ends a writer with SIGTERM and returns its counts of acknowledged
-// and failed saves.
-func stopWriter(p *writerProc) (acked, failed int, err error) {
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
+// terminate asks the writer to stop after its current save.
+func (p *writerProc) terminate() { p.cmd.Process.Signal(syscall.SIGTERM) }
+
+// wait waits up to limit for the writer to exit and returns the number of
+// failed saves it reported.
+func (p *writerProc) wait(limit time.Duration) (failed int, exited bool) {
 	select {
-	case err = <-done:
+	case <-p.done:
+	case <-time.After(limit):
+		return 0, false
+	}
+	var acked, ackErrors int
+	fmt.Sscan(p.out.String(), &acked, &failed, &ackErrors)
+	return failed, true
+}
+
+// kill ends the writer for good; the acknowledgement log holds what it
+// saved, each line fsynced before the next save.
+func (p *writerProc) kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	select {
+	case <-p.done:
 	case <-time.After(stopTimeout):
-		p.cmd.Process.Kill()
-		<-done
-		return 0, 0, errors.New("a writer did not stop within 15s of SIGTERM (stuck on the dead mount?) and was killed")
 	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("writer: %w", err)
-	}
-	var ackErrors int
-	if _, err := fmt.Sscan(p.out.String(), &acked, &failed, &ackErrors); err != nil {
-		return 0, 0, fmt.Errorf("writer printed %q, not its counts", p.out.String())
-	}
-	if ackErrors > 0 {
-		return acked, failed, fmt.Errorf("writer could not write its acknowledgement log %d times", ackErrors)
-	}
-	return acked, failed, nil
 }
 
 // isMounted reports whether dir is a mount point in this mount namespace.

@@ -59,6 +59,8 @@ type result struct {
 	VersionsChecked   int      `json:"versions_checked"`
 	Lost              int      `json:"lost"`
 	IntegrityFailures int      `json:"integrity_failures"`
+	RemountFailures   int      `json:"remount_failures"`
+	HungKills         int      `json:"hung_kills"`
 	MedianRemountMS   float64  `json:"median_remount_ms"`
 	MaxRemountMS      float64  `json:"max_remount_ms"`
 	Remounts          int      `json:"remounts"`
@@ -110,8 +112,8 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	report(res, c.format, stdout)
-	if res.Lost > 0 || res.IntegrityFailures > 0 {
-		fmt.Fprintf(stderr, "crash: FAILED: %d lost saves, %d integrity failures (work directory kept: %s)\n", res.Lost, res.IntegrityFailures, h.work)
+	if res.Lost > 0 || res.IntegrityFailures > 0 || res.RemountFailures > 0 {
+		fmt.Fprintf(stderr, "crash: FAILED: %d lost saves, %d integrity failures, %d remount failures (work directory kept: %s)\n", res.Lost, res.IntegrityFailures, res.RemountFailures, h.work)
 		return 1
 	}
 	if c.keep || c.dir != "" {
@@ -180,37 +182,42 @@ func (h *harness) ackPath(writer, cycle int) string {
 	return filepath.Join(h.ackDir, fmt.Sprintf("c%03d-w%d.log", cycle, writer))
 }
 
-// run does the cycles. Each one mounts (recovering the stale mount the
-// previous kill left), storms, kills the daemon and checks the database.
+// run does the cycles. Each one storms the mounted store, kills the daemon
+// with SIGKILL, mounts again on the same mountpoint (the daemon must
+// recover the stale mount by itself, with the writers of the dead mount
+// possibly still around) and checks the database.
 func (h *harness) run(ctx context.Context) (*result, error) {
 	res := &result{Cycles: h.cycles, Writers: h.writers}
+	d, _, err := h.startDaemon(readyTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("first mount: %w", err)
+	}
+	h.daemon = d
 	var remounts []time.Duration
 	for cycle := 1; cycle <= h.cycles; cycle++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("interrupted in cycle %d", cycle)
 		}
 		cycleStart := time.Now()
-		d, took, err := h.startDaemon()
+		c, err := h.cycle(cycle)
 		if err != nil {
 			return nil, fmt.Errorf("cycle %d: %w", cycle, err)
 		}
-		h.daemon = d
-		if cycle > 1 {
-			remounts = append(remounts, took)
+		res.FailedSaves += c.failed
+		if c.remountOK {
+			remounts = append(remounts, c.remount)
+		} else {
+			res.RemountFailures++
+			res.addProblem(fmt.Sprintf("cycle %d: memfs mount did not recover the stale mount within %v while %d writer(s) of the killed mount were still blocked in it", cycle, remountTimeout, c.stuck))
 		}
-		acked, failed, err := h.storm(cycle)
-		res.Acknowledged += acked
-		res.FailedSaves += failed
-		if err != nil {
-			return nil, fmt.Errorf("cycle %d: %w", cycle, err)
+		if c.stuck > 0 {
+			res.HungKills++
 		}
 		acks, err := readAcks(h.ackDir, fmt.Sprintf("c%03d-*.log", cycle))
 		if err != nil {
 			return nil, err
 		}
-		if len(acks) != acked {
-			return nil, fmt.Errorf("cycle %d: writers counted %d acknowledged saves but their logs hold %d", cycle, acked, len(acks))
-		}
+		res.Acknowledged += len(acks)
 		// The clocks of this process and the engine are the same clock;
 		// the margin only guards against rounding of stored times.
 		v, err := checkVersions(ctx, h.db, h.storeID, cycleStart.Add(-time.Second), acks)
@@ -219,15 +226,13 @@ func (h *harness) run(ctx context.Context) (*result, error) {
 		}
 		res.add(v, fmt.Sprintf("cycle %d", cycle))
 		if h.format == "text" {
-			fmt.Fprintf(h.stderr, "cycle %d/%d: %d acknowledged, %d versions checked, %d lost, %d failures, remount %v\n",
-				cycle, h.cycles, acked, v.Versions, len(v.Lost), len(v.Failures), took.Round(time.Millisecond))
+			fmt.Fprintf(h.stderr, "cycle %d/%d: %d acknowledged, %d versions checked, %d lost, %d failures, remount %v, writers stuck in the dead mount: %d\n",
+				cycle, h.cycles, len(acks), v.Versions, len(v.Lost), len(v.Failures), c.remount.Round(time.Millisecond), c.stuck)
 		}
 	}
-	took, err := h.finalMount()
-	if err != nil {
+	if err := h.finalCheckAndUnmount(); err != nil {
 		return nil, err
 	}
-	remounts = append(remounts, took)
 	// One last pass over the whole history: a later crash must not have
 	// lost what an earlier cycle had made durable.
 	acks, err := readAcks(h.ackDir, "c*.log")
@@ -245,71 +250,115 @@ func (h *harness) run(ctx context.Context) (*result, error) {
 	return res, nil
 }
 
-// storm runs the writers for a random while, kills the daemon with
-// SIGKILL, then stops the writers and returns their counts.
-func (h *harness) storm(cycle int) (acked, failed int, err error) {
+// cycleResult is what one crash cycle saw.
+type cycleResult struct {
+	failed    int           // saves that failed (after the kill)
+	stuck     int           // writers still blocked in the dead mount after SIGTERM
+	remount   time.Duration // start of the new memfs mount to ready
+	remountOK bool
+}
+
+// cycle runs the writers for a random while, kills the daemon with
+// SIGKILL, asks the writers to stop and mounts again. A writer blocked in
+// a request the dead daemon had already read cannot even be killed until
+// the FUSE connection is aborted, so it stays around during the remount,
+// as an agent's process would; it is killed afterwards.
+func (h *harness) cycle(cycle int) (cycleResult, error) {
+	var c cycleResult
 	var procs []*writerProc
+	defer func() {
+		for _, p := range procs {
+			p.kill()
+		}
+	}()
 	for w := 1; w <= h.writers; w++ {
 		p, err := h.startWriter(w, cycle)
 		if err != nil {
-			for _, p := range procs {
-				stopWriter(p)
-			}
-			return 0, 0, err
+			return c, err
 		}
 		procs = append(procs, p)
 	}
 	span := h.killMax - h.killMin
 	time.Sleep(h.killMin + time.Duration(h.rng.Int64N(int64(span)+1)))
-	h.daemon.kill()
+	old := h.daemon
 	h.daemon = nil
-	var firstErr error
+	old.signalKill()
 	for _, p := range procs {
-		a, f, err := stopWriter(p)
-		acked += a
-		failed += f
-		if err != nil && firstErr == nil {
-			firstErr = err
+		p.terminate()
+	}
+	for _, p := range procs {
+		failed, exited := p.wait(writerGrace)
+		c.failed += failed
+		if !exited {
+			c.stuck++
 		}
 	}
-	return acked, failed, firstErr
+	d, took, err := h.startDaemon(remountTimeout)
+	if err == nil {
+		h.daemon, c.remount, c.remountOK = d, took, true
+	}
+	if !c.remountOK {
+		// memfs failed (counted above). Abort the dead connection the way
+		// it should have (umount -f), so that the blocked writers and the
+		// killed daemon can exit and the run can go on.
+		fmt.Fprintf(h.stderr, "crash: cycle %d: remount failed (%v); aborting the dead FUSE connection with umount -f and mounting again\n", cycle, err)
+		for _, p := range procs {
+			p.cmd.Process.Signal(syscall.SIGKILL)
+		}
+		unix.Unmount(h.mnt, unix.MNT_FORCE)
+		unix.Unmount(h.mnt, unix.MNT_DETACH)
+	}
+	for _, p := range procs {
+		p.kill()
+	}
+	procs = nil
+	if !old.waitExit(stopTimeout) {
+		return c, fmt.Errorf("the killed memfs mount did not exit within %v, even after its writers were killed", stopTimeout)
+	}
+	if !c.remountOK {
+		if d, _, err = h.startDaemon(readyTimeout); err != nil {
+			return c, fmt.Errorf("mount after aborting the dead connection: %w", err)
+		}
+		h.daemon = d
+	}
+	return c, nil
 }
 
-// finalMount recovers from the last kill, proves the mount serves a save
-// and a read, and unmounts cleanly with SIGTERM.
-func (h *harness) finalMount() (time.Duration, error) {
-	d, took, err := h.startDaemon()
-	if err != nil {
-		return 0, fmt.Errorf("final mount: %w", err)
-	}
-	h.daemon = d
+// finalCheckAndUnmount proves the last remount serves a save and a read,
+// then unmounts cleanly with SIGTERM.
+func (h *harness) finalCheckAndUnmount() error {
+	d := h.daemon
 	probe := filepath.Join(h.mnt, h.slug, "final.txt")
 	want := payload(saveID{Writer: 0, Cycle: h.cycles + 1, Seq: 1})
 	if err := writeFile(probe, want); err != nil {
-		return 0, fmt.Errorf("final mount: save %s: %w", probe, err)
+		return fmt.Errorf("after the last remount: save %s: %w", probe, err)
 	}
 	got, err := os.ReadFile(probe)
 	if err != nil || string(got) != want {
-		return 0, fmt.Errorf("final mount: read back %s: %d bytes, err %v", probe, len(got), err)
+		return fmt.Errorf("after the last remount: read back %s: %d bytes, err %v", probe, len(got), err)
 	}
 	h.daemon = nil
 	if err := d.stop(); err != nil {
-		return 0, fmt.Errorf("final mount: SIGTERM: %w", err)
+		return fmt.Errorf("SIGTERM to the last mount: %w", err)
 	}
 	if isMounted(h.mnt) {
-		return 0, fmt.Errorf("final mount: %s is still mounted after the daemon exited on SIGTERM", h.mnt)
+		return fmt.Errorf("%s is still mounted after the daemon exited on SIGTERM", h.mnt)
 	}
-	return took, nil
+	return nil
 }
 
 func (r *result) add(v verdict, where string) {
 	r.Lost += len(v.Lost)
 	r.IntegrityFailures += len(v.Failures)
-	const maxProblems = 20
 	for _, p := range append(v.Lost, v.Failures...) {
-		if len(r.Problems) < maxProblems {
-			r.Problems = append(r.Problems, where+": "+p)
-		}
+		r.addProblem(where + ": " + p)
+	}
+}
+
+func (r *result) addProblem(p string) {
+	const maxProblems = 20
+	if len(r.Problems) < maxProblems {
+		r.Problems = append(r.Problems, p)
 	}
 }
 
@@ -355,6 +404,8 @@ func report(r *result, format string, w io.Writer) {
 	fmt.Fprintf(w, "versions checked:    %d\n", r.VersionsChecked)
 	fmt.Fprintf(w, "lost:                %d\n", r.Lost)
 	fmt.Fprintf(w, "integrity failures:  %d\n", r.IntegrityFailures)
+	fmt.Fprintf(w, "remount failures:    %d\n", r.RemountFailures)
+	fmt.Fprintf(w, "hung kills:          %d (cycles where a writer stayed blocked in the killed mount)\n", r.HungKills)
 	fmt.Fprintf(w, "median remount:      %.1f ms (max %.1f ms, %d remounts)\n", r.MedianRemountMS, r.MaxRemountMS, r.Remounts)
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
