@@ -60,6 +60,8 @@ type DB struct {
 	// seqs caches store id → row number for the read paths a mount calls
 	// on every lookup; a store's row number never changes or is reused.
 	seqs sync.Map
+	closeOnce sync.Once
+	closeErr  error
 	// changesWritten counts change rows this handle wrote, to trim the feed
 	// now and then rather than on every write.
 	changesWritten atomic.Int64
@@ -165,14 +167,18 @@ func (db *DB) setup(syncMode string, timeout time.Duration) error {
 	return db.migrate(ctx)
 }
 
+// Close waits for the calls in progress and closes the database; closing
+// twice is harmless.
 func (db *DB) Close() error {
-	db.wp.close()
-	db.rp.close()
-	err := db.r.Close()
-	if werr := db.w.Close(); err == nil {
-		err = werr
-	}
-	return err
+	db.closeOnce.Do(func() {
+		db.wp.close()
+		db.rp.close()
+		db.closeErr = db.r.Close()
+		if err := db.w.Close(); db.closeErr == nil {
+			db.closeErr = err
+		}
+	})
+	return db.closeErr
 }
 
 // Origin identifies this handle in the Changes it records.

@@ -58,13 +58,13 @@ func (db *DB) GetMemory(ctx context.Context, storeID, ref string) (*Memory, erro
 		if strings.HasPrefix(ref, "/") {
 			col = "path"
 		}
+		seq, err := r.db.storeSeq(r, storeID)
+		if err != nil {
+			return err
+		}
 		m, err := scanMemory(r, storeID, true, `SELECT `+memCols+`, v.content FROM memories m
-			JOIN versions v ON v.seq = m.head
-			WHERE m.store = (SELECT seq FROM stores WHERE id = ?) AND m.`+col+` = ?`, storeID, ref)
+			JOIN versions v ON v.seq = m.head WHERE m.store = ? AND m.`+col+` = ?`, seq, ref)
 		if err == sql.ErrNoRows {
-			if _, err := loadStore(r, storeID); err != nil {
-				return err
-			}
 			return memoryNotFound(storeID, ref)
 		}
 		if err == nil {

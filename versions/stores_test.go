@@ -258,7 +258,8 @@ func TestOpen(t *testing.T) {
 		db.Close()
 		db, err = versions.Open(p, versions.Options{}) // reopening migrates nothing twice
 		ok(t, err)
-		db.Close()
+		ok(t, db.Close())
+		ok(t, db.Close())
 	})
 	t.Run("default-path", func(t *testing.T) {
 		t.Setenv("MEMFS_DB", "/x/y.db")
