@@ -59,7 +59,7 @@ type DB struct {
 	ids    idGen
 	// seqs caches store id → row number for the read paths a mount calls
 	// on every lookup; a store's row number never changes or is reused.
-	seqs sync.Map
+	seqs      sync.Map
 	closeOnce sync.Once
 	closeErr  error
 	// changesWritten counts change rows this handle wrote, to trim the feed
