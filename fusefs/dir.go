@@ -129,7 +129,11 @@ func (n *dirNode) entryNode(ctx context.Context, e *versions.Entry, out *fuse.En
 	}
 	m := e.Memory
 	if known != nil {
-		if f, ok := known.Operations().(*fileNode); ok && f.memoryID() == m.ID {
+		// Keep the kernel's inode while it is the memory's or files are
+		// open on it; a file created here is switched to its memory's
+		// inode number once nothing holds it.
+		if f, ok := known.Operations().(*fileNode); ok && f.memoryID() == m.ID &&
+			(known.StableAttr().Ino == fileIno(m) || f.isOpen()) {
 			f.refresh(m, false)
 			f.fillAttr(&out.Attr)
 			return known
