@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -145,4 +146,51 @@ func TestWorkloadOnMemfs(t *testing.T) {
 		}
 	})
 	runWorkload(t, tg.dir)
+}
+
+func TestReportRatios(t *testing.T) {
+	cfg, err := parseFlags([]string{"--targets", "loopback,memfs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := newReport(cfg, t.TempDir())
+	ops := map[string]int{}
+	loop, mem := map[string]float64{}, map[string]float64{}
+	for _, p := range phaseNames {
+		ops[p] = 1000
+		loop[p] = 1.0 // 1,000 ops/s
+		mem[p] = 2.0  // 500 ops/s: 0.5 of the loopback
+	}
+	mem["stat"] = 0.5 // 2,000 ops/s: twice the loopback
+	for range 3 {
+		rep.addRound("loopback", loop, ops)
+		rep.addRound("memfs", mem, ops)
+	}
+	rep.finish()
+	got := map[string]phaseResult{}
+	for _, p := range rep.Phases {
+		got[p.Phase] = p
+	}
+	if r := got["create"].MemfsVsLoopback; r == nil || *r != 0.5 {
+		t.Errorf("create memfs/loopback = %v, want 0.5", r)
+	}
+	if m := got["create"].Met; m == nil || *m {
+		t.Errorf("create met = %v, want false below the 0.6 floor", m)
+	}
+	if m := got["stat"].Met; m == nil || !*m {
+		t.Errorf("stat met = %v, want true at 2.0 against a 1.0 floor", m)
+	}
+	if got["create"].MemfsVsTmpfs != nil {
+		t.Errorf("memfs/tmpfs = %v without a tmpfs target, want nil", *got["create"].MemfsVsTmpfs)
+	}
+	var text, js strings.Builder
+	if err := writeText(&text, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSON(&js, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "0.50") || !strings.Contains(js.String(), `"memfs_vs_loopback": 0.5`) {
+		t.Errorf("the ratio 0.5 is missing from the report:\n%s\n%s", text.String(), js.String())
+	}
 }
