@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memfs/memfs/versions"
 )
@@ -32,6 +33,19 @@ func TestWriterProcess(t *testing.T) {
 	defer db.Close()
 	storeID, shared, own := os.Getenv("MEMFS_TEST_STORE"), os.Getenv("MEMFS_TEST_SHARED"), os.Getenv("MEMFS_TEST_OWN")
 	by := versions.SessionActor("sesn_" + name)
+	// Start together: announce readiness, wait for the parent's go.
+	barrier := os.Getenv("MEMFS_TEST_BARRIER")
+	if err := os.WriteFile(filepath.Join(barrier, "ready-"+name), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(barrier, "go")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no start signal from the parent")
+		}
+	}
 	for i := range updatesPerProcess {
 		target := own
 		if i%2 == 0 {
@@ -60,17 +74,29 @@ func TestTwoProcessesWriting(t *testing.T) {
 		own[n] = create(t, db, s.ID, "/"+n+".md", "start")
 	}
 
+	barrier := t.TempDir()
 	cmds := make([]*exec.Cmd, len(names))
 	outs := make([]*strings.Builder, len(names))
 	for i, n := range names {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestWriterProcess$", "-test.count=1")
 		cmd.Env = append(os.Environ(), writerEnv+"="+n, "MEMFS_TEST_DB="+path, "MEMFS_TEST_STORE="+s.ID,
-			"MEMFS_TEST_SHARED="+shared.ID, "MEMFS_TEST_OWN="+own[n].ID)
+			"MEMFS_TEST_SHARED="+shared.ID, "MEMFS_TEST_OWN="+own[n].ID, "MEMFS_TEST_BARRIER="+barrier)
 		outs[i] = &strings.Builder{}
 		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
 		ok(t, cmd.Start())
 		cmds[i] = cmd
 	}
+	for _, n := range names {
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(barrier, "ready-"+n)); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("writer %s never got ready", n)
+			}
+		}
+	}
+	ok(t, os.WriteFile(filepath.Join(barrier, "go"), nil, 0o600))
 	for i, cmd := range cmds {
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("writer %s failed: %v\n%s", names[i], err, outs[i])
@@ -102,6 +128,13 @@ func TestTwoProcessesWriting(t *testing.T) {
 	if len(sh) != 1+updatesPerProcess {
 		t.Fatalf("shared memory has %d versions, want %d", len(sh), 1+updatesPerProcess)
 	}
+	switches := 0
+	for i := 1; i < len(sh); i++ {
+		if sh[i].CreatedBy != nil && sh[i-1].CreatedBy != nil && *sh[i].CreatedBy != *sh[i-1].CreatedBy {
+			switches++
+		}
+	}
+	t.Logf("the shared memory's head passed between the two processes %d times", switches)
 	head, err := db.GetMemory(ctx, s.ID, shared.ID)
 	ok(t, err)
 	if head.VersionID != sh[0].ID || *head.Content != *sh[0].Content {
