@@ -169,7 +169,7 @@ func (s *Server) Unmount() error {
 	s.once.Do(func() {
 		s.stop()
 		s.watches.Wait()
-		if err := s.fuse.Unmount(); err != nil {
+		if err := s.unmountFuse(); err != nil {
 			if !isFuseMount(s.mnt) {
 				s.log.Info("already unmounted from outside")
 				return
@@ -183,6 +183,28 @@ func (s *Server) Unmount() error {
 		s.log.Info("unmounted")
 	})
 	return s.err
+}
+
+// unmountWait bounds how long Unmount waits for the kernel to close the
+// connection after the mount is gone.
+const unmountWait = 3 * time.Second
+
+// unmountFuse unmounts, and waits for the kernel to end the connection only
+// so long: a copy of the mount in another mount namespace (one made by
+// unshare while we were mounted) keeps it open after our umount succeeded.
+func (s *Server) unmountFuse() error {
+	done := make(chan error, 1)
+	go func() { done <- s.fuse.Unmount() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(unmountWait):
+		if isFuseMount(s.mnt) {
+			return fmt.Errorf("unmount %s: no answer after %v", s.mnt, unmountWait)
+		}
+		s.log.Warn("unmounted, but the kernel keeps the connection open (the mount is still referenced elsewhere, e.g. copied into another mount namespace); not waiting for it")
+		return nil
+	}
 }
 
 // Wait returns when the file system has been unmounted, by Unmount or from

@@ -53,6 +53,11 @@ func mountAction(c *cli.Context) error {
 	default:
 		return usageFor(c, "--durability must be normal or full, not %q", d)
 	}
+	// Catch signals from the start: a supervisor may stop us right after
+	// (or before) we say ready, and that must still unmount cleanly.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	o := fusefs.Options{Strict: c.Bool("strict"), Debug: c.Bool("debug"), Logger: slog.Default()}
 	if uid, gid := c.Int("uid"), c.Int("gid"); uid >= 0 || gid >= 0 {
 		if uid < 0 || gid < 0 {
@@ -96,9 +101,6 @@ func mountAction(c *cli.Context) error {
 	if fd := c.Int("ready-fd"); fd >= 0 {
 		signalReady(fd)
 	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
 	gone := make(chan struct{})
 	go func() {
 		srv.Wait()
