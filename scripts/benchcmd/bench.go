@@ -85,7 +85,9 @@ func openTarget(ctx context.Context, name, tmpfs, work string) (*target, error) 
 	case "tmpfs":
 		return tmpfsTarget(tmpfs)
 	case "loopback":
-		return loopbackTarget(tmpfs, work)
+		return loopbackTarget(tmpfs, work, name, true)
+	case "loopback-nopt":
+		return loopbackTarget(tmpfs, work, name, false)
 	case "memfs":
 		return memfsTarget(ctx, work, "memfs", false)
 	case "memfs-full":

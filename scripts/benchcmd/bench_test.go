@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,18 +104,22 @@ func TestWorkloadOnLoopback(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting needs root")
 	}
-	dir := t.TempDir()
-	mnt := filepath.Join(dir, "mnt")
-	srv, err := mountLoopback(filepath.Join(dir, "backing"), mnt)
-	if err != nil {
-		t.Fatal(err)
+	for _, passthrough := range []bool{true, false} {
+		t.Run(fmt.Sprintf("passthrough=%v", passthrough), func(t *testing.T) {
+			dir := t.TempDir()
+			mnt := filepath.Join(dir, "mnt")
+			srv, err := mountLoopback(filepath.Join(dir, "backing"), mnt, passthrough)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if err := srv.Unmount(); err != nil {
+					t.Errorf("unmount %s: %v", mnt, err)
+				}
+			})
+			runWorkload(t, mnt)
+		})
 	}
-	t.Cleanup(func() {
-		if err := srv.Unmount(); err != nil {
-			t.Errorf("unmount %s: %v", mnt, err)
-		}
-	})
-	runWorkload(t, mnt)
 }
 
 func TestParseFlags(t *testing.T) {

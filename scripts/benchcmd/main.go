@@ -114,7 +114,7 @@ func parseFlags(args []string) (*config, error) {
 	fl.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the serving process (memfs and loopback mounts) during the workload to this file")
 	fl.DurationVar(&c.timeout, "timeout", 0, "give up after this long (default 10m, --quick 2m)")
 	fl.StringVar(&c.workDir, "workdir", os.TempDir(), "where the temporary databases go: use the disk memfs would use")
-	targets := fl.String("targets", "tmpfs,loopback,memfs,memfs-full", "comma-separated targets of the workload")
+	targets := fl.String("targets", "tmpfs,loopback,loopback-nopt,memfs,memfs-full", "comma-separated targets of the workload")
 	only := fl.String("only", strings.Join(allParts, ","), "comma-separated parts to run: "+strings.Join(allParts, ", "))
 	if err := fl.Parse(args); err != nil {
 		return nil, err
@@ -148,10 +148,10 @@ func parseFlags(args []string) (*config, error) {
 	if c.rounds < 1 || c.files < 1 || c.dirs < 1 || c.dirs > c.files {
 		return nil, fmt.Errorf("need at least 1 round and 1 file, and 1 to --files directories")
 	}
-	known := map[string]bool{"tmpfs": true, "loopback": true, "memfs": true, "memfs-full": true}
+	known := map[string]bool{"tmpfs": true, "loopback": true, "loopback-nopt": true, "memfs": true, "memfs-full": true}
 	for _, t := range strings.Split(*targets, ",") {
 		if !known[t] {
-			return nil, fmt.Errorf("unknown target %q: use tmpfs, loopback, memfs, memfs-full", t)
+			return nil, fmt.Errorf("unknown target %q: use tmpfs, loopback, loopback-nopt, memfs, memfs-full", t)
 		}
 		c.targets = append(c.targets, t)
 	}

@@ -36,7 +36,7 @@ func serveMain(args []string, stdout io.Writer) error {
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	var unmount func() error
 	if *loopback != "" {
-		srv, err := mountLoopback(*loopback, *mountpoint)
+		srv, err := mountLoopback(*loopback, *mountpoint, true)
 		if err != nil {
 			return err
 		}

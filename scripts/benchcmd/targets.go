@@ -63,14 +63,19 @@ func fuseOptions(name string) *fs.Options {
 }
 
 // mountLoopback serves a go-fuse loopback of backing on mountpoint in this
-// process: the cost of FUSE itself over tmpfs.
-func mountLoopback(backing, mountpoint string) (*fuse.Server, error) {
+// process: the cost of FUSE itself over tmpfs. With passthrough false, file
+// data goes through the server too (see nopassthrough.go).
+func mountLoopback(backing, mountpoint string, passthrough bool) (*fuse.Server, error) {
 	for _, d := range []string{backing, mountpoint} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("make %s: %w", d, err)
 		}
 	}
-	root, err := fs.NewLoopbackRoot(backing)
+	newRoot := fs.NewLoopbackRoot
+	if !passthrough {
+		newRoot = newPlainLoopbackRoot
+	}
+	root, err := newRoot(backing)
 	if err != nil {
 		return nil, fmt.Errorf("loopback of %s: %w", backing, err)
 	}
@@ -81,13 +86,13 @@ func mountLoopback(backing, mountpoint string) (*fuse.Server, error) {
 	return srv, nil
 }
 
-func loopbackTarget(tmpfs, work string) (*target, error) {
-	mnt := filepath.Join(work, "loopback")
-	srv, err := mountLoopback(filepath.Join(tmpfs, "backing"), mnt)
+func loopbackTarget(tmpfs, work, name string, passthrough bool) (*target, error) {
+	mnt := filepath.Join(work, name)
+	srv, err := mountLoopback(filepath.Join(tmpfs, name+"-backing"), mnt, passthrough)
 	if err != nil {
 		return nil, err
 	}
-	return &target{name: "loopback", dir: mnt, stop: srv.Unmount}, nil
+	return &target{name: name, dir: mnt, stop: srv.Unmount}, nil
 }
 
 func tmpfsTarget(tmpfs string) (*target, error) {
