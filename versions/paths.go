@@ -71,6 +71,15 @@ func checkFree(r *run, s *storeRow, path, exceptID string) error {
 		return &Error{Code: CodePathConflict, ConflictingMemoryID: id, ConflictingPath: at,
 			Message: "path " + path + " would lie below the memory at " + at + " (" + id + "), which is a file: delete or rename the memory at " + at + " first, or choose another path"}
 	}
+	// One EXISTS query answers the usual case (nothing below); the queries
+	// that name what is in the way run only when something is.
+	lo, hi := subtree(path)
+	var taken bool
+	if err := r.scan(`SELECT EXISTS (SELECT 1 FROM memories WHERE store = ?1 AND path > ?2 AND path < ?3 AND id <> ?4)
+		OR EXISTS (SELECT 1 FROM dirs WHERE store = ?1 AND path >= ?5 AND path < ?3 AND (path = ?5 OR path > ?2))`,
+		[]any{s.seq, lo, hi, exceptID, path}, &taken); err != nil || !taken {
+		return err
+	}
 	if id, at, err = memoryBelow(r, s.seq, path, exceptID); err != nil {
 		return err
 	}
