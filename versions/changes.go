@@ -11,7 +11,7 @@ import (
 const (
 	changeRetention = 5 * time.Minute
 	trimEvery       = 512
-	trimBatch       = 2048
+	trimBatch       = 1024
 )
 
 // recordChange appends a row to the change feed (F10) for a path touched by

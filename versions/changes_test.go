@@ -105,7 +105,7 @@ func TestChangesTrimmed(t *testing.T) {
 	all, top, err := db.Changes(ctx, s.ID, 0)
 	ok(t, err)
 	clk.advance(time.Hour)
-	save(1100) // passes two trim points: the first removes up to 2,048 old rows
+	save(1100) // passes two trim points, each removing up to 1,024 old rows
 	t.Run("F10/old-rows-trimmed", func(t *testing.T) {
 		cs, _, err := db.Changes(ctx, s.ID, 0)
 		ok(t, err)
