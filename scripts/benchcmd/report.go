@@ -34,6 +34,10 @@ type machine struct {
 	GoVersion string `json:"go_version"`
 	WorkDir   string `json:"workdir"`
 	WorkDirFS string `json:"workdir_fs"`
+	// The 1-minute load average when the run started and ended: a figure
+	// well above nproc means other work competed for the CPUs.
+	LoadStart string `json:"loadavg_start"`
+	LoadEnd   string `json:"loadavg_end"`
 }
 
 type phaseResult struct {
@@ -130,6 +134,7 @@ func num(x float64) *float64 {
 
 func writeJSON(w io.Writer, r *report) error {
 	r.finish()
+	r.Machine.LoadEnd = loadAvg()
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
@@ -154,9 +159,10 @@ func yesNo(b *bool) string {
 
 func writeText(w io.Writer, r *report) error {
 	r.finish()
+	r.Machine.LoadEnd = loadAvg()
 	m := r.Machine
-	fmt.Fprintf(w, "machine: %d CPUs, %s, Linux %s, %s; databases on %s (%s)\n",
-		m.CPUs, m.CPUModel, m.Kernel, m.GoVersion, m.WorkDir, m.WorkDirFS)
+	fmt.Fprintf(w, "machine: %d CPUs, %s, Linux %s, %s; databases on %s (%s); load average %s at the start, %s at the end\n",
+		m.CPUs, m.CPUModel, m.Kernel, m.GoVersion, m.WorkDir, m.WorkDirFS, m.LoadStart, m.LoadEnd)
 	fmt.Fprintf(w, "workload: %v files of %d bytes in %v directories, %v rounds, median ops/s (list: %d passes over every directory)\n\n",
 		r.Config["files"], fileSize, r.Config["dirs"], r.Config["rounds"], listPasses)
 	if len(r.Phases) > 0 {
@@ -216,7 +222,21 @@ func machineInfo(work string) machine {
 		f.Close()
 	}
 	m.WorkDirFS = fsType(work)
+	m.LoadStart = loadAvg()
 	return m
+}
+
+// loadAvg is the 1-minute load average, "" when unknown.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
 
 // fsType names the filesystem holding path, which decides what fsync costs.
