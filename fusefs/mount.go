@@ -48,6 +48,12 @@ type Options struct {
 // another writer's save would show a reader a truncated file.
 const cacheTimeout = time.Second
 
+// negativeTimeout is how long the kernel trusts that a name does not exist.
+// Short, because a notification cannot reach a lookup that is in flight
+// when another writer creates the name: this bounds how long such a lost
+// race hides a new file.
+const negativeTimeout = 250 * time.Millisecond
+
 // Server is a mounted session.
 type Server struct {
 	db      *versions.DB
@@ -114,10 +120,10 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 			}
 		}
 	}
-	timeout := cacheTimeout
+	timeout, negative := cacheTimeout, negativeTimeout
 	fo := &fs.Options{
 		EntryTimeout:    &timeout,
-		NegativeTimeout: &timeout,
+		NegativeTimeout: &negative,
 		UID:             o.UID,
 		GID:             o.GID,
 		MountOptions: fuse.MountOptions{

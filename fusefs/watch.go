@@ -75,7 +75,8 @@ func (sm *storeMount) invalidate(ctx context.Context, path string) {
 	for i, seg := range segs {
 		child := parent.GetChild(seg)
 		if child == nil {
-			parent.NotifyEntry(seg)
+			errno := parent.NotifyEntry(seg)
+			sm.srv.log.Debug("changed elsewhere: dropped a name", "path", path, "name", seg, "errno", errno)
 			return
 		}
 		if i < len(segs)-1 {
