@@ -115,6 +115,7 @@ func (d *daemon) stop() error {
 
 // writerProc is one writer process of the storm.
 type writerProc struct {
+	ack  string
 	cmd  *exec.Cmd
 	out  strings.Builder
 	done chan struct{}
@@ -125,10 +126,10 @@ func (h *harness) startWriter(id, cycle int) (*writerProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &writerProc{done: make(chan struct{})}
+	p := &writerProc{ack: h.ackPath(id, cycle), done: make(chan struct{})}
 	p.cmd = exec.Command(self, "writer",
 		"-dir", filepath.Join(h.mnt, h.slug, fmt.Sprintf("w%d", id)),
-		"-ack", h.ackPath(id, cycle),
+		"-ack", p.ack,
 		"-id", fmt.Sprint(id), "-cycle", fmt.Sprint(cycle))
 	p.cmd.Stdout = &p.out
 	p.cmd.Stderr = os.Stderr
@@ -146,16 +147,21 @@ func (h *harness) startWriter(id, cycle int) (*writerProc, error) {
 func (p *writerProc) terminate() { p.cmd.Process.Signal(syscall.SIGTERM) }
 
 // wait waits up to limit for the writer to exit and returns the number of
-// failed saves it reported.
-func (p *writerProc) wait(limit time.Duration) (failed int, exited bool) {
+// failed saves it reported. A writer that could not keep its
+// acknowledgement log is an error: the run could no longer tell what was
+// acknowledged.
+func (p *writerProc) wait(limit time.Duration) (failed int, exited bool, err error) {
 	select {
 	case <-p.done:
 	case <-time.After(limit):
-		return 0, false
+		return 0, false, nil
 	}
-	var acked, ackErrors int
-	fmt.Sscan(p.out.String(), &acked, &failed, &ackErrors)
-	return failed, true
+	if p.cmd.ProcessState.ExitCode() == exitAckLog {
+		return 0, true, fmt.Errorf("a writer could not write its acknowledgement log %s (see its message above)", p.ack)
+	}
+	var acked int
+	fmt.Sscan(p.out.String(), &acked, &failed)
+	return failed, true, nil
 }
 
 // kill ends the writer for good; the acknowledgement log holds what it

@@ -38,16 +38,15 @@ func main() {
 }
 
 type config struct {
-	bin      string
-	cycles   int
-	writers  int
-	format   string
-	dir      string
-	keep     bool
-	seed     uint64
-	killMin  time.Duration
-	killMax  time.Duration
-	storeArg string
+	bin     string
+	cycles  int
+	writers int
+	format  string
+	dir     string
+	keep    bool
+	seed    uint64
+	killMin time.Duration
+	killMax time.Duration
 }
 
 // result is what a run found; its JSON is the --format json output.
@@ -287,7 +286,10 @@ func (h *harness) cycle(cycle int) (cycleResult, error) {
 		p.terminate()
 	}
 	for _, p := range procs {
-		failed, exited := p.wait(writerGrace)
+		failed, exited, err := p.wait(writerGrace)
+		if err != nil {
+			return c, err
+		}
 		c.failed += failed
 		if !exited {
 			c.stuck++

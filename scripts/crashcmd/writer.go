@@ -38,36 +38,37 @@ func writerMain(args []string) int {
 	}
 	defer ack.Close()
 
-	var st writerStats
+	var acked, failed int
 	for seq := 1; ; seq++ {
 		select {
 		case <-stop:
-			fmt.Printf("%d %d %d\n", st.acked, st.failed, st.ackErrors)
+			fmt.Printf("%d %d\n", acked, failed)
 			return 0
 		default:
 		}
 		id := saveID{Writer: *writer, Cycle: *cycle, Seq: seq}
 		content := payload(id)
 		if err := saveOnce(*dir, id, content); err != nil {
-			st.failed++
+			failed++
 			// The daemon is gone (ENOTCONN) or the directory is not there
 			// yet: do not spin on a dead mount.
 			time.Sleep(5 * time.Millisecond)
 			continue
 		}
-		if _, err := fmt.Fprintf(ack, "%s %s\n", id, sha256Hex(content)); err != nil {
-			st.ackErrors++
-			continue
+		_, err := fmt.Fprintf(ack, "%s %s\n", id, sha256Hex(content))
+		if err == nil {
+			err = ack.Sync()
 		}
-		if err := ack.Sync(); err != nil {
-			st.ackErrors++
-			continue
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "crashcmd writer: acknowledgement log %s: %v\n", *ackPath, err)
+			return exitAckLog
 		}
-		st.acked++
+		acked++
 	}
 }
 
-type writerStats struct{ acked, failed, ackErrors int }
+// exitAckLog is a writer's exit status when its acknowledgement log failed.
+const exitAckLog = 3
 
 // saveOnce saves content the two ways agents do: every fourth save writes a
 // temporary file and renames it over the target (editors, sed -i), the
