@@ -22,6 +22,7 @@ type rssResult struct {
 	FilesRead        int     `json:"files_read"`
 	MemfsPeakMiB     float64 `json:"memfs_vmhwm_mib"`
 	LoopbackPeakMiB  float64 `json:"loopback_vmhwm_mib"`
+	Daemon           string  `json:"memfs_daemon"`
 	Met              bool    `json:"met"`
 }
 
@@ -51,7 +52,16 @@ func measureRSS(ctx context.Context, cfg *config, work string, rep *report) erro
 	}
 	res := &rssResult{Stores: cfg.rssStores, MemoriesPerStore: cfg.rssMemories}
 	mnt := filepath.Join(work, "rss-memfs")
-	if res.MemfsPeakMiB, res.FilesRead, err = daemonPeak(ctx, mnt, "--db", dbPath, "--session", sess.ID, "--mountpoint", mnt); err != nil {
+	if err := os.MkdirAll(mnt, 0o755); err != nil {
+		return err
+	}
+	d, kind, err := startMemfsDaemon(ctx, cfg, dbPath, sess.ID, mnt)
+	if err != nil {
+		return err
+	}
+	res.Daemon = kind
+	res.MemfsPeakMiB, res.FilesRead, err = daemonPeak(ctx, d, mnt)
+	if err != nil {
 		return err
 	}
 	if want := cfg.rssStores * cfg.rssMemories; res.FilesRead != want {
@@ -65,7 +75,14 @@ func measureRSS(ctx context.Context, cfg *config, work string, rep *report) erro
 		}
 	}
 	lmnt := filepath.Join(work, "rss-loopback")
-	if res.LoopbackPeakMiB, _, err = daemonPeak(ctx, lmnt, "--loopback", backing, "--mountpoint", lmnt); err != nil {
+	if err := os.MkdirAll(lmnt, 0o755); err != nil {
+		return err
+	}
+	ld, err := startDaemon(ctx, "--loopback", backing, "--mountpoint", lmnt)
+	if err != nil {
+		return err
+	}
+	if res.LoopbackPeakMiB, _, err = daemonPeak(ctx, ld, lmnt); err != nil {
 		return err
 	}
 	res.Met = res.MemfsPeakMiB <= rssTargetMiB
@@ -115,16 +132,9 @@ func writeTree(dir string, n int) error {
 	return nil
 }
 
-// daemonPeak starts a serve helper with args, reads every file below mnt
-// and returns the helper's VmHWM in MiB and the number of files read.
-func daemonPeak(ctx context.Context, mnt string, args ...string) (float64, int, error) {
-	if err := os.MkdirAll(mnt, 0o755); err != nil {
-		return 0, 0, err
-	}
-	d, err := startDaemon(ctx, args...)
-	if err != nil {
-		return 0, 0, err
-	}
+// daemonPeak reads every file below mnt, served by d, then stops d and
+// returns its VmHWM in MiB and the number of files read.
+func daemonPeak(ctx context.Context, d *daemon, mnt string) (float64, int, error) {
 	defer stopDaemon(d, mnt)
 	files, err := walkChild(ctx, mnt)
 	if err != nil {

@@ -18,8 +18,9 @@ import (
 
 // serveMain is the "serve" helper mode: a daemon in its own process serving
 // either a memfs session (--db, --session) or a go-fuse loopback (--loopback)
-// on --mountpoint. It prints "ready" once mounted and unmounts on SIGTERM.
-func serveMain(args []string, stdout io.Writer) error {
+// on --mountpoint. It writes "ready" to file descriptor 3 once mounted, as
+// `memfs mount --ready-fd 3` does, and unmounts on SIGTERM.
+func serveMain(args []string, _ io.Writer) error {
 	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
 	dbPath := fl.String("db", "", "memfs database")
 	session := fl.String("session", "", "session whose stores to mount")
@@ -55,7 +56,12 @@ func serveMain(args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintln(stdout, "ready")
+	ready := os.NewFile(3, "ready")
+	if _, err := fmt.Fprintln(ready, "ready"); err != nil {
+		unmount()
+		return fmt.Errorf("tell the bench the mount is ready on fd 3: %w", err)
+	}
+	ready.Close()
 	<-sig
 	return unmount()
 }
@@ -73,27 +79,55 @@ type daemon struct {
 }
 
 // startDaemon starts a serve helper with args and waits until it has
-// mounted. The helper dies with the bench (Pdeathsig), so a killed bench
-// leaves no daemon behind.
+// mounted.
 func startDaemon(ctx context.Context, args ...string) (*daemon, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the bench binary to re-run: %w", err)
 	}
-	cmd := exec.Command(self, append([]string{"serve"}, args...)...)
-	cmd.Stderr = os.Stderr
+	return startReady(ctx, exec.Command(self, append([]string{"serve"}, args...)...))
+}
+
+// startMemfsMount starts `memfs mount` of a session, the real daemon, and
+// waits until it serves requests (--ready-fd).
+func startMemfsMount(ctx context.Context, bin, dbPath, session, mountpoint string) (*daemon, error) {
+	return startReady(ctx, exec.Command(bin, "--db", dbPath, "mount", "--session", session, "--ready-fd", "3", mountpoint))
+}
+
+// startMemfsDaemon serves a session from its own process: the memfs binary
+// when there is one, else the bench's serve helper. It returns the daemon
+// and what it is.
+func startMemfsDaemon(ctx context.Context, cfg *config, dbPath, session, mountpoint string) (*daemon, string, error) {
+	if cfg.memfsBin != "" {
+		d, err := startMemfsMount(ctx, cfg.memfsBin, dbPath, session, mountpoint)
+		return d, "memfs mount", err
+	}
+	d, err := startDaemon(ctx, "--db", dbPath, "--session", session, "--mountpoint", mountpoint)
+	return d, "bench serve helper (fusefs.Mount)", err
+}
+
+// startReady starts cmd with a pipe on fd 3 and waits for "ready" on it.
+// The process dies with the bench (Pdeathsig), so a killed bench leaves no
+// daemon behind.
+func startReady(ctx context.Context, cmd *exec.Cmd) (*daemon, error) {
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	out, err := cmd.StdoutPipe()
+	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the daemon: %w", err)
+	cmd.ExtraFiles = []*os.File{pw}
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	d := &daemon{cmd: cmd}
 	ready := make(chan error, 1)
 	go func() {
-		line, err := bufio.NewReader(out).ReadString('\n')
+		defer pr.Close()
+		line, err := bufio.NewReader(pr).ReadString('\n')
 		if err == nil && strings.TrimSpace(line) != "ready" {
 			err = fmt.Errorf("daemon said %q instead of ready", line)
 		}
@@ -108,7 +142,7 @@ func startDaemon(ctx context.Context, args ...string) (*daemon, error) {
 	}
 	if err != nil {
 		d.stop()
-		return nil, fmt.Errorf("daemon %v: %w", args, err)
+		return nil, fmt.Errorf("daemon %v: %w", cmd.Args, err)
 	}
 	return d, nil
 }

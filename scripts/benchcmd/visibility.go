@@ -36,6 +36,7 @@ type visibilityResult struct {
 	SaveP50  float64 `json:"save_p50_ms"` // open+write+close in mount A
 	Met      bool    `json:"met"`
 	Method   string  `json:"method"`
+	Daemon   string  `json:"mount_b_daemon"`
 }
 
 // measureVisibility mounts one store twice — mount A in this process, mount
@@ -63,7 +64,7 @@ func measureVisibility(ctx context.Context, cfg *config, work string, rep *repor
 		return err
 	}
 	defer unmountA()
-	d, err := startDaemon(ctx, "--db", dbPath, "--session", sessB.ID, "--mountpoint", mntB)
+	d, daemonKind, err := startMemfsDaemon(ctx, cfg, dbPath, sessB.ID, mntB)
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,8 @@ func measureVisibility(ctx context.Context, cfg *config, work string, rep *repor
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		return fmt.Errorf("visibility probe printed %q: %w", out.String(), err)
 	}
-	v := &visibilityResult{Samples: len(res.Visible), Method: "probe process: open(O_TRUNC)+write+close in mount A (served by the bench), then open+read+close in mount B (a second daemon process) every 0.2 ms until the new bytes show; latency from close() returning"}
+	v := &visibilityResult{Samples: len(res.Visible), Daemon: daemonKind,
+		Method: "probe process: open(O_TRUNC)+write+close in mount A (served by the bench), then open+read+close in mount B (a second daemon process) every 0.2 ms until the new bytes show; latency from close() returning"}
 	for _, l := range res.Visible {
 		if l >= visibilityTimeout {
 			v.Timeouts++
