@@ -282,30 +282,16 @@ func (n *fileNode) resizeLocked(size int64) {
 // Flush saves what this handle wrote (F4). A file created in the mount and
 // not written yet is not created here: a shell's `> f` closes a dup of the
 // descriptor before writing, and that must not make an empty version. It is
-// created by the release of its last handle instead.
+// created by the release of its last handle instead. Until the kernel looks
+// a created file up again it keeps the inode number it had while pending.
 func (n *fileNode) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	h, _ := f.(*handle)
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	if h == nil || !h.wrote || n.buf == nil || !n.buf.dirty || !h.flushSaves(ctx) {
-		n.mu.Unlock()
 		return 0
 	}
-	created := n.pending
-	e := n.saveLocked(ctx, "close")
-	n.mu.Unlock()
-	if created && e == 0 {
-		n.forgetPendingIno()
-	}
-	return e
-}
-
-// forgetPendingIno drops the kernel's dentry of a file just created, so the
-// next lookup gives it its memory's inode number. It runs before close()
-// returns, without locks held: the kernel takes the directory's lock.
-func (n *fileNode) forgetPendingIno() {
-	if name, parent := n.Parent(); parent != nil {
-		parent.NotifyEntry(name)
-	}
+	return n.saveLocked(ctx, "close")
 }
 
 func (n *fileNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {

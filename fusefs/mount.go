@@ -222,23 +222,38 @@ func (s *Server) Wait() { s.fuse.Wait() }
 // A live mount is left alone: two daemons must not fight over one path.
 func (s *Server) recoverStale() error {
 	fuseMounted := isFuseMount(s.mnt)
+	if !fuseMounted {
+		return nil
+	}
 	// statfs always reaches the daemon (stat may be answered from the
-	// kernel's attribute cache for a second after the daemon died).
-	var sfs unix.Statfs_t
-	err := unix.Statfs(s.mnt, &sfs)
-	dead := errors.Is(err, unix.ENOTCONN) || errors.Is(err, unix.ECONNABORTED)
-	switch {
-	case !dead && !fuseMounted:
-		return nil // errors other than a dead mount are reported with advice by Mount
-	case !dead:
-		return fmt.Errorf("%s is already a live FUSE mount (another memfs mount?): stop that daemon or run umount %s first", s.mnt, s.mnt)
+	// kernel's attribute cache for a second after the daemon died). A
+	// daemon that is stopped, or killed but stuck in the kernel, never
+	// answers: that mount is as dead as one that says ENOTCONN.
+	answer := make(chan error, 1)
+	go func() {
+		var sfs unix.Statfs_t
+		answer <- unix.Statfs(s.mnt, &sfs)
+	}()
+	var why string
+	select {
+	case err := <-answer:
+		if !errors.Is(err, unix.ENOTCONN) && !errors.Is(err, unix.ECONNABORTED) {
+			return fmt.Errorf("%s is already a live FUSE mount (another memfs mount?): stop that daemon or run umount %s first", s.mnt, s.mnt)
+		}
+		why = "its daemon is gone (transport endpoint is not connected)"
+	case <-time.After(hungAfter):
+		why = fmt.Sprintf("its daemon has not answered for %v (stopped, or stuck while dying)", hungAfter)
 	}
 	if uerr := unix.Unmount(s.mnt, unix.MNT_DETACH); uerr != nil {
-		return fmt.Errorf("%s holds a stale mount of a dead daemon and detaching it failed: %w (try: umount -l %s)", s.mnt, uerr, s.mnt)
+		return fmt.Errorf("%s holds a stale mount (%s) and detaching it failed: %w (try: umount -l %s)", s.mnt, why, uerr, s.mnt)
 	}
-	s.log.Warn("detached a stale mount left by a dead daemon", "mountpoint", s.mnt)
+	s.log.Warn("detached a stale mount left by a dead daemon", "mountpoint", s.mnt, "why", why)
 	return nil
 }
+
+// hungAfter is how long a FUSE daemon may take to answer statfs before its
+// mount is taken over; a live memfs answers in microseconds.
+const hungAfter = 2 * time.Second
 
 // isFuseMount reports whether /proc/self/mountinfo has a FUSE mount at dir.
 func isFuseMount(dir string) bool {
