@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"syscall"
 
@@ -106,6 +107,9 @@ func (n *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if err != nil {
 		return nil, n.sm.srv.errnoOf("lookup", p, err)
 	}
+	if !e.Dir && e.Memory == nil {
+		return nil, n.sm.srv.errnoOf("lookup", p, errors.New("the engine returned a file entry without its memory"))
+	}
 	return n.entryNode(ctx, e, out), 0
 }
 
@@ -160,7 +164,7 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 		seen[e.Name] = true
 		if e.Dir {
 			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFDIR, Ino: n.sm.dirIno(e.Path)})
-		} else {
+		} else if e.Memory != nil {
 			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFREG, Ino: fileIno(e.Memory)})
 		}
 	}

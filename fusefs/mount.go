@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,6 +143,10 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
 			Debug:             o.Debug,
 			MaxBackground:     64,
+			PanicHandler: func(r any) fuse.Status {
+				s.log.Error("internal error: a request panicked; it failed with EIO and the mount goes on", "panic", r, "stack", string(debug.Stack()))
+				return fuse.EIO
+			},
 		},
 	}
 	root := &rootNode{srv: s}
