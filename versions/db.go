@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -95,6 +96,13 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, errorf(CodeInvalid, "cannot create the database directory %s: %v: check its permissions or choose another path with --db or MEMFS_DB", filepath.Dir(abs), err)
+	}
+	// Memories may be private: create the file readable by its owner only
+	// (SQLite gives the -wal and -shm files the same mode).
+	if f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrExist) {
+		return nil, errorf(CodeInvalid, "cannot create the database %s: %v: check the directory's permissions or choose another path with --db or MEMFS_DB", abs, err)
 	}
 	timeout := opts.BusyTimeout
 	if timeout <= 0 {

@@ -3,6 +3,7 @@ package versions_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -302,4 +303,19 @@ func TestOpen(t *testing.T) {
 			t.Fatalf("opened a file that is not a database")
 		}
 	})
+}
+
+func TestDatabaseFileIsPrivate(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "memfs.db")
+	db, err := versions.Open(p, versions.Options{})
+	ok(t, err)
+	newStore(t, db, versions.StoreParams{})
+	for _, f := range []string{p, p + "-wal"} {
+		st, err := os.Stat(f)
+		ok(t, err)
+		if mode := st.Mode().Perm(); mode != 0o600 {
+			t.Errorf("%s has mode %o, want 600", f, mode)
+		}
+	}
+	ok(t, db.Close())
 }
