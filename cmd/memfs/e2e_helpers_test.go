@@ -386,9 +386,17 @@ func mountDir(t *testing.T) string {
 // waitContent polls path until it holds want and returns how long that took
 // after start; ok is false if it did not within limit.
 func waitContent(path, want string, start time.Time, limit time.Duration) (time.Duration, bool) {
-	for {
+	return waitFor(func() bool {
 		got, err := os.ReadFile(path)
-		if err == nil && string(got) == want {
+		return err == nil && string(got) == want
+	}, start, limit)
+}
+
+// waitFor polls cond until it holds and returns how long that took after
+// start; ok is false if it did not within limit.
+func waitFor(cond func() bool, start time.Time, limit time.Duration) (time.Duration, bool) {
+	for {
+		if cond() {
 			return time.Since(start), true
 		}
 		if time.Since(start) > limit {
