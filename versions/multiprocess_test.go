@@ -1,6 +1,7 @@
 package versions_test
 
 import (
+	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -139,5 +140,37 @@ func TestTwoProcessesWriting(t *testing.T) {
 	ok(t, err)
 	if head.VersionID != sh[0].ID || *head.Content != *sh[0].Content {
 		t.Fatalf("head %s is not the last version %s", head.VersionID, sh[0].ID)
+	}
+}
+
+// A write that meets a lock held longer than the busy timeout is retried,
+// not reported: the holder here is another connection, as another process
+// would be.
+func TestBusyBeyondTimeoutIsRetried(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memfs.db")
+	db, err := versions.Open(path, versions.Options{BusyTimeout: 20 * time.Millisecond})
+	ok(t, err)
+	defer db.Close()
+	s := newStore(t, db, versions.StoreParams{})
+
+	other, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=5000")
+	ok(t, err)
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	ok(t, err)
+	defer conn.Close()
+	_, err = conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+	ok(t, err)
+	released := make(chan error, 1)
+	go func() {
+		time.Sleep(100 * time.Millisecond) // several busy timeouts of the writer
+		_, err := conn.ExecContext(ctx, "COMMIT")
+		released <- err
+	}()
+	m, err := db.CreateMemory(ctx, s.ID, "/after-the-lock.md", "x", me)
+	ok(t, err)
+	ok(t, <-released)
+	if m.Path != "/after-the-lock.md" {
+		t.Fatalf("created %+v", m)
 	}
 }
