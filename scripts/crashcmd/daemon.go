@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -68,6 +71,7 @@ func (h *harness) startDaemon(timeout time.Duration) (*daemon, time.Duration, er
 	case ok := <-ready:
 		elapsed := time.Since(start)
 		if ok {
+			h.conn = fuseConnection(h.mnt)
 			return d, elapsed, nil
 		}
 		<-d.done
@@ -153,8 +157,12 @@ func (p *writerProc) terminate() { p.cmd.Process.Signal(syscall.SIGTERM) }
 func (p *writerProc) wait(limit time.Duration) (failed int, exited bool, err error) {
 	select {
 	case <-p.done:
-	case <-time.After(limit):
-		return 0, false, nil
+	default:
+		select {
+		case <-p.done:
+		case <-time.After(limit):
+			return 0, false, nil
+		}
 	}
 	if p.cmd.ProcessState.ExitCode() == exitAckLog {
 		return 0, true, fmt.Errorf("a writer could not write its acknowledgement log %s (see its message above)", p.ack)
@@ -177,6 +185,47 @@ func (p *writerProc) kill() {
 	case <-p.done:
 	case <-time.After(stopTimeout):
 	}
+}
+
+// fuseConnection returns the FUSE connection number of the mount on dir
+// (the minor device number in /proc/self/mountinfo), read without asking
+// the file system anything.
+func fuseConnection(dir string) string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	conn := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && f[4] == dir {
+			if _, minor, ok := strings.Cut(f[2], ":"); ok {
+				conn = minor // the last mount on dir is the visible one
+			}
+		}
+	}
+	return conn
+}
+
+// abortConnection aborts a FUSE connection through fusectl, as umount -f
+// would: every request waiting on it fails, so processes blocked in a dead
+// daemon's mount can exit even after that mount was detached.
+func abortConnection(conn string) error {
+	if conn == "" {
+		return errors.New("no FUSE connection number recorded to abort")
+	}
+	const ctl = "/sys/fs/fuse/connections"
+	abort := filepath.Join(ctl, conn, "abort")
+	if _, err := os.Stat(abort); err != nil {
+		if err := unix.Mount("fusectl", ctl, "fusectl", 0, ""); err != nil {
+			return fmt.Errorf("mount fusectl on %s to abort connection %s: %w", ctl, conn, err)
+		}
+		defer unix.Unmount(ctl, 0)
+	}
+	if err := os.WriteFile(abort, []byte("1"), 0o200); err != nil {
+		return fmt.Errorf("abort FUSE connection %s: %w", conn, err)
+	}
+	return nil
 }
 
 // isMounted reports whether dir is a mount point in this mount namespace.

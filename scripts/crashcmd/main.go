@@ -51,19 +51,22 @@ type config struct {
 
 // result is what a run found; its JSON is the --format json output.
 type result struct {
-	Cycles            int      `json:"cycles"`
-	Writers           int      `json:"writers"`
-	Acknowledged      int      `json:"acknowledged_saves"`
-	FailedSaves       int      `json:"failed_saves"`
-	VersionsChecked   int      `json:"versions_checked"`
-	Lost              int      `json:"lost"`
-	IntegrityFailures int      `json:"integrity_failures"`
-	RemountFailures   int      `json:"remount_failures"`
-	HungKills         int      `json:"hung_kills"`
-	MedianRemountMS   float64  `json:"median_remount_ms"`
-	MaxRemountMS      float64  `json:"max_remount_ms"`
-	Remounts          int      `json:"remounts"`
-	Problems          []string `json:"problems,omitempty"`
+	Cycles            int `json:"cycles"`
+	Writers           int `json:"writers"`
+	Acknowledged      int `json:"acknowledged_saves"`
+	FailedSaves       int `json:"failed_saves"`
+	VersionsChecked   int `json:"versions_checked"`
+	Lost              int `json:"lost"`
+	IntegrityFailures int `json:"integrity_failures"`
+	RemountFailures   int `json:"remount_failures"`
+	HungKills         int `json:"hung_kills"`
+	// ClientsLeftBlocked counts writers of a killed mount still blocked
+	// after the new mount took over.
+	ClientsLeftBlocked int      `json:"clients_left_blocked"`
+	MedianRemountMS    float64  `json:"median_remount_ms"`
+	MaxRemountMS       float64  `json:"max_remount_ms"`
+	Remounts           int      `json:"remounts"`
+	Problems           []string `json:"problems,omitempty"`
 }
 
 func runMain(args []string, stdout, stderr io.Writer) int {
@@ -111,8 +114,9 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	report(res, c.format, stdout)
-	if res.Lost > 0 || res.IntegrityFailures > 0 || res.RemountFailures > 0 {
-		fmt.Fprintf(stderr, "crash: FAILED: %d lost saves, %d integrity failures, %d remount failures (work directory kept: %s)\n", res.Lost, res.IntegrityFailures, res.RemountFailures, h.work)
+	if res.Lost > 0 || res.IntegrityFailures > 0 || res.RemountFailures > 0 || res.ClientsLeftBlocked > 0 {
+		fmt.Fprintf(stderr, "crash: FAILED: %d lost saves, %d integrity failures, %d remount failures, %d clients left blocked (work directory kept: %s)\n",
+			res.Lost, res.IntegrityFailures, res.RemountFailures, res.ClientsLeftBlocked, h.work)
 		return 1
 	}
 	if c.keep || c.dir != "" {
@@ -131,6 +135,7 @@ type harness struct {
 	storeID, slug         string
 	daemonLog             *os.File
 	daemon                *daemon
+	conn                  string // FUSE connection number of the current mount
 	rng                   *rand.Rand
 	stderr                io.Writer
 }
@@ -212,6 +217,10 @@ func (h *harness) run(ctx context.Context) (*result, error) {
 		if c.stuck > 0 {
 			res.HungKills++
 		}
+		if c.leftBlocked > 0 {
+			res.ClientsLeftBlocked += c.leftBlocked
+			res.addProblem(fmt.Sprintf("cycle %d: %d writer(s) stayed blocked in the dead mount after memfs mounted again: the old FUSE connection was not aborted", cycle, c.leftBlocked))
+		}
 		acks, err := readAcks(h.ackDir, fmt.Sprintf("c%03d-*.log", cycle))
 		if err != nil {
 			return nil, err
@@ -251,10 +260,11 @@ func (h *harness) run(ctx context.Context) (*result, error) {
 
 // cycleResult is what one crash cycle saw.
 type cycleResult struct {
-	failed    int           // saves that failed (after the kill)
-	stuck     int           // writers still blocked in the dead mount after SIGTERM
-	remount   time.Duration // start of the new memfs mount to ready
-	remountOK bool
+	failed      int           // saves that failed (after the kill)
+	stuck       int           // writers still blocked in the dead mount after SIGTERM
+	leftBlocked int           // writers still blocked after the remount took over
+	remount     time.Duration // start of the new memfs mount to ready
+	remountOK   bool
 }
 
 // cycle runs the writers for a random while, kills the daemon with
@@ -295,20 +305,35 @@ func (h *harness) cycle(cycle int) (cycleResult, error) {
 			c.stuck++
 		}
 	}
+	oldConn := h.conn
 	d, took, err := h.startDaemon(remountTimeout)
 	if err == nil {
 		h.daemon, c.remount, c.remountOK = d, took, true
+		// Once memfs has taken the mountpoint over, writers blocked in the
+		// dead mount must be released too (their requests fail), or the
+		// agent's processes hang for good.
+		for _, p := range procs {
+			if _, exited, _ := p.wait(0); !exited {
+				if _, exited, _ = p.wait(writerGrace); !exited {
+					c.leftBlocked++
+				}
+			}
+		}
 	}
-	if !c.remountOK {
-		// memfs failed (counted above). Abort the dead connection the way
-		// it should have (umount -f), so that the blocked writers and the
-		// killed daemon can exit and the run can go on.
-		fmt.Fprintf(h.stderr, "crash: cycle %d: remount failed (%v); aborting the dead FUSE connection with umount -f and mounting again\n", cycle, err)
+	if !c.remountOK || c.leftBlocked > 0 {
+		// memfs failed (counted by the caller). Abort the dead connection
+		// as it should have, so that the blocked writers and the killed
+		// daemon can exit and the run can go on.
+		fmt.Fprintf(h.stderr, "crash: cycle %d: remount ok %v, %d writer(s) left blocked: aborting the dead FUSE connection %s\n", cycle, c.remountOK, c.leftBlocked, oldConn)
 		for _, p := range procs {
 			p.cmd.Process.Signal(syscall.SIGKILL)
 		}
-		unix.Unmount(h.mnt, unix.MNT_FORCE)
-		unix.Unmount(h.mnt, unix.MNT_DETACH)
+		if err := abortConnection(oldConn); err != nil {
+			fmt.Fprintf(h.stderr, "crash: %v\n", err)
+		}
+		if !c.remountOK {
+			unix.Unmount(h.mnt, unix.MNT_DETACH)
+		}
 	}
 	for _, p := range procs {
 		p.kill()
@@ -408,6 +433,7 @@ func report(r *result, format string, w io.Writer) {
 	fmt.Fprintf(w, "integrity failures:  %d\n", r.IntegrityFailures)
 	fmt.Fprintf(w, "remount failures:    %d\n", r.RemountFailures)
 	fmt.Fprintf(w, "hung kills:          %d (cycles where a writer stayed blocked in the killed mount)\n", r.HungKills)
+	fmt.Fprintf(w, "clients left blocked: %d (writers still blocked after the remount)\n", r.ClientsLeftBlocked)
 	fmt.Fprintf(w, "median remount:      %.1f ms (max %.1f ms, %d remounts)\n", r.MedianRemountMS, r.MaxRemountMS, r.Remounts)
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
