@@ -8,11 +8,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/memfs/memfs/versions"
@@ -258,6 +260,42 @@ os.replace(tmp, "f")'`
 			if stored := env.cli(t, "memory", "get", storeID, p); stored != got {
 				t.Errorf("memory get %s = %q, cat shows %q", p, stored, got)
 			}
+		}
+	})
+
+	t.Run("Xattrs", func(t *testing.T) {
+		if _, err := exec.LookPath("python3"); err != nil {
+			t.Skip("python3 not installed")
+		}
+		// F11, read the way a tool would: the attributes name the head
+		// the store holds, and its writer is this mount's session.
+		const script = `python3 -c 'import os, sys
+for p in sys.argv[1:]:
+    print(" ".join(os.getxattr(p, "user.memfs." + a).decode() for a in ("id", "version", "sha256", "writer")))
+try:
+    os.setxattr(sys.argv[1], "user.note", b"x")
+    print("setxattr succeeded")
+except OSError as e:
+    print("setxattr errno", e.errno)
+' `
+		live := env.memoryList(t, storeID)
+		var paths []string
+		for p := range r.contents {
+			paths = append(paths, "."+p)
+		}
+		lines := strings.Split(strings.TrimSpace(sh(t, r.dir, script+strings.Join(paths, " "))), "\n")
+		if len(lines) != len(paths)+1 {
+			t.Fatalf("python printed %d lines for %d files:\n%s", len(lines), len(paths), strings.Join(lines, "\n"))
+		}
+		for i, p := range paths {
+			m := live[p[1:]]
+			f := strings.Fields(lines[i])
+			if len(f) != 4 || f[0] != m.ID || f[1] != m.VersionID || f[2] != m.ContentSHA256 || !strings.HasPrefix(f[3], "session_actor:sesn_") {
+				t.Errorf("%s: user.memfs.{id,version,sha256,writer} = %q, want %s %s %s session_actor:sesn_…", p, lines[i], m.ID, m.VersionID, m.ContentSHA256)
+			}
+		}
+		if got, want := lines[len(lines)-1], fmt.Sprintf("setxattr errno %d", syscall.ENOTSUP); got != want {
+			t.Errorf("setting user.note: %s, want %s (F11: ENOTSUP)", got, want)
 		}
 	})
 }
