@@ -289,11 +289,17 @@ func hostileRows() []hostileRow {
 	}
 }
 
-// logHas reports whether the daemon's log names s, raw or as slog's text
-// handler quotes it.
-func logHas(log, s string) bool {
+// logHas reports whether one line of the daemon's log names s (raw or as
+// slog's text handler quotes it) with the errno and a reason.
+func logHas(log, s string, errno syscall.Errno) bool {
 	q := strconv.Quote(s)
-	return strings.Contains(log, s) || strings.Contains(log, q[1:len(q)-1])
+	for _, line := range strings.Split(log, "\n") {
+		named := strings.Contains(line, s) || strings.Contains(line, q[1:len(q)-1])
+		if named && strings.Contains(line, "errno="+errnoName(errno)) && strings.Contains(line, "reason=") {
+			return true
+		}
+	}
+	return false
 }
 
 func TestHostileInput(t *testing.T) {
@@ -313,8 +319,8 @@ func TestHostileInput(t *testing.T) {
 				t.Fatalf("got %v, want %v (%s)", err, row.want, errnoName(row.want))
 			}
 			if row.logs != "" {
-				if log := h.e.log.String()[before:]; !logHas(log, row.logs) {
-					t.Errorf("the daemon logged no line naming %q; new log:\n%s", row.logs, log)
+				if log := h.e.log.String()[before:]; !logHas(log, row.logs, row.want) {
+					t.Errorf("the daemon logged no line naming %q with errno=%s and a reason; new log:\n%s", row.logs, errnoName(row.want), log)
 				}
 			}
 			if row.check != nil {
