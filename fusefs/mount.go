@@ -249,6 +249,14 @@ func (s *Server) recoverStale() error {
 	case <-time.After(hungAfter):
 		why = fmt.Sprintf("its daemon has not answered for %v (stopped, or stuck while dying)", hungAfter)
 	}
+	// A forced unmount aborts the old connection, which releases every
+	// process still waiting for the old daemon (and lets a daemon stuck
+	// while dying finish); it fails when the mount is busy, and the lazy
+	// unmount then takes it out of the namespace.
+	if ferr := unix.Unmount(s.mnt, unix.MNT_FORCE); ferr == nil && !isFuseMount(s.mnt) {
+		s.log.Warn("detached a stale mount left by a dead daemon", "mountpoint", s.mnt, "why", why)
+		return nil
+	}
 	if uerr := unix.Unmount(s.mnt, unix.MNT_DETACH); uerr != nil {
 		return fmt.Errorf("%s holds a stale mount (%s) and detaching it failed: %w (try: umount -l %s)", s.mnt, why, uerr, s.mnt)
 	}
