@@ -63,6 +63,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"latest-page", latest, largs, "versions_store"},
 		{"memory-by-path", "SELECT " + memCols + " FROM memories m WHERE m.store = ? AND m.path = ?", []any{1, "/a"}, "sqlite_autoindex_memories"},
 		{"list-prefix", "SELECT " + memCols + " FROM memories m WHERE m.store = ? AND m.path >= ? AND m.path < ? ORDER BY m.path LIMIT ?", []any{1, "/a/", "/a0", 100}, "sqlite_autoindex_memories"},
+		{"stat", statQuery, []any{1, "/a/b", "/a/b/", "/a/b0"}, "sqlite_autoindex_memories"},
 		{"changes-poll", "SELECT seq, path, origin FROM changes WHERE seq > ? AND seq <= ? AND store = ? ORDER BY seq", []any{1, 2, "memstore_x"}, "INTEGER PRIMARY KEY"},
 	}
 	for _, c := range cases {

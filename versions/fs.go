@@ -2,6 +2,7 @@ package versions
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 )
 
@@ -25,26 +26,31 @@ func (db *DB) Stat(ctx context.Context, storeID, path string) (*Entry, error) {
 			out = &Entry{Name: "", Path: "/", Dir: true}
 			return nil
 		}
-		m, err := memoryAt(r, seq, storeID, path)
-		if err != nil {
-			return err
-		}
-		if m != nil {
-			out = &Entry{Name: baseName(path), Path: path, Memory: &m.Memory}
-			return nil
-		}
-		ok, err := isDir(r, seq, path)
-		if err != nil {
-			return err
-		}
-		if !ok {
+		// One statement, so one read transaction: a file's row, else one
+		// row if a directory is there (each read transaction costs SQLite
+		// several lock system calls, more than the searches themselves).
+		lo, hi := subtree(path)
+		m, err := scanMemory(r, storeID, false, statQuery, seq, path, lo, hi)
+		if err == sql.ErrNoRows {
 			return errorf(CodeNotFound, "no file or directory %s in store %s", path, storeID)
 		}
-		out = &Entry{Name: baseName(path), Path: path, Dir: true}
+		if err != nil {
+			return err
+		}
+		out = &Entry{Name: baseName(path), Path: path, Dir: m.ID == ""}
+		if !out.Dir {
+			out.Memory = &m.Memory
+		}
 		return nil
 	})
 	return out, err
 }
+
+const statQuery = `SELECT ` + memCols + ` FROM memories m WHERE m.store = ?1 AND m.path = ?2
+	UNION ALL SELECT 0, '', '', 0, '', '', 0, 0, 0
+	WHERE EXISTS (SELECT 1 FROM dirs WHERE store = ?1 AND path >= ?2 AND path < ?4 AND (path = ?2 OR path >= ?3))
+	OR EXISTS (SELECT 1 FROM memories WHERE store = ?1 AND path > ?3 AND path < ?4)
+	LIMIT 1`
 
 // MakeDir persists an empty directory (its parent must exist).
 func (db *DB) MakeDir(ctx context.Context, storeID, path string) error {
