@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -133,4 +134,44 @@ func TestArchivedStore(t *testing.T) {
 		t.Fatalf("archive not seen by the mount within %v: %v", visibilityLimit, err)
 	}
 	checkReadOnly(t, dir)
+}
+
+// The sandbox runs the agent as another user: files are owned by the uid
+// and gid given, and that user can read and write through the mount.
+func TestAgentAsAnotherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run a command as another user")
+	}
+	e := newEnv(t)
+	st := e.store(t, "Agent")
+	m, dir := e.mountStore(t, st, Options{UID: 4242, GID: 4242})
+	// The test's temporary directories are private to root.
+	for p := filepath.Dir(m.root); p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(dir, "mine.txt"), "hello")
+	var s syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(dir, "mine.txt"), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Uid != 4242 || s.Gid != 4242 || s.Mode&0o777 != 0o644 {
+		t.Errorf("owner %d:%d mode %o, want 4242:4242 644", s.Uid, s.Gid, s.Mode&0o777)
+	}
+	cmd := exec.Command("sh", "-c", "cat mine.txt && echo more >> mine.txt && mkdir sub && echo x > sub/new.txt")
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 4242, Gid: 4242}}
+	if out, err := cmd.CombinedOutput(); err != nil || string(out) != "hello" {
+		t.Fatalf("as uid 4242: %q, %v", out, err)
+	}
+	if got := *e.memory(t, st.ID, "/mine.txt").Content; got != "hellomore\n" {
+		t.Errorf("after the other user's append: %q", got)
+	}
+	other := exec.Command("sh", "-c", "echo x >> mine.txt")
+	other.Dir = dir
+	other.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 4343, Gid: 4343}}
+	if out, err := other.CombinedOutput(); err == nil {
+		t.Errorf("a third user could write a 0644 file it does not own: %s", out)
+	}
 }
