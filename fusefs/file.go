@@ -193,19 +193,31 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	var known fuse.Attr // what the kernel may have cached
+	n.fillAttrLocked(&known)
 	if e := n.loadLocked(ctx, true); e != 0 {
 		return nil, 0, e
 	}
+	var fuseFlags uint32
+	if uint64(len(n.buf.data)) != known.Size {
+		// Another writer's save changed the size before our notification
+		// reached the kernel: read past the size it believes, and make it
+		// forget that size (not from inside this request).
+		fuseFlags = fuse.FOPEN_DIRECT_IO
+		go n.NotifyContent(0, 0)
+	}
 	n.opens++
 	h := &handle{append: flags&syscall.O_APPEND != 0}
-	h.noteUser(ctx)
+	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
+		h.noteUser(ctx) // only a handle that can write ever saves
+	}
 	if flags&syscall.O_TRUNC != 0 && len(n.buf.data) > 0 {
 		n.buf.data = n.buf.data[:0]
 		n.buf.dirty = true
 		n.mtime = time.Now()
 		h.wrote = true
 	}
-	return h, 0, 0
+	return h, fuseFlags, 0
 }
 
 func (n *fileNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {

@@ -42,11 +42,11 @@ type Options struct {
 	Debug bool
 }
 
-// cacheTimeout bounds how long the kernel trusts names and directory
-// attributes; changes from outside the mount are pushed sooner by
-// notifications (watch.go). File attributes are not cached at all: the
-// kernel cuts reads at the size it believes, and a size cached from before
-// another writer's save would show a reader a truncated file.
+// cacheTimeout bounds how long the kernel trusts names and attributes;
+// changes from outside the mount are pushed sooner by notifications
+// (watch.go). Until one arrives the kernel may believe an old file size,
+// and it cuts cached reads there: Open serves such a file with direct I/O
+// (file.go), which reads what the daemon has.
 const cacheTimeout = time.Second
 
 // negativeTimeout is how long the kernel trusts that a name does not exist.
@@ -124,6 +124,7 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	timeout, negative := cacheTimeout, negativeTimeout
 	fo := &fs.Options{
 		EntryTimeout:    &timeout,
+		AttrTimeout:     &timeout,
 		NegativeTimeout: &negative,
 		UID:             o.UID,
 		GID:             o.GID,
