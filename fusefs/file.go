@@ -45,8 +45,7 @@ type buffer struct {
 type handle struct {
 	wrote  bool // this handle changed the content: its flush saves (F4)
 	append bool
-	users  map[uint32]bool   // processes that opened or wrote through it (owner.go)
-	tids   map[uint32]uint32 // thread → process, cached
+	users  map[uint32]bool // threads that opened or wrote through it (owner.go)
 }
 
 func newFileNode(sm *storeMount, m *versions.Memory) *fileNode {
@@ -315,9 +314,6 @@ func (n *fileNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) sys
 	return n.saveLocked(ctx, "fsync")
 }
 
-// Release drops the buffer with the last handle. Content whose save failed
-// (close() reported it) is discarded then; a file created in the mount that
-// was never saved disappears.
 // Release drops the buffer with the last handle. A file created in the
 // mount and still unsaved is created now (`touch`, `open(…, "w").close()`);
 // if that fails, or content whose save failed was left, it is discarded and

@@ -17,41 +17,48 @@ import (
 // write() would save an empty version. FUSE names the calling thread, so
 // threads are mapped to their process through /proc.
 
-// callerProc is the process (thread group) of the request's caller, 0 when
-// it cannot be told (the kernel itself, or /proc unavailable).
-func (h *handle) callerProc(ctx context.Context) uint32 {
-	c, ok := fuse.FromContext(ctx)
-	if !ok || c.Pid == 0 {
-		return 0
+// callerTID is the thread that made the request, 0 when it cannot be told
+// (the kernel itself).
+func callerTID(ctx context.Context) uint32 {
+	if c, ok := fuse.FromContext(ctx); ok {
+		return c.Pid
 	}
-	if p, ok := h.tids[c.Pid]; ok {
-		return p
-	}
-	p := tgidOf(c.Pid)
-	if h.tids == nil {
-		h.tids = map[uint32]uint32{}
-	}
-	h.tids[c.Pid] = p
-	return p
+	return 0
 }
 
-// noteUser records that the caller opened or wrote through the handle.
+// noteUser records that the caller opened or wrote through the handle. It
+// keeps the thread id only: /proc is read when a flush comes from a thread
+// that is not one of these, which is rare.
 func (h *handle) noteUser(ctx context.Context) {
-	p := h.callerProc(ctx)
-	if p == 0 {
+	tid := callerTID(ctx)
+	if tid == 0 {
 		return
 	}
 	if h.users == nil {
 		h.users = map[uint32]bool{}
 	}
-	h.users[p] = true
+	h.users[tid] = true
 }
 
 // flushSaves reports whether a FLUSH from the caller should save: it comes
-// from a process that used the handle, or its origin cannot be told.
+// from a process that used the handle. When that cannot be told (no caller,
+// /proc unreadable, a user thread that has exited) it saves: an extra
+// version is better than a lost save.
 func (h *handle) flushSaves(ctx context.Context) bool {
-	p := h.callerProc(ctx)
-	return p == 0 || len(h.users) == 0 || h.users[p]
+	tid := callerTID(ctx)
+	if tid == 0 || len(h.users) == 0 || h.users[tid] {
+		return true
+	}
+	p := tgidOf(tid)
+	if p == 0 || h.users[p] {
+		return true
+	}
+	for u := range h.users {
+		if up := tgidOf(u); up == 0 || up == p {
+			return true
+		}
+	}
+	return false
 }
 
 // tgidOf reads the thread group id of thread tid from /proc/TID/status.
