@@ -62,7 +62,10 @@ type DB struct {
 	// on every lookup; a store's row number never changes or is reused.
 	seqs      sync.Map
 	closeOnce sync.Once
-	closeErr  error
+	// The background checkpointer (checkpoint.go).
+	stopCheckpoints context.CancelFunc
+	checkpoints     sync.WaitGroup
+	closeErr        error
 	// changesWritten counts change rows this handle wrote, to trim the feed
 	// now and then rather than on every write.
 	changesWritten atomic.Int64
@@ -138,11 +141,13 @@ func Open(path string, opts Options) (*DB, error) {
 	db.r.SetMaxOpenConns(n)
 	db.r.SetMaxIdleConns(n)
 	db.wp, db.rp = newConnPool(db.w, 1), newConnPool(db.r, n)
+	db.wp.init = writerInit
 
 	if err := db.setup(syncMode, timeout); err != nil {
 		db.Close()
 		return nil, err
 	}
+	db.startCheckpointer()
 	return db, nil
 }
 
@@ -182,6 +187,10 @@ func (db *DB) setup(syncMode string, timeout time.Duration) error {
 // twice is harmless.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
+		if db.stopCheckpoints != nil {
+			db.stopCheckpoints()
+			db.checkpoints.Wait()
+		}
 		db.wp.close()
 		db.rp.close()
 		db.closeErr = db.r.Close()
@@ -224,8 +233,9 @@ func (c *conn) close() {
 
 // connPool hands out connections of one *sql.DB, one caller at a time each.
 type connPool struct {
-	db *sql.DB
-	ch chan *conn // nil entries are connections not opened yet
+	db   *sql.DB
+	ch   chan *conn // nil entries are connections not opened yet
+	init string     // run on each new connection, if set
 }
 
 func newConnPool(db *sql.DB, n int) *connPool {
@@ -250,6 +260,13 @@ func (p *connPool) get(ctx context.Context) (*conn, error) {
 	if err != nil {
 		p.ch <- nil
 		return nil, err
+	}
+	if p.init != "" {
+		if _, err := sc.ExecContext(ctx, p.init); err != nil {
+			sc.Close()
+			p.ch <- nil
+			return nil, err
+		}
 	}
 	return &conn{c: sc, stmts: map[string]*sql.Stmt{}}, nil
 }
