@@ -27,9 +27,12 @@ type fileNode struct {
 	unlinked bool   // Nlink 0: deleted, or replaced by a rename onto its path
 	mode     uint32 // permission bits; kept in memory only, never stored
 	size     int64  // content size when no buffer is loaded
-	mtime    time.Time
-	buf      *buffer
-	opens    int
+	// kernelSize is the size the kernel may believe: the last one reported
+	// to it, grown by writes (the kernel grows it itself).
+	kernelSize int64
+	mtime      time.Time
+	buf        *buffer
+	opens      int
 }
 
 // buffer is the content of an open file.
@@ -137,6 +140,7 @@ func (n *fileNode) fillAttrLocked(a *fuse.Attr) {
 	if n.buf != nil {
 		size = int64(len(n.buf.data))
 	}
+	n.kernelSize = size
 	a.Mode = syscall.S_IFREG | n.mode
 	a.Size = uint64(size)
 	a.Nlink = 1
@@ -192,13 +196,13 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	var known fuse.Attr // what the kernel may have cached
-	n.fillAttrLocked(&known)
 	if e := n.loadLocked(ctx, true); e != 0 {
 		return nil, 0, e
 	}
 	var fuseFlags uint32
-	if uint64(len(n.buf.data)) != known.Size {
+	if flags&syscall.O_TRUNC != 0 {
+		n.kernelSize = 0
+	} else if int64(len(n.buf.data)) != n.kernelSize {
 		// Another writer's save changed the size before our notification
 		// reached the kernel: read past the size it believes, and make it
 		// forget that size (not from inside this request).
@@ -259,6 +263,7 @@ func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 	}
 	n.resizeLocked(max(int64(len(n.buf.data)), off+int64(len(data))))
 	copy(n.buf.data[off:], data)
+	n.kernelSize = max(n.kernelSize, off+int64(len(data)))
 	n.buf.dirty = true
 	n.mtime = time.Now()
 	if h != nil {
