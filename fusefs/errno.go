@@ -2,8 +2,9 @@ package fusefs
 
 import (
 	"errors"
-	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/versions"
 )
@@ -21,11 +22,7 @@ func (s *Server) errnoOf(op, path string, err error) syscall.Errno {
 		s.log.Warn("refused", "op", op, "path", path, "errno", errnoName(errno), "reason", err.Error())
 		return errno
 	}
-	code := versions.ErrorCode(err)
-	errno = codeErrno(code)
-	if code == versions.CodeInternal && diskFull(err) {
-		errno = syscall.ENOSPC
-	}
+	errno = codeErrno(versions.ErrorCode(err))
 	if errno == syscall.EIO {
 		s.log.Error("internal error", "op", op, "path", path, "err", err)
 		return errno
@@ -35,13 +32,6 @@ func (s *Server) errnoOf(op, path string, err error) syscall.Errno {
 	}
 	s.log.Warn("refused", "op", op, "path", path, "errno", errnoName(errno), "reason", err.Error())
 	return errno
-}
-
-// diskFull recognises SQLite's SQLITE_FULL ("database or disk is full"),
-// which the engine passes on as an internal error: for the agent the save
-// failed for lack of space, as on a full local disk.
-func diskFull(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), "database or disk is full")
 }
 
 // refuse logs a refusal decided by the mount itself (not by the engine).
@@ -85,43 +75,8 @@ func codeErrno(c versions.Code) syscall.Errno {
 // errnoName is the symbolic name of an errno for logs ("EROFS"), which is
 // what an operator greps for.
 func errnoName(e syscall.Errno) string {
-	switch e {
-	case syscall.ENOENT:
-		return "ENOENT"
-	case syscall.EEXIST:
-		return "EEXIST"
-	case syscall.ESTALE:
-		return "ESTALE"
-	case syscall.EROFS:
-		return "EROFS"
-	case syscall.ENOSPC:
-		return "ENOSPC"
-	case syscall.EFBIG:
-		return "EFBIG"
-	case syscall.ENAMETOOLONG:
-		return "ENAMETOOLONG"
-	case syscall.EINVAL:
-		return "EINVAL"
-	case syscall.EILSEQ:
-		return "EILSEQ"
-	case syscall.ENOTEMPTY:
-		return "ENOTEMPTY"
-	case syscall.EISDIR:
-		return "EISDIR"
-	case syscall.ENOTDIR:
-		return "ENOTDIR"
-	case syscall.EPERM:
-		return "EPERM"
-	case syscall.ENOTSUP:
-		return "ENOTSUP"
-	case syscall.EXDEV:
-		return "EXDEV"
-	case syscall.EBUSY:
-		return "EBUSY"
-	case syscall.ENODATA:
-		return "ENODATA"
-	case syscall.EIO:
-		return "EIO"
+	if name := unix.ErrnoName(e); name != "" {
+		return name
 	}
 	return e.Error()
 }

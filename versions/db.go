@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -395,6 +396,11 @@ func wrap(what string, err error) error {
 	}
 	if isBusy(err) {
 		return &Error{Code: CodeInternal, Message: fmt.Sprintf("%s: the database stayed locked by another process: retry in a moment (%v)", what, err)}
+	}
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.Code == sqlite3.ErrFull {
+		// Wraps ENOSPC so that a mount reports it as a full disk would.
+		return fmt.Errorf("%s: the disk holding the database is full: free some space, then retry (%w: %w)", what, syscall.ENOSPC, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
