@@ -101,8 +101,8 @@ func (sm *storeMount) markArchived() {
 	sm.mu.Unlock()
 }
 
-// liveCount returns how many memories the store holds, counting them again
-// when changes from elsewhere made the cached number unreliable.
+// liveCount returns how many memories the store holds, reading the
+// engine's count again when changes from elsewhere made ours unreliable.
 func (sm *storeMount) liveCount(ctx context.Context) (int, error) {
 	sm.mu.Lock()
 	if sm.liveOK {
@@ -111,23 +111,15 @@ func (sm *storeMount) liveCount(ctx context.Context) (int, error) {
 		return n, nil
 	}
 	sm.mu.Unlock()
-	n := 0
-	opts := versions.MemoryListOptions{Limit: versions.MaxPageSize}
-	for {
-		page, err := sm.srv.db.ListMemories(detach(ctx), sm.id, opts)
-		if err != nil {
-			return 0, err
-		}
-		n += len(page.Data)
-		if page.NextPage == nil || *page.NextPage == "" {
-			break
-		}
-		opts.Page = *page.NextPage
+	st, err := sm.srv.db.GetStore(detach(ctx), sm.id)
+	if err != nil {
+		return 0, err
 	}
+	sm.setStore(st)
 	sm.mu.Lock()
-	sm.live, sm.liveOK = n, true
+	sm.live, sm.liveOK = st.MemoryCount, true
 	sm.mu.Unlock()
-	return n, nil
+	return st.MemoryCount, nil
 }
 
 // reserveCreate admits one more pending file unless the store is full

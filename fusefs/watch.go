@@ -10,8 +10,9 @@ import (
 
 // watch polls the store's change feed and tells the kernel to forget what
 // it cached about paths changed by others — another mount, another process,
-// the CLI — so they see a committed save within one poll (F10). It also
-// refreshes the store row, which is how an archive reaches the mount (F3).
+// the CLI — so they see a committed save within one poll (F10). When
+// anything changed it also refreshes the store row, which is how an
+// archive reaches the mount (F3).
 func (sm *storeMount) watch(ctx context.Context) {
 	s := sm.srv
 	_, seq, err := s.db.Changes(ctx, sm.id, 0)
@@ -27,9 +28,6 @@ func (sm *storeMount) watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if st, err := s.db.GetStore(ctx, sm.id); err == nil {
-			sm.setStore(st)
-		}
 		changes, high, err := s.db.Changes(ctx, sm.id, seq)
 		if err != nil {
 			if ctx.Err() == nil && !failing {
@@ -40,6 +38,12 @@ func (sm *storeMount) watch(ctx context.Context) {
 		}
 		failing = false
 		seq = max(seq, high)
+		if len(changes) > 0 {
+			// Archiving and store updates are changes at "/" too.
+			if st, err := s.db.GetStore(ctx, sm.id); err == nil {
+				sm.setStore(st)
+			}
+		}
 		sm.apply(ctx, changes)
 		sm.expireOwn(2 * time.Second)
 	}

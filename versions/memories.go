@@ -208,7 +208,7 @@ func headContent(r *run, head int64) (string, error) {
 // insertMemory writes a new memory at a free, valid path with its "created"
 // version, enforcing the store's memory limit (S11).
 func insertMemory(r *run, s *storeRow, path, content string, by Actor) (*Memory, error) {
-	if s.count >= s.MaxMemories {
+	if s.MemoryCount >= s.MaxMemories {
 		return nil, errorf(CodeStoreFull, "memory store %s holds its maximum of %d memories: delete some, or create the store with a higher limit", s.ID, s.MaxMemories)
 	}
 	now := r.db.nowNanos()
@@ -235,7 +235,7 @@ func insertMemory(r *run, s *storeRow, path, content string, by Actor) (*Memory,
 	if _, err := r.exec("UPDATE stores SET memory_count = memory_count + 1 WHERE seq = ?", s.seq); err != nil {
 		return nil, err
 	}
-	s.count++
+	s.MemoryCount++
 	return &m, recordChange(r, s.ID, path)
 }
 
@@ -320,7 +320,7 @@ func deleteMemory(r *run, s *storeRow, m *memRow, keepParent bool, by Actor) err
 	if _, err := r.exec("UPDATE stores SET memory_count = memory_count - 1 WHERE seq = ?", s.seq); err != nil {
 		return err
 	}
-	s.count--
+	s.MemoryCount--
 	if err := recordChange(r, s.ID, m.Path); err != nil {
 		return err
 	}

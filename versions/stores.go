@@ -36,8 +36,7 @@ type StoreListOptions struct {
 // storeRow is a store with what the engine needs besides the API object.
 type storeRow struct {
 	Store
-	seq   int64
-	count int
+	seq int64
 }
 
 const storeCols = `seq, id, name, description, metadata, max_memories, max_memory_bytes,
@@ -49,7 +48,7 @@ func scanStore(sc interface{ Scan(...any) error }) (*storeRow, error) {
 	var created, updated int64
 	var archived sql.NullInt64
 	if err := sc.Scan(&s.seq, &s.ID, &s.Name, &s.Description, &meta, &s.MaxMemories,
-		&s.MaxMemoryBytes, &s.count, &created, &updated, &archived); err != nil {
+		&s.MaxMemoryBytes, &s.MemoryCount, &created, &updated, &archived); err != nil {
 		return nil, err
 	}
 	s.Metadata = map[string]string{}
@@ -96,7 +95,7 @@ func loadStoreLite(r *run, id string, writable bool) (*storeRow, error) {
 	s := storeRow{Store: Store{ID: id}}
 	var archived sql.NullInt64
 	err := r.scan("SELECT seq, name, max_memories, max_memory_bytes, memory_count, archived_at FROM stores WHERE id = ?",
-		[]any{id}, &s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.count, &archived)
+		[]any{id}, &s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.MemoryCount, &archived)
 	if err == sql.ErrNoRows {
 		return nil, storeNotFound(id)
 	}

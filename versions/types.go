@@ -97,9 +97,11 @@ type Store struct {
 	CreatedAt   time.Time         `json:"created_at"`
 	UpdatedAt   time.Time         `json:"updated_at"`
 	ArchivedAt  *time.Time        `json:"archived_at"`
-	// Limits of this store (S11, S12); not part of the API object.
+	// Limits of this store (S11, S12) and how many memories it holds; not
+	// part of the API object.
 	MaxMemories    int `json:"-"`
 	MaxMemoryBytes int `json:"-"`
+	MemoryCount    int `json:"-"`
 }
 
 func (s Store) MarshalJSON() ([]byte, error) {
