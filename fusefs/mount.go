@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,11 +108,17 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	}
 	ctx := context.Background()
 	for _, a := range sess.Resources {
+		// The feed's position is taken before the store row is read, so an
+		// archive committed in between is in the row or in the feed.
+		_, seq, err := db.Changes(ctx, a.StoreID, math.MaxInt64)
+		if err != nil {
+			return nil, fmt.Errorf("store %s of session %s: %w", a.StoreID, sess.ID, err)
+		}
 		st, err := db.GetStore(ctx, a.StoreID)
 		if err != nil {
 			return nil, fmt.Errorf("store %s of session %s: %w", a.StoreID, sess.ID, err)
 		}
-		s.stores = append(s.stores, newStoreMount(s, a, st))
+		s.stores = append(s.stores, newStoreMount(s, a, st, seq))
 	}
 	direct := os.Geteuid() == 0
 	if !direct {

@@ -18,7 +18,8 @@ type storeMount struct {
 	srv      *Server
 	id       string
 	slug     string
-	readOnly bool // a read_only attachment (F3)
+	readOnly bool  // a read_only attachment (F3)
+	seq      int64 // the change feed's position when mounted; the watcher starts there
 	top      *dirNode
 
 	mu      sync.Mutex
@@ -46,8 +47,8 @@ type ownMark struct {
 	when time.Time
 }
 
-func newStoreMount(s *Server, a versions.Attachment, st *versions.Store) *storeMount {
-	sm := &storeMount{srv: s, id: a.StoreID, slug: a.Slug, readOnly: a.Access == versions.ReadOnly,
+func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq int64) *storeMount {
+	sm := &storeMount{srv: s, id: a.StoreID, seq: seq, slug: a.Slug, readOnly: a.Access == versions.ReadOnly,
 		store: *st, own: map[string]ownMark{}, gen: map[string]uint64{}, modes: map[string]uint32{}}
 	if sm.slug == "" {
 		sm.slug = strings.TrimPrefix(a.MountPath, "/mnt/memory/")

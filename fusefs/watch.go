@@ -15,10 +15,7 @@ import (
 // archive reaches the mount (F3).
 func (sm *storeMount) watch(ctx context.Context) {
 	s := sm.srv
-	_, seq, err := s.db.Changes(ctx, sm.id, 0)
-	if err != nil && ctx.Err() == nil {
-		s.log.Error("reading the change feed failed; other writers' changes will show after the 1s cache timeout", "store", sm.id, "err", err)
-	}
+	seq := sm.seq
 	t := time.NewTicker(s.opts.PollInterval)
 	defer t.Stop()
 	failing := false
