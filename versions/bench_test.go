@@ -300,3 +300,58 @@ func BenchmarkUpdateSmallStore(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRenameFile renames one file within its directory, as `mv` does
+// through a mount: each memory goes to name~ and, on a second pass, back.
+func BenchmarkRenameFile(b *testing.B) {
+	db, f := openFixture(b)
+	cpuTimer(b)
+	for n := range b.N {
+		p := f.paths[n%len(f.paths)]
+		from, to := p, p+"~"
+		if n/len(f.paths)%2 == 1 {
+			from, to = to, from
+		}
+		if err := db.Rename(ctx, f.storeID, from, to, false, me); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAtomicSave is an editor's save through a mount: a temporary file
+// is created, then renamed onto the file it replaces (two calls per op).
+func BenchmarkAtomicSave(b *testing.B) {
+	db, f := openFixture(b)
+	cpuTimer(b)
+	for n := range b.N {
+		i := n % len(f.paths)
+		tmp := f.paths[i] + ".tmp"
+		if _, err := db.CreateMemory(ctx, f.storeID, tmp, fixtureContent(i, fixtureVersions+n), me); err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Rename(ctx, f.storeID, tmp, f.paths[i], false, me); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDeleteMemory deletes by id as `rm` does through a mount, from
+// directories that other memories keep alive.
+func BenchmarkDeleteMemory(b *testing.B) {
+	db, f := openFixture(b)
+	ids := make([]string, b.N)
+	for n := range b.N {
+		i := n % len(f.paths)
+		m, err := db.CreateMemory(ctx, f.storeID, fmt.Sprintf("%s.%d", f.paths[i], n), "to delete\n", me)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[n] = m.ID
+	}
+	cpuTimer(b)
+	for n := range b.N {
+		if err := db.DeleteMemory(ctx, f.storeID, ids[n], versions.MemoryDelete{KeepParentDir: true}, me); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
