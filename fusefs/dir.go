@@ -103,7 +103,7 @@ func (n *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		}
 	}
 	p := childPath(dir, name)
-	e, err := n.sm.srv.db.Stat(detach(ctx), n.sm.id, p)
+	e, err := n.sm.lookupEntry(ctx, dir, name)
 	if err != nil {
 		return nil, n.sm.srv.errnoOf("lookup", p, err)
 	}
@@ -133,11 +133,11 @@ func (n *dirNode) entryNode(ctx context.Context, e *versions.Entry, out *fuse.En
 	}
 	m := e.Memory
 	if known != nil {
-		// Keep the kernel's inode while it is the memory's or files are
-		// open on it; a file created here is switched to its memory's
-		// inode number once nothing holds it.
-		if f, ok := known.Operations().(*fileNode); ok && f.memoryID() == m.ID &&
-			(known.StableAttr().Ino == fileIno(m) || f.isOpen()) {
+		// Keep the kernel's inode while it stands for the memory, so that
+		// its number does not change under a program that stat()ed it: a
+		// file created here keeps the number it had before its first save
+		// until the kernel forgets it.
+		if f, ok := known.Operations().(*fileNode); ok && f.memoryID() == m.ID {
 			f.refresh(m, false)
 			f.fillAttr(&out.Attr)
 			return known
@@ -153,7 +153,7 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	if !ok {
 		return fs.NewListDirStream(nil), 0
 	}
-	entries, err := n.sm.srv.db.ReadDir(detach(ctx), n.sm.id, dir)
+	entries, err := n.sm.listDir(ctx, dir)
 	if err != nil {
 		return nil, n.sm.srv.errnoOf("readdir", dir, err)
 	}
@@ -187,9 +187,15 @@ func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 		return nil, e
 	}
 	if err := n.sm.srv.db.MakeDir(detach(ctx), n.sm.id, p); err != nil {
+		if versions.ErrorCode(err) == versions.CodePathConflict {
+			// Made elsewhere since the kernel looked: it must look again
+			// (not from inside this request, which holds the directory).
+			go n.NotifyEntry(name)
+		}
 		return nil, n.sm.failed("mkdir", p, err)
 	}
 	n.sm.noteOwn(p)
+	n.sm.idx.madeDir(p)
 	d := &dirNode{sm: n.sm, mode: mode & 0o777}
 	d.fillAttr(&out.Attr)
 	out.SetAttrTimeout(cacheTimeout)
@@ -209,6 +215,7 @@ func (n *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 		return n.sm.failed("rmdir", p, err)
 	}
 	n.sm.noteOwn(p)
+	n.sm.idx.removed(p)
 	n.sm.bumpDirGen(p)
 	return 0
 }
@@ -279,6 +286,7 @@ func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 		return n.sm.failed("unlink", p, derr)
 	}
 	n.sm.noteOwn(p)
+	n.sm.idx.removed(p)
 	n.sm.adjust(-1, 0)
 	if f != nil {
 		f.markUnlinked()
@@ -286,10 +294,14 @@ func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 	return 0
 }
 
-// failed maps an engine error and notes an archive the cache missed.
+// failed maps an engine error and notes what the mount's caches missed: an
+// archive, or a change made elsewhere that the watcher has not reported yet.
 func (sm *storeMount) failed(op, path string, err error) syscall.Errno {
-	if versions.ErrorCode(err) == versions.CodeReadOnly {
+	switch versions.ErrorCode(err) {
+	case versions.CodeReadOnly:
 		sm.markArchived()
+	case versions.CodeNotFound, versions.CodePathConflict, versions.CodeNotDir, versions.CodeIsDir, versions.CodeNotEmpty:
+		sm.idx.drop()
 	}
 	return sm.srv.errnoOf(op, path, err)
 }

@@ -23,6 +23,7 @@ type fileNode struct {
 
 	mu       sync.Mutex
 	memID    string // "" while pending or after the node was replaced
+	head     string // the memory's head version, as last learnt
 	pending  bool   // created in the mount, not saved yet
 	unlinked bool   // Nlink 0: deleted, or replaced by a rename onto its path
 	mode     uint32 // permission bits; kept in memory only, never stored
@@ -52,7 +53,7 @@ type handle struct {
 }
 
 func newFileNode(sm *storeMount, m *versions.Memory) *fileNode {
-	return &fileNode{sm: sm, memID: m.ID, mode: sm.modeOf(m.ID), size: int64(m.ContentSize), mtime: m.UpdatedAt}
+	return &fileNode{sm: sm, memID: m.ID, head: m.VersionID, mode: sm.modeOf(m.ID), size: int64(m.ContentSize), mtime: m.UpdatedAt}
 }
 
 // newPendingFile is a file made by create(2): it is saved as a new memory
@@ -120,6 +121,7 @@ func (n *fileNode) refresh(m *versions.Memory, foreign bool) {
 	if n.buf != nil && n.buf.dirty {
 		return
 	}
+	n.head = m.VersionID
 	if n.buf != nil && n.buf.base != m.VersionID {
 		n.buf.stale = true
 	}
@@ -170,19 +172,24 @@ func (n *fileNode) loadLocked(ctx context.Context, reload bool) syscall.Errno {
 		n.buf.stale = false
 		return 0
 	}
-	m, err := n.sm.srv.db.GetMemory(detach(ctx), n.sm.id, n.memID)
-	if err != nil {
-		p, _ := n.path()
-		return n.sm.srv.errnoOf("open", p, err)
-	}
-	content := ""
-	if m.Content != nil {
-		content = *m.Content
+	contents := n.sm.srv.contents
+	content, ok := contents.get(n.memID, n.head)
+	if !ok {
+		m, err := n.sm.srv.db.GetMemory(detach(ctx), n.sm.id, n.memID)
+		if err != nil {
+			p, _ := n.path()
+			return n.sm.srv.errnoOf("open", p, err)
+		}
+		if m.Content != nil {
+			content = *m.Content
+		}
+		n.head = m.VersionID
+		contents.put(m.ID, m.VersionID, content)
 	}
 	if n.buf == nil {
 		n.buf = &buffer{}
 	}
-	n.buf.data, n.buf.base, n.buf.stale = []byte(content), m.VersionID, false
+	n.buf.data, n.buf.base, n.buf.stale = []byte(content), n.head, false
 	n.size = int64(len(content))
 	return 0
 }

@@ -37,7 +37,7 @@ type Options struct {
 	// Logger receives refusals and errors; nil means slog.Default().
 	Logger *slog.Logger
 	// PollInterval is how often the change feed is read (F10); default
-	// 100ms.
+	// 25ms.
 	PollInterval time.Duration
 	// Debug logs every FUSE request (very verbose).
 	Debug bool
@@ -69,8 +69,10 @@ type Server struct {
 	fuse    *fuse.Server
 	stop    context.CancelFunc
 	watches sync.WaitGroup
-	once    sync.Once
-	err     error
+	// contents spares opens a query when the head is known (contents.go).
+	contents *contents
+	once     sync.Once
+	err      error
 
 	pendingIno atomic.Uint64
 }
@@ -87,7 +89,7 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 		o.Logger = slog.Default()
 	}
 	if o.PollInterval <= 0 {
-		o.PollInterval = 100 * time.Millisecond
+		o.PollInterval = 25 * time.Millisecond
 	}
 	if o.UID == 0 && o.GID == 0 {
 		o.UID, o.GID = uint32(os.Getuid()), uint32(os.Getgid())
@@ -97,7 +99,7 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 		return nil, fmt.Errorf("mount point %s: %w", mountpoint, err)
 	}
 	s := &Server{db: db, sess: sess, actor: versions.SessionActor(sess.ID), opts: o,
-		log: o.Logger.With("mount", mnt, "session", sess.ID), mnt: mnt, started: time.Now()}
+		log: o.Logger.With("mount", mnt, "session", sess.ID), mnt: mnt, started: time.Now(), contents: newContents()}
 	if err := s.recoverStale(); err != nil {
 		return nil, err
 	}
@@ -165,13 +167,11 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	s.fuse = srv
 	wctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
-	for _, sm := range s.stores {
-		s.watches.Add(1)
-		go func() {
-			defer s.watches.Done()
-			sm.watch(wctx)
-		}()
-	}
+	s.watches.Add(1)
+	go func() {
+		defer s.watches.Done()
+		s.watch(wctx)
+	}()
 	s.log.Info("mounted", "stores", len(s.stores), "strict", o.Strict)
 	return s, nil
 }

@@ -72,6 +72,11 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 		return sm.failed("rename", from+" -> "+to, err)
 	}
 	sm.noteOwn(from, to)
+	if sf != nil && parentOf(from) == parentOf(to) {
+		sm.idx.renamedFile(from, to)
+	} else {
+		sm.idx.drop()
+	}
 	if df != nil {
 		if destMemory != "" {
 			sm.adjust(-1, 0)

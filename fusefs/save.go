@@ -57,7 +57,9 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 	if created || m.VersionID != n.buf.base {
 		sm.noteOwn(path)
 	}
-	n.memID = m.ID
+	sm.idx.saved(path, m)
+	s.contents.put(m.ID, m.VersionID, content)
+	n.memID, n.head = m.ID, m.VersionID
 	n.buf.base, n.buf.dirty, n.buf.stale = m.VersionID, false, false
 	n.size = int64(m.ContentSize)
 	return 0
@@ -80,7 +82,7 @@ func (n *fileNode) saveBeforeRename(ctx context.Context) syscall.Errno {
 func (n *fileNode) adopt(m *versions.Memory) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.memID = m.ID
+	n.memID, n.head = m.ID, m.VersionID
 	n.size = int64(m.ContentSize)
 	if n.buf != nil && !n.buf.dirty {
 		n.buf.base = m.VersionID

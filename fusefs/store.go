@@ -19,8 +19,9 @@ type storeMount struct {
 	id       string
 	slug     string
 	readOnly bool  // a read_only attachment (F3)
-	seq      int64 // the change feed's position when mounted; the watcher starts there
+	seq      int64 // the change feed's position this mount has applied (watcher only)
 	top      *dirNode
+	idx      *index
 
 	mu      sync.Mutex
 	store   versions.Store
@@ -54,6 +55,7 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq int
 		sm.slug = strings.TrimPrefix(a.MountPath, "/mnt/memory/")
 	}
 	sm.top = &dirNode{sm: sm, mode: 0o755}
+	sm.idx = newIndex()
 	return sm
 }
 

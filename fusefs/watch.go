@@ -2,22 +2,22 @@ package fusefs
 
 import (
 	"context"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/memfs/memfs/versions"
 )
 
-// watch polls the store's change feed and tells the kernel to forget what
-// it cached about paths changed by others — another mount, another process,
-// the CLI — so they see a committed save within one poll (F10). When
-// anything changed it also refreshes the store row, which is how an
-// archive reaches the mount (F3).
-func (sm *storeMount) watch(ctx context.Context) {
-	s := sm.srv
-	seq := sm.seq
+// watch polls the change feed and tells the kernel, and the mount's own
+// caches, to forget what they hold about paths changed by others — another
+// mount, another process, the CLI — so they see a committed save within one
+// poll (F10). Most polls find the feed's head where it was, which costs one
+// indexed read for the whole mount.
+func (s *Server) watch(ctx context.Context) {
 	t := time.NewTicker(s.opts.PollInterval)
 	defer t.Stop()
+	var last int64
 	failing := false
 	for {
 		select {
@@ -25,34 +25,60 @@ func (sm *storeMount) watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		changes, high, err := s.db.Changes(ctx, sm.id, seq)
+		_, high, err := s.db.Changes(ctx, "", math.MaxInt64)
+		if err == nil && high != last {
+			for _, sm := range s.stores {
+				if err = sm.poll(ctx); err != nil {
+					break
+				}
+			}
+		}
 		if err != nil {
 			if ctx.Err() == nil && !failing {
-				s.log.Error("reading the change feed failed", "store", sm.id, "err", err)
+				s.log.Error("reading the change feed failed", "err", err)
 			}
 			failing = true
 			continue
 		}
 		failing = false
-		seq = max(seq, high)
-		if len(changes) > 0 {
-			// Archiving and store updates are changes at "/" too.
-			if st, err := s.db.GetStore(ctx, sm.id); err == nil {
-				sm.setStore(st)
-			}
-		}
-		sm.apply(ctx, changes)
-		sm.expireOwn(2 * time.Second)
+		last = high
 	}
+}
+
+// poll applies the store's changes since the last poll. When anything
+// changed it also refreshes the store row, which is how an archive reaches
+// the mount (F3).
+func (sm *storeMount) poll(ctx context.Context) error {
+	s := sm.srv
+	changes, high, err := s.db.Changes(ctx, sm.id, sm.seq)
+	if err != nil {
+		return err
+	}
+	sm.seq = max(sm.seq, high)
+	if len(changes) == 0 {
+		return nil
+	}
+	// Archiving and store updates are changes at "/" too.
+	if st, err := s.db.GetStore(ctx, sm.id); err == nil {
+		sm.setStore(st)
+	}
+	sm.expireOwn(2 * time.Second)
+	sm.apply(ctx, changes)
+	return nil
 }
 
 // apply invalidates the kernel's view of every path changed by others.
 func (sm *storeMount) apply(ctx context.Context, changes []versions.Change) {
 	origin := sm.srv.db.Origin()
 	done := map[string]bool{}
+	dropped := false
 	for _, c := range changes {
 		if c.Origin == origin && sm.takeOwn(c.Path) {
 			continue
+		}
+		if !dropped {
+			sm.idx.drop()
+			dropped = true
 		}
 		sm.mu.Lock()
 		sm.liveOK = false

@@ -1,0 +1,278 @@
+package fusefs
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// index caches a store's directory listings so that lookup and readdir,
+// the most frequent requests, are answered without a query. It is exact for
+// the mount's own changes, which update it after the engine committed them,
+// and is dropped whole when the watcher reports a change made elsewhere
+// (F10): another writer's change is seen after one poll, as with the
+// kernel's own caches.
+type index struct {
+	mu sync.Mutex
+	// dirs maps a directory's path to its entries by name. A file entry
+	// without a Memory is known to exist but its attributes are not (a
+	// rename's destination): it is looked up by Stat.
+	dirs map[string]map[string]versions.Entry
+	// clock orders loads against changes: a listing read from the engine
+	// is kept only if nothing touched its directory since the read began.
+	clock   uint64
+	touched map[string]uint64
+	reset   uint64
+}
+
+func newIndex() *index {
+	return &index{dirs: map[string]map[string]versions.Entry{}, touched: map[string]uint64{}}
+}
+
+// lookupResult says what the index knows of a name.
+type lookupResult int
+
+const (
+	unloaded lookupResult = iota // the directory is not in the index
+	unknown                      // the name is, its attributes are not
+	found
+	absent
+)
+
+func (x *index) lookup(dir, name string) (versions.Entry, lookupResult) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	d, ok := x.dirs[dir]
+	if !ok {
+		return versions.Entry{}, unloaded
+	}
+	e, ok := d[name]
+	switch {
+	case !ok:
+		return e, absent
+	case !e.Dir && e.Memory == nil:
+		return e, unknown
+	}
+	return e, found
+}
+
+// list returns dir's entries sorted by name, or false when not loaded.
+func (x *index) list(dir string) ([]versions.Entry, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	d, ok := x.dirs[dir]
+	if !ok {
+		return nil, false
+	}
+	out := make([]versions.Entry, 0, len(d))
+	for _, e := range d {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b versions.Entry) int { return strings.Compare(a.Name, b.Name) })
+	return out, true
+}
+
+// now is the clock before an engine read whose result is to be kept.
+func (x *index) now() uint64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.clock
+}
+
+// fresh reports whether nothing touched dir since the clock read at.
+func (x *index) freshLocked(dir string, at uint64) bool {
+	return x.reset <= at && x.touched[dir] <= at
+}
+
+func (x *index) touchLocked(dir string) {
+	x.clock++
+	x.touched[dir] = x.clock
+}
+
+// load keeps a listing read from the engine since the clock read at.
+func (x *index) load(dir string, entries []versions.Entry, at uint64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.freshLocked(dir, at) {
+		return
+	}
+	d := make(map[string]versions.Entry, len(entries))
+	for _, e := range entries {
+		e.Memory = bare(e.Memory)
+		d[e.Name] = e
+	}
+	x.dirs[dir] = d
+}
+
+// learn keeps one entry read from the engine since the clock read at.
+func (x *index) learn(e *versions.Entry, at uint64) {
+	dir := parentOf(e.Path)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if d, ok := x.dirs[dir]; ok && x.freshLocked(dir, at) {
+		c := *e
+		c.Memory = bare(c.Memory)
+		d[c.Name] = c
+	}
+}
+
+// saved records a memory this mount created or changed at path.
+func (x *index) saved(path string, m *versions.Memory) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.addDirsLocked(parentOf(path))
+	x.setLocked(path, versions.Entry{Name: baseName(path), Path: path, Memory: bare(m)})
+}
+
+// madeDir records a directory this mount made.
+func (x *index) madeDir(path string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.addDirsLocked(path)
+	x.dirs[path] = map[string]versions.Entry{}
+	x.touchLocked(path)
+}
+
+// removed records that this mount deleted the file or empty directory at
+// path; its parent stays (the engine keeps it).
+func (x *index) removed(path string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	dir := parentOf(path)
+	if d, ok := x.dirs[dir]; ok {
+		delete(d, baseName(path))
+	}
+	x.touchLocked(dir)
+	delete(x.dirs, path)
+	x.touchLocked(path)
+}
+
+// renamedFile records a file this mount moved within one directory. The
+// destination's attributes changed (a new version): they are read again
+// when next needed.
+func (x *index) renamedFile(from, to string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if d, ok := x.dirs[parentOf(from)]; ok {
+		delete(d, baseName(from))
+	}
+	x.touchLocked(parentOf(from))
+	x.setLocked(to, versions.Entry{Name: baseName(to), Path: to})
+}
+
+// drop forgets everything: after a change made elsewhere, or one of ours
+// whose effect on other directories is not worth working out here
+// (directories moved, a directory left empty by a move).
+func (x *index) drop() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.clock++
+	x.reset = x.clock
+	clear(x.dirs)
+	clear(x.touched)
+}
+
+func (x *index) setLocked(path string, e versions.Entry) {
+	dir := parentOf(path)
+	if d, ok := x.dirs[dir]; ok {
+		d[e.Name] = e
+	}
+	x.touchLocked(dir)
+}
+
+// addDirsLocked makes sure dir and its ancestors are listed in their
+// parents (a save creates the directories of its path).
+func (x *index) addDirsLocked(dir string) {
+	for dir != "/" {
+		parent := parentOf(dir)
+		if d, ok := x.dirs[parent]; ok {
+			name := baseName(dir)
+			if e, ok := d[name]; ok && e.Dir {
+				return
+			}
+			d[name] = versions.Entry{Name: name, Path: dir, Dir: true}
+		}
+		x.touchLocked(parent)
+		dir = parent
+	}
+}
+
+// bare is a memory's attributes without its content, which the index does
+// not hold.
+func bare(m *versions.Memory) *versions.Memory {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	c.Content = nil
+	return &c
+}
+
+// lookupEntry answers what is at dir/name: from the index, else from the
+// engine (the whole directory is read once, so the names that follow are
+// answered from memory).
+func (sm *storeMount) lookupEntry(ctx context.Context, dir, name string) (*versions.Entry, error) {
+	x := sm.idx
+	e, r := x.lookup(dir, name)
+	switch r {
+	case found:
+		return &e, nil
+	case absent:
+		return nil, absentError(sm.id, childPath(dir, name))
+	}
+	db := sm.srv.db
+	at := x.now()
+	if r == unloaded {
+		if entries, err := db.ReadDir(detach(ctx), sm.id, dir); err == nil {
+			x.load(dir, entries, at)
+			for i := range entries {
+				if entries[i].Name == name {
+					return &entries[i], nil
+				}
+			}
+			return nil, absentError(sm.id, childPath(dir, name))
+		}
+		// Not a directory (any more), or unreadable: Stat says which.
+	}
+	st, err := db.Stat(detach(ctx), sm.id, childPath(dir, name))
+	if err == nil {
+		x.learn(st, at)
+	}
+	return st, err
+}
+
+// listDir returns dir's entries, from the index or read into it.
+func (sm *storeMount) listDir(ctx context.Context, dir string) ([]versions.Entry, error) {
+	if entries, ok := sm.idx.list(dir); ok {
+		return entries, nil
+	}
+	at := sm.idx.now()
+	entries, err := sm.srv.db.ReadDir(detach(ctx), sm.id, dir)
+	if err == nil {
+		sm.idx.load(dir, entries, at)
+	}
+	return entries, err
+}
+
+// absentError is why nothing is at path: a name the store could never hold
+// gets the engine's reason (ENAMETOOLONG, EINVAL), any other ENOENT.
+func absentError(storeID, path string) error {
+	if err := versions.ValidatePath(path); err != nil {
+		return err
+	}
+	return &versions.Error{Code: versions.CodeNotFound, Message: "no file or directory " + path + " in store " + storeID}
+}
+
+// parentOf is the directory holding path ("/" for a top-level name).
+func parentOf(path string) string {
+	i := strings.LastIndexByte(path, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return path[:i]
+}
+
+func baseName(path string) string { return path[strings.LastIndexByte(path, '/')+1:] }
