@@ -169,6 +169,9 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 		}
 	}
 	// Files created in this mount exist before their first save.
+	if !n.sm.hasPending() {
+		return fs.NewListDirStream(list), 0
+	}
 	for name, ch := range n.Children() {
 		if f, ok := ch.Operations().(*fileNode); ok && !seen[name] && f.pendingLive() {
 			list = append(list, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: ch.StableAttr().Ino})

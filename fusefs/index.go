@@ -21,6 +21,8 @@ type index struct {
 	// without a Memory is known to exist but its attributes are not (a
 	// rename's destination): it is looked up by Stat.
 	dirs map[string]map[string]versions.Entry
+	// sorted caches list's answer per directory until it changes.
+	sorted map[string][]versions.Entry
 	// clock orders loads against changes: a listing read from the engine
 	// is kept only if nothing touched its directory since the read began.
 	clock   uint64
@@ -29,7 +31,7 @@ type index struct {
 }
 
 func newIndex() *index {
-	return &index{dirs: map[string]map[string]versions.Entry{}, touched: map[string]uint64{}}
+	return &index{dirs: map[string]map[string]versions.Entry{}, sorted: map[string][]versions.Entry{}, touched: map[string]uint64{}}
 }
 
 // lookupResult says what the index knows of a name.
@@ -59,19 +61,28 @@ func (x *index) lookup(dir, name string) (versions.Entry, lookupResult) {
 	return e, found
 }
 
-// list returns dir's entries sorted by name, or false when not loaded.
+// list returns dir's entries sorted by name, or false when not loaded or
+// when a file's attributes are unknown. The slice is shared: callers must
+// not change it.
 func (x *index) list(dir string) ([]versions.Entry, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if out, ok := x.sorted[dir]; ok {
+		return out, true
+	}
 	d, ok := x.dirs[dir]
 	if !ok {
 		return nil, false
 	}
 	out := make([]versions.Entry, 0, len(d))
 	for _, e := range d {
+		if !e.Dir && e.Memory == nil {
+			return nil, false
+		}
 		out = append(out, e)
 	}
 	slices.SortFunc(out, func(a, b versions.Entry) int { return strings.Compare(a.Name, b.Name) })
+	x.sorted[dir] = out
 	return out, true
 }
 
@@ -90,6 +101,7 @@ func (x *index) freshLocked(dir string, at uint64) bool {
 func (x *index) touchLocked(dir string) {
 	x.clock++
 	x.touched[dir] = x.clock
+	delete(x.sorted, dir)
 }
 
 // load keeps a listing read from the engine since the clock read at.
@@ -105,6 +117,7 @@ func (x *index) load(dir string, entries []versions.Entry, at uint64) {
 		d[e.Name] = e
 	}
 	x.dirs[dir] = d
+	delete(x.sorted, dir)
 }
 
 // learn keeps one entry read from the engine since the clock read at.
@@ -116,6 +129,7 @@ func (x *index) learn(e *versions.Entry, at uint64) {
 		c := *e
 		c.Memory = bare(c.Memory)
 		d[c.Name] = c
+		delete(x.sorted, dir)
 	}
 }
 
@@ -172,6 +186,7 @@ func (x *index) drop() {
 	x.clock++
 	x.reset = x.clock
 	clear(x.dirs)
+	clear(x.sorted)
 	clear(x.touched)
 }
 

@@ -143,6 +143,13 @@ func (sm *storeMount) reserveCreate(ctx context.Context, path string) syscall.Er
 	return 0
 }
 
+// hasPending reports files created in the mount and not saved yet.
+func (sm *storeMount) hasPending() bool {
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	return sm.pending > 0
+}
+
 // adjust records own creates (+1), deletes (-1) and pending files ending.
 func (sm *storeMount) adjust(live, pending int) {
 	sm.mu.Lock()
