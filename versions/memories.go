@@ -62,8 +62,10 @@ func (db *DB) GetMemory(ctx context.Context, storeID, ref string) (*Memory, erro
 		if err != nil {
 			return err
 		}
-		m, err := scanMemory(r, storeID, true, `SELECT `+memCols+`, v.content FROM memories m
-			JOIN versions v ON v.seq = m.head WHERE m.store = ? AND m.`+col+` = ?`, seq, ref)
+		// The content by a correlated subquery: the equivalent JOIN
+		// measured over twice as slow (BenchmarkGetMemory).
+		m, err := scanMemory(r, storeID, true, `SELECT `+memCols+`, (SELECT content FROM versions WHERE seq = m.head)
+			FROM memories m WHERE m.store = ? AND m.`+col+` = ?`, seq, ref)
 		if err == sql.ErrNoRows {
 			return memoryNotFound(storeID, ref)
 		}
