@@ -3,7 +3,7 @@ package fusefs
 import "sync"
 
 // contentBudget bounds the bytes of content kept between opens, per mount.
-const contentBudget = 16 << 20
+const contentBudget = 8 << 20
 
 // contents keeps the content of each memory's last known version, so that
 // opening a file whose head the mount knows needs no query. Versions are

@@ -215,15 +215,13 @@ func (x *index) addDirsLocked(dir string) {
 	}
 }
 
-// bare is a memory's attributes without its content, which the index does
-// not hold.
+// bare is what the mount uses of a memory's attributes (identity, head,
+// size, time): the index holds thousands, and not their content.
 func bare(m *versions.Memory) *versions.Memory {
 	if m == nil {
 		return nil
 	}
-	c := *m
-	c.Content = nil
-	return &c
+	return &versions.Memory{ID: m.ID, VersionID: m.VersionID, ContentSize: m.ContentSize, UpdatedAt: m.UpdatedAt, Ino: m.Ino}
 }
 
 // lookupEntry answers what is at dir/name: from the index, else from the
