@@ -64,6 +64,8 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"memory-by-path", "SELECT " + memCols + " FROM memories m WHERE m.store = ? AND m.path = ?", []any{1, "/a"}, "sqlite_autoindex_memories"},
 		{"list-prefix", "SELECT " + memCols + " FROM memories m WHERE m.store = ? AND m.path >= ? AND m.path < ? ORDER BY m.path LIMIT ?", []any{1, "/a/", "/a0", 100}, "sqlite_autoindex_memories"},
 		{"stat", statQuery, []any{1, "/a/b", "/a/b/", "/a/b0"}, "sqlite_autoindex_memories"},
+		{"file-at-or-above", chainQueries[2], []any{1, "", "/a/b/c", "/a", "/a/b"}, "sqlite_autoindex_memories"},
+		{"path-free", freeQueries[2], []any{1, "", "/a/b/c", "/a", "/a/b", "/a/b/c/", "/a/b/c0"}, "sqlite_autoindex_memories"},
 		{"changes-poll", "SELECT seq, path, origin FROM changes WHERE seq > ? AND seq <= ? AND store = ? ORDER BY seq", []any{1, 2, "memstore_x"}, "INTEGER PRIMARY KEY"},
 	}
 	for _, c := range cases {

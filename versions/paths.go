@@ -2,6 +2,8 @@ package versions
 
 import (
 	"database/sql"
+	"fmt"
+	"strings"
 )
 
 // Path bookkeeping shared by the memory and filesystem operations. A
@@ -9,29 +11,53 @@ import (
 // a memory or a directory below it.
 
 // fileAtOrAbove returns the memory at path or at an ancestor of it (other
-// than exceptID), or nothing. One index probe per level: far cheaper than
-// one statement with an IN list, whose binding and temporary table cost
-// more than the probes of a usual path.
+// than exceptID), or nothing.
 func fileAtOrAbove(r *run, storeSeq int64, path, exceptID string) (id, at string, err error) {
-	probe := func(p string) (bool, error) {
-		err := r.scan("SELECT id FROM memories WHERE store = ? AND path = ?", []any{storeSeq, p}, &id)
-		if err == sql.ErrNoRows || (err == nil && id == exceptID) {
-			id = ""
-			return false, nil
-		}
-		at = p
-		return err == nil, err
+	up := ancestors(path)
+	err = r.scan(chainQueries[len(up)], chainArgs(storeSeq, exceptID, path, up), &id, &at)
+	if err == sql.ErrNoRows {
+		return "", "", nil
 	}
-	if found, err := probe(path); found || err != nil {
-		return id, at, err
-	}
-	for _, a := range ancestors(path) {
-		if found, err := probe(a); found || err != nil {
-			return id, at, err
-		}
-	}
-	return "", "", nil
+	return id, at, err
 }
+
+// chainArgs are the arguments of chainQueries and freeQueries.
+func chainArgs(storeSeq int64, exceptID, path string, up []string, more ...any) []any {
+	args := make([]any, 0, 3+len(up)+len(more))
+	args = append(args, storeSeq, exceptID, path)
+	for _, a := range up {
+		args = append(args, a)
+	}
+	return append(args, more...)
+}
+
+// chainQueries[n] finds a memory other than ?2 in store ?1 at a path (?3)
+// or at one of its n ancestors (?4...), in that order: one statement of one
+// index probe per level, cheaper than a statement per probe, and than an
+// IN list, whose binding and temporary table cost more than the probes of
+// a usual path. freeQueries[n] adds a last row ('', '') when a memory
+// other than ?2 or an explicit directory lies below the path (the subtree's
+// bounds follow the ancestors), so that one statement tells that a path is
+// free.
+var chainQueries, freeQueries = func() (chain, free [MaxPathSegments]string) {
+	for n := range chain {
+		var b strings.Builder
+		for i := range n + 1 {
+			if i > 0 {
+				b.WriteString(" UNION ALL ")
+			}
+			fmt.Fprintf(&b, "SELECT id, path FROM memories WHERE store = ?1 AND path = ?%d AND id <> ?2", i+3)
+		}
+		arms := b.String()
+		chain[n] = arms + " LIMIT 1"
+		lo, hi := n+4, n+5
+		free[n] = arms + fmt.Sprintf(` UNION ALL SELECT '', ''
+			WHERE EXISTS (SELECT 1 FROM memories WHERE store = ?1 AND path > ?%[1]d AND path < ?%[2]d AND id <> ?2)
+			OR EXISTS (SELECT 1 FROM dirs WHERE store = ?1 AND path >= ?3 AND path < ?%[2]d AND (path = ?3 OR path > ?%[1]d))
+			LIMIT 1`, lo, hi)
+	}
+	return chain, free
+}()
 
 // memoryBelow returns a memory strictly below dir (other than exceptID).
 func memoryBelow(r *run, storeSeq int64, dir, exceptID string) (id, at string, err error) {
@@ -59,7 +85,13 @@ func explicitDirAtOrBelow(r *run, storeSeq int64, path string) (string, error) {
 // checkFree refuses a path that a memory other than exceptID or a directory
 // occupies, or that overlaps one as ancestor or descendant (S1; API.md).
 func checkFree(r *run, s *storeRow, path, exceptID string) error {
-	id, at, err := fileAtOrAbove(r, s.seq, path, exceptID)
+	up := ancestors(path)
+	lo, hi := subtree(path)
+	var id, at string
+	err := r.scan(freeQueries[len(up)], chainArgs(s.seq, exceptID, path, up, lo, hi), &id, &at)
+	if err == sql.ErrNoRows {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -71,15 +103,7 @@ func checkFree(r *run, s *storeRow, path, exceptID string) error {
 		return &Error{Code: CodePathConflict, ConflictingMemoryID: id, ConflictingPath: at,
 			Message: "path " + path + " would lie below the memory at " + at + " (" + id + "), which is a file: delete or rename the memory at " + at + " first, or choose another path"}
 	}
-	// One EXISTS query answers the usual case (nothing below); the queries
-	// that name what is in the way run only when something is.
-	lo, hi := subtree(path)
-	var taken bool
-	if err := r.scan(`SELECT EXISTS (SELECT 1 FROM memories WHERE store = ?1 AND path > ?2 AND path < ?3 AND id <> ?4)
-		OR EXISTS (SELECT 1 FROM dirs WHERE store = ?1 AND path >= ?5 AND path < ?3 AND (path = ?5 OR path > ?2))`,
-		[]any{s.seq, lo, hi, exceptID, path}, &taken); err != nil || !taken {
-		return err
-	}
+	// Something lies below: the queries that name it run only now.
 	if id, at, err = memoryBelow(r, s.seq, path, exceptID); err != nil {
 		return err
 	}
