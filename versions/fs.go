@@ -26,19 +26,17 @@ func (db *DB) Stat(ctx context.Context, storeID, path string) (*Entry, error) {
 			out = &Entry{Name: "", Path: "/", Dir: true}
 			return nil
 		}
-		// One statement, so one read transaction: a file's row, else one
-		// row if a directory is there (each read transaction costs SQLite
+		// One statement, so one read transaction (each costs SQLite
 		// several lock system calls, more than the searches themselves).
-		lo, hi := subtree(path)
-		m, err := scanMemory(r, storeID, false, statQuery, seq, path, lo, hi)
-		if err == sql.ErrNoRows {
-			return errorf(CodeNotFound, "no file or directory %s in store %s", path, storeID)
-		}
+		m, dir, err := entryAt(r, seq, storeID, path)
 		if err != nil {
 			return err
 		}
-		out = &Entry{Name: baseName(path), Path: path, Dir: m.ID == ""}
-		if !out.Dir {
+		if m == nil && !dir {
+			return errorf(CodeNotFound, "no file or directory %s in store %s", path, storeID)
+		}
+		out = &Entry{Name: baseName(path), Path: path, Dir: dir}
+		if m != nil {
 			out.Memory = &m.Memory
 		}
 		return nil
@@ -46,11 +44,29 @@ func (db *DB) Stat(ctx context.Context, storeID, path string) (*Entry, error) {
 	return out, err
 }
 
+// statQuery is a file's row, else one row of an empty id if a directory is
+// there.
 const statQuery = `SELECT ` + memCols + ` FROM memories m WHERE m.store = ?1 AND m.path = ?2
 	UNION ALL SELECT 0, '', '', 0, '', '', 0, 0, 0
 	WHERE EXISTS (SELECT 1 FROM dirs WHERE store = ?1 AND path >= ?2 AND path < ?4 AND (path = ?2 OR path >= ?3))
 	OR EXISTS (SELECT 1 FROM memories WHERE store = ?1 AND path > ?3 AND path < ?4)
 	LIMIT 1`
+
+// entryAt returns the live memory at path, or else whether a directory is
+// there, in one statement.
+func entryAt(r *run, storeSeq int64, storeID, path string) (m *memRow, dir bool, err error) {
+	lo, hi := subtree(path)
+	m, err = scanMemory(r, storeID, false, statQuery, storeSeq, path, lo, hi)
+	switch {
+	case err == sql.ErrNoRows:
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	case m.ID == "":
+		return nil, true, nil
+	}
+	return m, false, nil
+}
 
 // MakeDir persists an empty directory (its parent must exist).
 func (db *DB) MakeDir(ctx context.Context, storeID, path string) error {
@@ -178,7 +194,11 @@ func renameFile(r *run, s *storeRow, src *memRow, to string, noReplace bool, by 
 	if src.Path == to {
 		return nil
 	}
-	dst, err := memoryAt(r, s.seq, s.ID, to)
+	// Within one directory (mv of a name, an editor's atomic save), the
+	// source's directory is the destination's: it exists, and what lands
+	// in it keeps it from being left empty.
+	sameDir := parentOf(src.Path) == parentOf(to)
+	dst, isdir, err := entryAt(r, s.seq, s.ID, to)
 	if err != nil {
 		return err
 	}
@@ -194,19 +214,18 @@ func renameFile(r *run, s *storeRow, src *memRow, to string, noReplace bool, by 
 		if _, err := applyUpdate(r, s, dst, MemoryUpdate{Content: &content}, src.ContentSHA256, by); err != nil {
 			return err
 		}
-		return deleteMemory(r, s, src, true, by)
-	}
-	isdir, err := isDir(r, s.seq, to)
-	if err != nil {
-		return err
+		return deleteMemory(r, s, src, !sameDir, by)
 	}
 	if isdir {
 		return errorf(CodeIsDir, "%s is a directory: a file cannot replace it", to)
 	}
-	if err := checkParent(r, s, to); err != nil {
-		return err
+	if !sameDir {
+		if err := checkParent(r, s, to); err != nil {
+			return err
+		}
 	}
-	_, err = applyUpdate(r, s, src, MemoryUpdate{Path: &to, KeepParentDir: true}, "", by)
+	// Nothing is at or below to and no file above it: the path is free.
+	_, err = applyUpdate(r, s, src, MemoryUpdate{Path: &to, KeepParentDir: !sameDir, pathFree: true}, "", by)
 	return err
 }
 

@@ -118,18 +118,20 @@ func (db *DB) ReadDir(ctx context.Context, storeID, dir string) ([]Entry, error)
 
 // requireDir checks that dir is an existing directory.
 func requireDir(r *run, seq int64, storeID, dir string) error {
-	m, err := memoryAt(r, seq, storeID, dir)
+	if dir == "/" {
+		return nil
+	}
+	m, ok, err := entryAt(r, seq, storeID, dir)
 	if err != nil {
 		return err
 	}
 	if m != nil {
 		return errorf(CodeNotDir, "%s is a file (memory %s), not a directory", dir, m.ID)
 	}
-	ok, err := isDir(r, seq, dir)
-	if err == nil && !ok {
-		err = errorf(CodeNotFound, "no directory %s in store %s", dir, storeID)
+	if !ok {
+		return errorf(CodeNotFound, "no directory %s in store %s", dir, storeID)
 	}
-	return err
+	return nil
 }
 
 // children lists what lies directly in dir: memories, and directories

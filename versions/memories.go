@@ -19,6 +19,8 @@ type MemoryUpdate struct {
 	// KeepParentDir keeps the old parent directory (as an explicit one) when
 	// a rename empties it, as a filesystem does.
 	KeepParentDir bool
+	// pathFree: the caller has checked that Path is free (renameFile).
+	pathFree bool
 }
 
 type MemoryDelete struct {
@@ -272,8 +274,10 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 	}
 	oldPath := m.Path
 	if pathChanged {
-		if err := checkFree(r, s, *u.Path, m.ID); err != nil {
-			return nil, err
+		if !u.pathFree {
+			if err := checkFree(r, s, *u.Path, m.ID); err != nil {
+				return nil, err
+			}
 		}
 		m.Path = *u.Path
 	}
