@@ -347,11 +347,13 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, fn func(r *ru
 	if begin == "" {
 		return fn(r)
 	}
-	if _, err = c.c.ExecContext(ctx, begin); err != nil {
+	// Prepared once per connection like the other statements: parsing
+	// them again costs a save more than running them.
+	if _, err = r.exec(begin); err != nil {
 		return err
 	}
 	if err = fn(r); err == nil {
-		_, err = c.c.ExecContext(ctx, "COMMIT")
+		_, err = r.exec("COMMIT")
 	}
 	if err != nil {
 		// The context may be the reason of the failure: roll back regardless.
