@@ -35,7 +35,7 @@ func chainArgs(storeSeq int64, exceptID, path string, up []string, more ...any) 
 // or at one of its n ancestors (?4...), in that order: one statement of one
 // index probe per level, cheaper than a statement per probe, and than an
 // IN list, whose binding and temporary table cost more than the probes of
-// a usual path. freeQueries[n] adds a last row ('', '') when a memory
+// a usual path. freeQueries[n] adds a last row of empty strings when a memory
 // other than ?2 or an explicit directory lies below the path (the subtree's
 // bounds follow the ancestors), so that one statement tells that a path is
 // free.
