@@ -164,17 +164,17 @@ func (x *index) removed(path string) {
 	x.touchLocked(path)
 }
 
-// renamedFile records a file this mount moved within one directory. The
-// destination's attributes changed (a new version): they are read again
-// when next needed.
-func (x *index) renamedFile(from, to string) {
+// renamedFile records a file this mount moved: m is the memory now at to.
+// The source's directory stays (the engine keeps it).
+func (x *index) renamedFile(from, to string, m *versions.Memory) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if d, ok := x.dirs[parentOf(from)]; ok {
 		delete(d, baseName(from))
 	}
 	x.touchLocked(parentOf(from))
-	x.setLocked(to, versions.Entry{Name: baseName(to), Path: to})
+	x.addDirsLocked(parentOf(to))
+	x.setLocked(to, versions.Entry{Name: baseName(to), Path: to, Memory: bare(m)})
 }
 
 // drop forgets everything: after a change made elsewhere, or one of ours

@@ -86,7 +86,7 @@ func TestIndexFollowsOtherWriters(t *testing.T) {
 	if err := eventually(visibilityLimit, func() error { return sameTree(e.db, st.ID, dir) }); err != nil {
 		t.Fatalf("a memory created elsewhere: %v", err)
 	}
-	if err := e.db.Rename(ctx, st.ID, "/d/new", "/moved", false, versions.UserActor("t")); err != nil {
+	if _, err := e.db.Rename(ctx, st.ID, "/d/new", "/moved", false, versions.UserActor("t")); err != nil {
 		t.Fatal(err)
 	}
 	if err := eventually(visibilityLimit, func() error { return sameTree(e.db, st.ID, dir) }); err != nil {

@@ -68,14 +68,15 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	if src != nil && sf == nil {
 		collectMoved(src, from, to, &movedDirs, &movedFiles)
 	}
-	if err := s.db.Rename(detach(ctx), sm.id, from, to, flags&renameNoReplace != 0, s.actor); err != nil {
+	moved, err := s.db.Rename(detach(ctx), sm.id, from, to, flags&renameNoReplace != 0, s.actor)
+	if err != nil {
 		return sm.failed("rename", from+" -> "+to, err)
 	}
 	sm.noteOwn(from, to)
-	if sf != nil && parentOf(from) == parentOf(to) {
-		sm.idx.renamedFile(from, to)
+	if moved != nil {
+		sm.idx.renamedFile(from, to, moved)
 	} else {
-		sm.idx.drop()
+		sm.idx.drop() // a directory: everything below it moved
 	}
 	if df != nil {
 		if destMemory != "" {
@@ -90,12 +91,12 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	for _, p := range movedDirs {
 		sm.bumpDirGen(p)
 	}
-	if sf != nil {
-		movedFiles = append(movedFiles, movedFile{sf, to})
-	}
 	// Each moved memory has a new head (a "modified" version with the
-	// new path): open buffers must start from it, or their next save
-	// would look like a conflict.
+	// new path): the node must start from it, or its next save would look
+	// like a conflict.
+	if sf != nil && moved != nil {
+		sf.adopt(moved)
+	}
 	for _, mf := range movedFiles {
 		if e, err := s.db.Stat(detach(ctx), sm.id, mf.path); err == nil && e.Memory != nil {
 			mf.f.adopt(e.Memory)
@@ -110,7 +111,8 @@ type movedFile struct {
 }
 
 // collectMoved lists the kernel-known directories under a directory being
-// moved (by old path) and its files that have a loaded buffer (by new path).
+// moved (by old path) and its files that have a loaded buffer (by new path);
+// the other files forget their head.
 func collectMoved(in *fs.Inode, from, to string, dirs *[]string, files *[]movedFile) {
 	*dirs = append(*dirs, from)
 	for name, ch := range in.Children() {
@@ -120,6 +122,9 @@ func collectMoved(in *fs.Inode, from, to string, dirs *[]string, files *[]movedF
 		case *fileNode:
 			op.mu.Lock()
 			open := op.buf != nil && op.memID != ""
+			if !open {
+				op.head = "" // unknown: the next open reads the new head
+			}
 			op.mu.Unlock()
 			if open {
 				*files = append(*files, movedFile{op, childPath(to, name)})

@@ -284,6 +284,37 @@ func TestRenames(t *testing.T) {
 			t.Errorf("save after the directory moved: %q, conflict %v (history %s)", *mem.Content, vs[0].Conflict, ops(vs))
 		}
 	})
+	// Every memory moved with a directory has a new head: a file the
+	// kernel knows, closed during the move, must save from it too.
+	for _, move := range []struct{ name, from, to, file string }{
+		{"ClosedFileInMovedDirectory", "d4", "d5", "closed.txt"},
+		{"ClosedFileMoved", "d6/closed.txt", "d6/renamed.txt", ""},
+	} {
+		t.Run(move.name, func(t *testing.T) {
+			from, to := filepath.Join(dir, move.from, move.file), filepath.Join(dir, move.to, move.file)
+			if err := os.MkdirAll(filepath.Dir(from), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(from, []byte("before"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := os.ReadFile(from); err != nil || string(b) != "before" {
+				t.Fatalf("read %q, %v", b, err)
+			}
+			if err := os.Rename(filepath.Join(dir, move.from), filepath.Join(dir, move.to)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(to, []byte("after"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rel, _ := filepath.Rel(dir, to)
+			mem := e.memory(t, st.ID, "/"+rel)
+			vs := e.versionsOf(t, st.ID, mem.ID)
+			if *mem.Content != "after" || vs[0].Conflict || len(vs) != 3 {
+				t.Errorf("save after the move: %q, conflict %v (history %s)", *mem.Content, vs[0].Conflict, ops(vs))
+			}
+		})
+	}
 }
 
 func write(t *testing.T, path, content string) {

@@ -312,7 +312,7 @@ func BenchmarkRenameFile(b *testing.B) {
 		if n/len(f.paths)%2 == 1 {
 			from, to = to, from
 		}
-		if err := db.Rename(ctx, f.storeID, from, to, false, me); err != nil {
+		if _, err := db.Rename(ctx, f.storeID, from, to, false, me); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -329,7 +329,7 @@ func BenchmarkAtomicSave(b *testing.B) {
 		if _, err := db.CreateMemory(ctx, f.storeID, tmp, fixtureContent(i, fixtureVersions+n), me); err != nil {
 			b.Fatal(err)
 		}
-		if err := db.Rename(ctx, f.storeID, tmp, f.paths[i], false, me); err != nil {
+		if _, err := db.Rename(ctx, f.storeID, tmp, f.paths[i], false, me); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -157,18 +157,21 @@ func (db *DB) RemoveDir(ctx context.Context, storeID, path string) error {
 // of the destination's memory and a "deleted" version of the source (F6).
 // Errors: CodeNotFound, CodePathConflict (noReplace and the destination
 // exists), CodeIsDir, CodeNotDir, CodeNotEmpty, CodeInvalid (a directory into
-// its own subtree). Parent directories emptied by the move are kept.
-func (db *DB) Rename(ctx context.Context, storeID, from, to string, noReplace bool, by Actor) error {
+// its own subtree). Parent directories emptied by the move are kept. When a
+// file moved, the memory now at to is returned, without its content (a mount
+// keeps its attributes instead of reading them again); nil for a directory.
+func (db *DB) Rename(ctx context.Context, storeID, from, to string, noReplace bool, by Actor) (*Memory, error) {
 	if from == "/" || to == "/" {
-		return errorf(CodeInvalid, "the store's root cannot be renamed or replaced")
+		return nil, errorf(CodeInvalid, "the store's root cannot be renamed or replaced")
 	}
 	if err := ValidatePath(from); err != nil {
-		return err
+		return nil, err
 	}
 	if err := ValidatePath(to); err != nil {
-		return err
+		return nil, err
 	}
-	return db.write(ctx, "rename", func(r *run) error {
+	var moved *Memory
+	err := db.write(ctx, "rename", func(r *run) error {
 		s, err := loadStoreLite(r, storeID, true)
 		if err != nil {
 			return err
@@ -178,7 +181,8 @@ func (db *DB) Rename(ctx context.Context, storeID, from, to string, noReplace bo
 			return err
 		}
 		if src != nil {
-			return renameFile(r, s, src, to, noReplace, by)
+			moved, err = renameFile(r, s, src, to, noReplace, by)
+			return err
 		}
 		if err := requireDir(r, s.seq, s.ID, from); err != nil {
 			if ErrorCode(err) == CodeNotFound {
@@ -188,11 +192,18 @@ func (db *DB) Rename(ctx context.Context, storeID, from, to string, noReplace bo
 		}
 		return renameDir(r, s, from, to, noReplace, by)
 	})
+	if err != nil {
+		return nil, err
+	}
+	if moved != nil {
+		moved.Content = nil
+	}
+	return moved, nil
 }
 
-func renameFile(r *run, s *storeRow, src *memRow, to string, noReplace bool, by Actor) error {
+func renameFile(r *run, s *storeRow, src *memRow, to string, noReplace bool, by Actor) (*Memory, error) {
 	if src.Path == to {
-		return nil
+		return &src.Memory, nil
 	}
 	// Within one directory (mv of a name, an editor's atomic save), the
 	// source's directory is the destination's: it exists, and what lands
@@ -200,33 +211,33 @@ func renameFile(r *run, s *storeRow, src *memRow, to string, noReplace bool, by 
 	sameDir := parentOf(src.Path) == parentOf(to)
 	dst, isdir, err := entryAt(r, s.seq, s.ID, to)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if dst != nil {
 		if noReplace {
-			return &Error{Code: CodePathConflict, ConflictingMemoryID: dst.ID, ConflictingPath: to,
+			return nil, &Error{Code: CodePathConflict, ConflictingMemoryID: dst.ID, ConflictingPath: to,
 				Message: "a memory already exists at " + to + " (" + dst.ID + "): delete it first or allow replacing it"}
 		}
 		content, err := headContent(r, src.head)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if _, err := applyUpdate(r, s, dst, MemoryUpdate{Content: &content}, src.ContentSHA256, by); err != nil {
-			return err
+		m, err := applyUpdate(r, s, dst, MemoryUpdate{Content: &content}, src.ContentSHA256, by)
+		if err != nil {
+			return nil, err
 		}
-		return deleteMemory(r, s, src, !sameDir, by)
+		return m, deleteMemory(r, s, src, !sameDir, by)
 	}
 	if isdir {
-		return errorf(CodeIsDir, "%s is a directory: a file cannot replace it", to)
+		return nil, errorf(CodeIsDir, "%s is a directory: a file cannot replace it", to)
 	}
 	if !sameDir {
 		if err := checkParent(r, s, to); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	// Nothing is at or below to and no file above it: the path is free.
-	_, err = applyUpdate(r, s, src, MemoryUpdate{Path: &to, KeepParentDir: !sameDir, pathFree: true}, "", by)
-	return err
+	return applyUpdate(r, s, src, MemoryUpdate{Path: &to, KeepParentDir: !sameDir, pathFree: true}, "", by)
 }
 
 func renameDir(r *run, s *storeRow, from, to string, noReplace bool, by Actor) error {

@@ -2,6 +2,7 @@ package versions_test
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -219,11 +220,16 @@ func TestRename(t *testing.T) {
 		db, s := setup(t)
 		before, err := db.GetMemory(ctx, s.ID, "/dir/a")
 		ok(t, err)
-		ok(t, db.Rename(ctx, s.ID, "/dir/a", "/moved", false, me))
+		moved, err := db.Rename(ctx, s.ID, "/dir/a", "/moved", false, me)
+		ok(t, err)
 		after, err := db.GetMemory(ctx, s.ID, "/moved")
 		ok(t, err)
 		if after.ID != before.ID || after.Ino != before.Ino || *after.Content != "content/dir/a" {
 			t.Fatalf("moved %+v", after)
+		}
+		after.Content = nil
+		if !reflect.DeepEqual(moved, after) {
+			t.Fatalf("Rename returned %+v, the memory is %+v", moved, after)
 		}
 		h := history(t, db, s.ID, after.ID)
 		if len(h) != 2 || h[0].Operation != versions.OpModified || *h[0].Path != "/moved" {
@@ -234,11 +240,16 @@ func TestRename(t *testing.T) {
 		db, s := setup(t)
 		src, _ := db.GetMemory(ctx, s.ID, "/f")
 		dst, _ := db.GetMemory(ctx, s.ID, "/g")
-		ok(t, db.Rename(ctx, s.ID, "/f", "/g", false, me))
+		moved, err := db.Rename(ctx, s.ID, "/f", "/g", false, me)
+		ok(t, err)
 		got, err := db.GetMemory(ctx, s.ID, "/g")
 		ok(t, err)
 		if got.ID != dst.ID || *got.Content != "content/f" {
 			t.Fatalf("destination %+v", got)
+		}
+		got.Content = nil
+		if !reflect.DeepEqual(moved, got) {
+			t.Fatalf("Rename returned %+v, the memory is %+v", moved, got)
 		}
 		if h := history(t, db, s.ID, dst.ID); len(h) != 2 || h[0].Operation != versions.OpModified || *h[0].Path != "/g" {
 			t.Fatalf("destination history %+v", h)
@@ -251,46 +262,46 @@ func TestRename(t *testing.T) {
 	})
 	t.Run("file-onto-file-noreplace", func(t *testing.T) {
 		db, s := setup(t)
-		wantCode(t, db.Rename(ctx, s.ID, "/f", "/g", true, me), versions.CodePathConflict)
+		wantCode(t, errOf(db.Rename(ctx, s.ID, "/f", "/g", true, me)), versions.CodePathConflict)
 	})
 	t.Run("file-onto-dir", func(t *testing.T) {
 		db, s := setup(t)
-		wantCode(t, db.Rename(ctx, s.ID, "/f", "/dir", false, me), versions.CodeIsDir)
-		wantCode(t, db.Rename(ctx, s.ID, "/f", "/emptydir", false, me), versions.CodeIsDir)
+		wantCode(t, errOf(db.Rename(ctx, s.ID, "/f", "/dir", false, me)), versions.CodeIsDir)
+		wantCode(t, errOf(db.Rename(ctx, s.ID, "/f", "/emptydir", false, me)), versions.CodeIsDir)
 	})
 	t.Run("dir-onto-file", func(t *testing.T) {
 		db, s := setup(t)
-		wantCode(t, db.Rename(ctx, s.ID, "/dir", "/f", false, me), versions.CodeNotDir)
+		wantCode(t, errOf(db.Rename(ctx, s.ID, "/dir", "/f", false, me)), versions.CodeNotDir)
 	})
 	t.Run("dir-into-own-subtree", func(t *testing.T) {
 		db, s := setup(t)
-		wantCode(t, db.Rename(ctx, s.ID, "/dir", "/dir/sub/x", false, me), versions.CodeInvalid)
+		wantCode(t, errOf(db.Rename(ctx, s.ID, "/dir", "/dir/sub/x", false, me)), versions.CodeInvalid)
 	})
 	t.Run("dir-onto-nonempty-dir", func(t *testing.T) {
 		db, s := setup(t)
-		wantCode(t, db.Rename(ctx, s.ID, "/dir", "/full", false, me), versions.CodeNotEmpty)
+		wantCode(t, errOf(db.Rename(ctx, s.ID, "/dir", "/full", false, me)), versions.CodeNotEmpty)
 	})
 	t.Run("dir-onto-dir-noreplace", func(t *testing.T) {
 		db, s := setup(t)
-		wantCode(t, db.Rename(ctx, s.ID, "/dir", "/emptydir", true, me), versions.CodePathConflict)
+		wantCode(t, errOf(db.Rename(ctx, s.ID, "/dir", "/emptydir", true, me)), versions.CodePathConflict)
 	})
 	t.Run("missing-source", func(t *testing.T) {
 		db, s := setup(t)
-		wantCode(t, db.Rename(ctx, s.ID, "/nope", "/x", false, me), versions.CodeNotFound)
+		wantCode(t, errOf(db.Rename(ctx, s.ID, "/nope", "/x", false, me)), versions.CodeNotFound)
 	})
 	t.Run("missing-destination-parent", func(t *testing.T) {
 		db, s := setup(t)
-		wantCode(t, db.Rename(ctx, s.ID, "/f", "/no/such/f", false, me), versions.CodeNotFound)
-		wantCode(t, db.Rename(ctx, s.ID, "/f", "/g/f", false, me), versions.CodeNotDir)
+		wantCode(t, errOf(db.Rename(ctx, s.ID, "/f", "/no/such/f", false, me)), versions.CodeNotFound)
+		wantCode(t, errOf(db.Rename(ctx, s.ID, "/f", "/g/f", false, me)), versions.CodeNotDir)
 	})
 	t.Run("root", func(t *testing.T) {
 		db, s := setup(t)
-		wantCode(t, db.Rename(ctx, s.ID, "/", "/x", false, me), versions.CodeInvalid)
+		wantCode(t, errOf(db.Rename(ctx, s.ID, "/", "/x", false, me)), versions.CodeInvalid)
 	})
 	t.Run("same-path", func(t *testing.T) {
 		db, s := setup(t)
-		ok(t, db.Rename(ctx, s.ID, "/f", "/f", false, me))
-		ok(t, db.Rename(ctx, s.ID, "/dir", "/dir", false, me))
+		ok(t, errOf(db.Rename(ctx, s.ID, "/f", "/f", false, me)))
+		ok(t, errOf(db.Rename(ctx, s.ID, "/dir", "/dir", false, me)))
 		if n := countVersions(t, db, s.ID); n != 5 {
 			t.Fatalf("%d versions after no-op renames", n)
 		}
@@ -298,7 +309,7 @@ func TestRename(t *testing.T) {
 	t.Run("dir-moves-everything-below", func(t *testing.T) {
 		db, s := setup(t)
 		a, _ := db.GetMemory(ctx, s.ID, "/dir/a")
-		ok(t, db.Rename(ctx, s.ID, "/dir", "/new", false, me))
+		ok(t, errOf(db.Rename(ctx, s.ID, "/dir", "/new", false, me)))
 		if got, want := tree(t, db, s.ID, "/new"), "/new/a=content/dir/a /new/emptysub/ /new/sub/ /new/sub/b=content/dir/sub/b"; got != want {
 			t.Fatalf("moved tree %q, want %q", got, want)
 		}
@@ -314,20 +325,20 @@ func TestRename(t *testing.T) {
 	})
 	t.Run("dir-onto-empty-dir", func(t *testing.T) {
 		db, s := setup(t)
-		ok(t, db.Rename(ctx, s.ID, "/dir", "/emptydir", false, me))
+		ok(t, errOf(db.Rename(ctx, s.ID, "/dir", "/emptydir", false, me)))
 		if got := tree(t, db, s.ID, "/emptydir"); !strings.Contains(got, "/emptydir/sub/b=") {
 			t.Fatalf("tree %q", got)
 		}
 	})
 	t.Run("move-keeps-emptied-parent", func(t *testing.T) {
 		db, s := setup(t)
-		ok(t, db.Rename(ctx, s.ID, "/full/x", "/x", false, me))
+		ok(t, errOf(db.Rename(ctx, s.ID, "/full/x", "/x", false, me)))
 		if e, err := db.Stat(ctx, s.ID, "/full"); err != nil || !e.Dir {
 			t.Fatalf("emptied parent vanished: %v", err)
 		}
-		ok(t, db.Rename(ctx, s.ID, "/dir/sub", "/sub", false, me))
-		ok(t, db.Rename(ctx, s.ID, "/dir/a", "/a", false, me))
-		ok(t, db.Rename(ctx, s.ID, "/dir/emptysub", "/emptysub", false, me))
+		ok(t, errOf(db.Rename(ctx, s.ID, "/dir/sub", "/sub", false, me)))
+		ok(t, errOf(db.Rename(ctx, s.ID, "/dir/a", "/a", false, me)))
+		ok(t, errOf(db.Rename(ctx, s.ID, "/dir/emptysub", "/emptysub", false, me)))
 		if e, err := db.Stat(ctx, s.ID, "/dir"); err != nil || !e.Dir {
 			t.Fatalf("emptied parent vanished: %v", err)
 		}
@@ -340,7 +351,7 @@ func TestRename(t *testing.T) {
 			p += "/d"
 			ok(t, db.MakeDir(ctx, s.ID, p))
 		}
-		wantCode(t, db.Rename(ctx, s.ID, "/dir", deep+"/dir", false, me), versions.CodeNameTooLong)
+		wantCode(t, errOf(db.Rename(ctx, s.ID, "/dir", deep+"/dir", false, me)), versions.CodeNameTooLong)
 		if _, err := db.GetMemory(ctx, s.ID, "/dir/sub/b"); err != nil {
 			t.Fatalf("refused move changed something: %v", err)
 		}
@@ -349,6 +360,6 @@ func TestRename(t *testing.T) {
 		db, s := setup(t)
 		_, err := db.ArchiveStore(ctx, s.ID)
 		ok(t, err)
-		wantCode(t, db.Rename(ctx, s.ID, "/f", "/h", false, me), versions.CodeReadOnly)
+		wantCode(t, errOf(db.Rename(ctx, s.ID, "/f", "/h", false, me)), versions.CodeReadOnly)
 	})
 }

@@ -75,6 +75,9 @@ func wantCode(t testing.TB, err error, want versions.Code) *versions.Error {
 	return e
 }
 
+// errOf is the error of a call that also returns a value.
+func errOf[T any](_ T, err error) error { return err }
+
 func ok(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {

@@ -351,7 +351,7 @@ func TestS11MemoryLimit(t *testing.T) {
 	})
 	t.Run("S11/full-store-stays-editable", func(t *testing.T) {
 		update(t, db, s.ID, a.ID, versions.MemoryUpdate{Content: ptr("aa"), Path: ptr("/a2")})
-		ok(t, db.Rename(ctx, s.ID, "/a2", "/a3", false, me))
+		ok(t, errOf(db.Rename(ctx, s.ID, "/a2", "/a3", false, me)))
 		if _, err := db.GetMemory(ctx, s.ID, "/a3"); err != nil {
 			t.Fatal(err)
 		}

@@ -154,7 +154,7 @@ func TestS13Archive(t *testing.T) {
 		wantCode(t, err, versions.CodeReadOnly)
 		wantCode(t, db.MakeDir(ctx, s.ID, "/d2"), versions.CodeReadOnly)
 		wantCode(t, db.RemoveDir(ctx, s.ID, "/empty"), versions.CodeReadOnly)
-		wantCode(t, db.Rename(ctx, s.ID, "/a", "/b", false, me), versions.CodeReadOnly)
+		wantCode(t, errOf(db.Rename(ctx, s.ID, "/a", "/b", false, me)), versions.CodeReadOnly)
 		_, err = db.UpdateStore(ctx, s.ID, versions.StoreUpdate{Name: ptr("x")})
 		wantCode(t, err, versions.CodeReadOnly)
 		h := history(t, db, s.ID, m.ID)
