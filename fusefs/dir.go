@@ -283,11 +283,13 @@ func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 		if e.Dir {
 			return n.sm.srv.refuse("unlink", p, syscall.EISDIR, "it is a directory: use rmdir")
 		}
-		derr = db.DeleteMemory(detach(ctx), n.sm.id, e.Memory.ID, del, n.sm.srv.actor)
+		id = e.Memory.ID
+		derr = db.DeleteMemory(detach(ctx), n.sm.id, id, del, n.sm.srv.actor)
 	}
 	if derr != nil {
 		return n.sm.failed("unlink", p, derr)
 	}
+	n.sm.srv.contents.forget(id)
 	n.sm.noteOwn(p)
 	n.sm.idx.removed(p)
 	n.sm.adjust(-1, 0)

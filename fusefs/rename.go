@@ -57,7 +57,10 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 			return e
 		}
 	}
-	destMemory := ""
+	srcMemory, destMemory := "", ""
+	if sf != nil {
+		srcMemory = sf.memoryID()
+	}
 	if df != nil {
 		destMemory = df.memoryID()
 	}
@@ -75,6 +78,9 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	sm.noteOwn(from, to)
 	if moved != nil {
 		sm.idx.renamedFile(from, to, moved)
+		if srcMemory != "" && srcMemory != moved.ID {
+			s.contents.forget(srcMemory) // deleted: its content went to the destination's memory
+		}
 	} else {
 		sm.idx.drop() // a directory: everything below it moved
 	}
