@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,9 +46,9 @@ func (s *Server) watch(ctx context.Context) {
 	}
 }
 
-// poll applies the store's changes since the last poll. When anything
-// changed it also refreshes the store row, which is how an archive reaches
-// the mount (F3).
+// poll applies the store's changes since the last poll. Archiving and
+// other changes to the store itself are changes at "/": they make it read
+// the store row again, which is how an archive reaches the mount (F3).
 func (sm *storeMount) poll(ctx context.Context) error {
 	s := sm.srv
 	changes, high, err := s.db.Changes(ctx, sm.id, sm.seq)
@@ -58,9 +59,10 @@ func (sm *storeMount) poll(ctx context.Context) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	// Archiving and store updates are changes at "/" too.
-	if st, err := s.db.GetStore(ctx, sm.id); err == nil {
-		sm.setStore(st)
+	if slices.ContainsFunc(changes, func(c versions.Change) bool { return c.Path == "/" }) {
+		if st, err := s.db.GetStore(ctx, sm.id); err == nil {
+			sm.setStore(st)
+		}
 	}
 	sm.expireOwn(2 * time.Second)
 	sm.apply(ctx, changes)
