@@ -17,9 +17,7 @@ import (
 // kernel's own caches.
 type index struct {
 	mu sync.Mutex
-	// dirs maps a directory's path to its entries by name. A file entry
-	// without a Memory is known to exist but its attributes are not (a
-	// rename's destination): it is looked up by Stat.
+	// dirs maps a directory's path to its entries by name.
 	dirs map[string]map[string]versions.Entry
 	// sorted caches list's answer per directory until it changes.
 	sorted map[string][]versions.Entry
@@ -39,7 +37,6 @@ type lookupResult int
 
 const (
 	unloaded lookupResult = iota // the directory is not in the index
-	unknown                      // the name is, its attributes are not
 	found
 	absent
 )
@@ -52,18 +49,14 @@ func (x *index) lookup(dir, name string) (versions.Entry, lookupResult) {
 		return versions.Entry{}, unloaded
 	}
 	e, ok := d[name]
-	switch {
-	case !ok:
+	if !ok {
 		return e, absent
-	case !e.Dir && e.Memory == nil:
-		return e, unknown
 	}
 	return e, found
 }
 
-// list returns dir's entries sorted by name, or false when not loaded or
-// when a file's attributes are unknown. The slice is shared: callers must
-// not change it.
+// list returns dir's entries sorted by name, or false when not loaded. The
+// slice is shared: callers must not change it.
 func (x *index) list(dir string) ([]versions.Entry, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -76,9 +69,6 @@ func (x *index) list(dir string) ([]versions.Entry, bool) {
 	}
 	out := make([]versions.Entry, 0, len(d))
 	for _, e := range d {
-		if !e.Dir && e.Memory == nil {
-			return nil, false
-		}
 		out = append(out, e)
 	}
 	slices.SortFunc(out, func(a, b versions.Entry) int { return strings.Compare(a.Name, b.Name) })
@@ -118,19 +108,6 @@ func (x *index) load(dir string, entries []versions.Entry, at uint64) {
 	}
 	x.dirs[dir] = d
 	delete(x.sorted, dir)
-}
-
-// learn keeps one entry read from the engine since the clock read at.
-func (x *index) learn(e *versions.Entry, at uint64) {
-	dir := parentOf(e.Path)
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if d, ok := x.dirs[dir]; ok && x.freshLocked(dir, at) {
-		c := *e
-		c.Memory = bare(c.Memory)
-		d[c.Name] = c
-		delete(x.sorted, dir)
-	}
 }
 
 // saved records a memory this mount created or changed at path.
@@ -238,23 +215,17 @@ func (sm *storeMount) lookupEntry(ctx context.Context, dir, name string) (*versi
 	}
 	db := sm.srv.db
 	at := x.now()
-	if r == unloaded {
-		if entries, err := db.ReadDir(detach(ctx), sm.id, dir); err == nil {
-			x.load(dir, entries, at)
-			for i := range entries {
-				if entries[i].Name == name {
-					return &entries[i], nil
-				}
+	if entries, err := db.ReadDir(detach(ctx), sm.id, dir); err == nil {
+		x.load(dir, entries, at)
+		for i := range entries {
+			if entries[i].Name == name {
+				return &entries[i], nil
 			}
-			return nil, absentError(sm.id, childPath(dir, name))
 		}
-		// Not a directory (any more), or unreadable: Stat says which.
+		return nil, absentError(sm.id, childPath(dir, name))
 	}
-	st, err := db.Stat(detach(ctx), sm.id, childPath(dir, name))
-	if err == nil {
-		x.learn(st, at)
-	}
-	return st, err
+	// Not a directory (any more), or unreadable: Stat says which.
+	return db.Stat(detach(ctx), sm.id, childPath(dir, name))
 }
 
 // listDir returns dir's entries, from the index or read into it.
