@@ -103,7 +103,7 @@ func parseFlags(args []string) (*config, error) {
 	c := &config{}
 	fl.BoolVar(&c.quick, "quick", false, "a smoke test for CI: fewer files, rounds and versions (< 60 s)")
 	fl.StringVar(&c.format, "format", "text", "output format: text or json")
-	fl.IntVar(&c.rounds, "rounds", 0, "rounds of the workload per target (default 3, --quick 2)")
+	fl.IntVar(&c.rounds, "rounds", 0, "rounds of the workload per target (default 5, --quick 2)")
 	fl.IntVar(&c.files, "files", 0, "files in the workload (default 2000, --quick 200)")
 	fl.IntVar(&c.dirs, "dirs", 0, "directories the files are spread over (default 20, --quick 4)")
 	fl.StringVar(&c.memfsBin, "memfs-bin", "", "the built memfs binary, for the `memfs log` measurement (skipped without it)")
@@ -139,7 +139,7 @@ func parseFlags(args []string) (*config, error) {
 			c.timeout = 2 * time.Minute
 		}
 	}
-	def(&c.rounds, 3, 2)
+	def(&c.rounds, 5, 2)
 	def(&c.files, 2000, 200)
 	def(&c.dirs, 20, 4)
 	def(&c.logVersions, 100000, 5000)
