@@ -53,12 +53,14 @@ type Options struct {
 // transactions begin IMMEDIATE (so a write never fails half-way on a lock
 // upgrade), and a pool of readers that never queue behind the writer.
 type DB struct {
-	path   string
-	w, r   *sql.DB
-	wp, rp *connPool
-	origin string
-	now    func() time.Time
-	ids    idGen
+	path string
+	// busyTimeout is how long a statement waits for another's lock.
+	busyTimeout time.Duration
+	w, r        *sql.DB
+	wp, rp      *connPool
+	origin      string
+	now         func() time.Time
+	ids         idGen
 	// seqs caches store id → row number for the read paths a mount calls
 	// on every lookup; a store's row number never changes or is reused.
 	seqs      sync.Map
@@ -124,7 +126,7 @@ func Open(path string, opts Options) (*DB, error) {
 	params := fmt.Sprintf("_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_synchronous=%s&_cache_size=-4096",
 		timeout.Milliseconds(), syncMode)
 
-	db := &DB{path: abs, now: opts.Now, origin: randomHex(8)}
+	db := &DB{path: abs, now: opts.Now, origin: randomHex(8), busyTimeout: timeout}
 	if db.now == nil {
 		db.now = time.Now
 	}
