@@ -88,12 +88,6 @@ func (n *fileNode) pendingLive() bool {
 	return n.pending && !n.unlinked
 }
 
-func (n *fileNode) isOpen() bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.opens > 0
-}
-
 func (n *fileNode) path() (string, bool) { return n.sm.pathOf(&n.Inode) }
 
 // markUnlinked records that the node lost its name: its content stays
