@@ -3,6 +3,8 @@ package fusefs
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -102,13 +104,12 @@ func (n *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 			return ch, 0
 		}
 	}
-	p := childPath(dir, name)
 	e, err := n.sm.lookupEntry(ctx, dir, name)
-	if err != nil {
-		return nil, n.sm.srv.errnoOf("lookup", p, err)
+	if err == nil && !e.Dir && e.Memory == nil {
+		err = errors.New("the engine returned a file entry without its memory")
 	}
-	if !e.Dir && e.Memory == nil {
-		return nil, n.sm.srv.errnoOf("lookup", p, errors.New("the engine returned a file entry without its memory"))
+	if err != nil {
+		return nil, n.sm.srv.errnoOf("lookup", childPath(dir, name), err)
 	}
 	return n.entryNode(ctx, e, out), 0
 }
@@ -159,9 +160,7 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	}
 	list := make([]fuse.DirEntry, 0, len(entries)+2)
 	list = append(list, dotEntries(&n.Inode)...)
-	seen := make(map[string]bool, len(entries))
 	for _, e := range entries {
-		seen[e.Name] = true
 		if e.Dir {
 			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFDIR, Ino: n.sm.dirIno(e.Path)})
 		} else if e.Memory != nil {
@@ -172,8 +171,12 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	if !n.sm.hasPending() {
 		return fs.NewListDirStream(list), 0
 	}
+	stored := func(name string) bool {
+		_, found := slices.BinarySearchFunc(entries, name, func(e versions.Entry, name string) int { return strings.Compare(e.Name, name) })
+		return found
+	}
 	for name, ch := range n.Children() {
-		if f, ok := ch.Operations().(*fileNode); ok && !seen[name] && f.pendingLive() {
+		if f, ok := ch.Operations().(*fileNode); ok && !stored(name) && f.pendingLive() {
 			list = append(list, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: ch.StableAttr().Ino})
 		}
 	}

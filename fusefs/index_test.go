@@ -148,3 +148,55 @@ func entryString(name string, dir bool) string {
 	}
 	return name
 }
+
+// A file created in the mount is listed before its first save, once, beside
+// the stored ones, and not after it is removed unsaved.
+func TestListingShowsUnsavedFiles(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "Pending")
+	_, dir := e.mountStore(t, st, Options{})
+	for _, name := range []string{"a", "c"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := func() string {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, d := range ents {
+			out = append(out, d.Name())
+		}
+		return strings.Join(out, " ")
+	}
+	f, err := os.Create(filepath.Join(dir, "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); got != "a b c" {
+		t.Errorf("with b created and not saved: %q, want \"a b c\"", got)
+	}
+	if _, err := f.WriteString("b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); got != "a b c" {
+		t.Errorf("with b saved and still open: %q, want \"a b c\"", got)
+	}
+	f.Close()
+	g, err := os.Create(filepath.Join(dir, "d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if got := names(); got != "a b c" {
+		t.Errorf("after d was removed unsaved: %q, want \"a b c\"", got)
+	}
+}
