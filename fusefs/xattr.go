@@ -117,5 +117,12 @@ func (sm *storeMount) setxattr(path, attr string) syscall.Errno {
 	if strings.HasPrefix(attr, xattrPrefix) {
 		return sm.srv.refuse("setxattr", path, syscall.EPERM, attr+" is maintained by memfs and read-only")
 	}
-	return sm.srv.refuse("setxattr", path, syscall.ENOTSUP, "extended attributes cannot be stored; only user.memfs.* exist and they are read-only")
+	const why = "extended attributes cannot be stored; only user.memfs.* exist and they are read-only"
+	if strings.HasPrefix(attr, "system.posix_acl_") {
+		// sed -i, cp -p and editors copy ACLs and go on without them:
+		// a warning on every edit would bury the refusals that matter.
+		sm.srv.log.Debug("refused", "op", "setxattr", "path", path, "errno", "ENOTSUP", "attr", attr, "reason", why)
+		return syscall.ENOTSUP
+	}
+	return sm.srv.refuse("setxattr", path, syscall.ENOTSUP, why)
 }
