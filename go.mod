@@ -6,6 +6,7 @@ require (
 	github.com/gosimple/slug v1.15.0
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/mattn/go-sqlite3 v1.14.53
+	github.com/moby/sys/mountinfo v0.7.3
 	github.com/oklog/ulid/v2 v2.1.2
 	github.com/pmezard/go-difflib v1.0.0
 	github.com/urfave/cli/v2 v2.27.7

@@ -4,7 +4,6 @@
 package fusefs
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/versions"
@@ -276,57 +276,13 @@ func (s *Server) recoverStale() error {
 // mount is taken over; a live memfs answers in microseconds.
 const hungAfter = 2 * time.Second
 
-// isFuseMount reports whether /proc/self/mountinfo has a FUSE mount at dir.
+// isFuseMount reports whether a FUSE file system is mounted on dir, from
+// the mount table alone: nothing asks the file system, which may be hung.
 func isFuseMount(dir string) bool {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		// "36 35 98:0 / /mnt/x rw,nosuid - fuse.memfs memfs rw,…"
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 || unescapeMountinfo(fields[4]) != dir {
-			continue
-		}
-		for i, f := range fields {
-			if f == "-" && i+1 < len(fields) && strings.HasPrefix(fields[i+1], "fuse") {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// unescapeMountinfo undoes the octal escapes (\040 for a space) of a
-// mountinfo path.
-func unescapeMountinfo(p string) string {
-	if !strings.Contains(p, `\`) {
-		return p
-	}
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		if p[i] == '\\' && i+3 < len(p) {
-			var v byte
-			ok := true
-			for _, c := range p[i+1 : i+4] {
-				if c < '0' || c > '7' {
-					ok = false
-					break
-				}
-				v = v*8 + byte(c-'0')
-			}
-			if ok {
-				b.WriteByte(v)
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(p[i])
-	}
-	return b.String()
+	mounts, err := mountinfo.GetMounts(func(m *mountinfo.Info) (skip, stop bool) {
+		return m.Mountpoint != dir || !strings.HasPrefix(m.FSType, "fuse"), false
+	})
+	return err == nil && len(mounts) > 0
 }
 
 // nextPendingIno numbers files created in the mount before they are saved

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -69,54 +70,14 @@ func CheckMountRoot(root string) error {
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		resolved = r
 	}
-	points, err := mountPoints()
+	mounts, err := mountinfo.GetMounts(mountinfo.SingleEntryFilter(resolved))
 	if err != nil {
 		return errorf(KindSetup, "cannot read the mount table: %v", err)
 	}
-	for _, p := range points {
-		if p == resolved {
-			return errorf(KindBusy, "the mount root %s is busy: something is already mounted there (see /proc/mounts); unmount it or pick another --mount-root", root)
-		}
+	if len(mounts) > 0 {
+		return errorf(KindBusy, "the mount root %s is busy: something is already mounted there (see /proc/mounts); unmount it or pick another --mount-root", root)
 	}
 	return nil
-}
-
-// mountPoints lists the mount points of this process's namespace.
-func mountPoints() ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var points []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 {
-			points = append(points, unescapeOctal(fields[4]))
-		}
-	}
-	return points, sc.Err()
-}
-
-// unescapeOctal undoes mountinfo's \NNN escapes of spaces, tabs, newlines
-// and backslashes.
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // MakeMountRoot creates root and any missing parent, and returns release,

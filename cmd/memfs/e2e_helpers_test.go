@@ -16,12 +16,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/moby/sys/mountinfo"
 
 	"github.com/memfs/memfs/slugify"
 	"github.com/memfs/memfs/versions"
@@ -340,37 +341,11 @@ func unmountAll(t *testing.T, mnt string) {
 // isMounted reports whether mnt is a mount point in this mount namespace.
 func isMounted(t *testing.T, mnt string) bool {
 	t.Helper()
-	data, err := os.ReadFile("/proc/self/mountinfo")
+	mounts, err := mountinfo.GetMounts(mountinfo.SingleEntryFilter(filepath.Clean(mnt)))
 	if err != nil {
-		t.Fatalf("read mountinfo: %v", err)
+		t.Fatalf("read the mount table: %v", err)
 	}
-	want := filepath.Clean(mnt)
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && unescapeMountinfo(f[4]) == want {
-			return true
-		}
-	}
-	return false
-}
-
-// unescapeMountinfo undoes the kernel's octal escapes (\040 for a space).
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return len(mounts) > 0
 }
 
 // mountDir returns a fresh, empty directory to mount on.

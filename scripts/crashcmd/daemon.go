@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -191,20 +193,13 @@ func (p *writerProc) kill() {
 // (the minor device number in /proc/self/mountinfo), read without asking
 // the file system anything.
 func fuseConnection(dir string) string {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
+	mounts, err := mountinfo.GetMounts(func(m *mountinfo.Info) (skip, stop bool) {
+		return m.Mountpoint != dir, false
+	})
+	if err != nil || len(mounts) == 0 {
 		return ""
 	}
-	conn := ""
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && f[4] == dir {
-			if _, minor, ok := strings.Cut(f[2], ":"); ok {
-				conn = minor // the last mount on dir is the visible one
-			}
-		}
-	}
-	return conn
+	return strconv.Itoa(mounts[len(mounts)-1].Minor) // the last mount on dir is the visible one
 }
 
 // abortConnection aborts a FUSE connection through fusectl, as umount -f
@@ -228,17 +223,9 @@ func abortConnection(conn string) error {
 	return nil
 }
 
-// isMounted reports whether dir is a mount point in this mount namespace.
+// isMounted reports whether dir is a mount point in this mount namespace,
+// from the mount table alone (the file system may be dead or hung).
 func isMounted(dir string) bool {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && f[4] == dir {
-			return true
-		}
-	}
-	return false
+	mounts, err := mountinfo.GetMounts(mountinfo.SingleEntryFilter(dir))
+	return err == nil && len(mounts) > 0
 }
