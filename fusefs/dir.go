@@ -184,12 +184,8 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 }
 
 func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	dir, ok := n.path()
-	if !ok {
-		return nil, syscall.ENOENT
-	}
-	p := childPath(dir, name)
-	if e := n.sm.writable("mkdir", p); e != 0 {
+	p, e := n.writableChild("mkdir", name)
+	if e != 0 {
 		return nil, e
 	}
 	if err := n.sm.srv.db.MakeDir(detach(ctx), n.sm.id, p); err != nil {
@@ -209,12 +205,8 @@ func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 }
 
 func (n *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
-	dir, ok := n.path()
-	if !ok {
-		return syscall.ENOENT
-	}
-	p := childPath(dir, name)
-	if e := n.sm.writable("rmdir", p); e != 0 {
+	p, e := n.writableChild("rmdir", name)
+	if e != 0 {
 		return e
 	}
 	if err := n.sm.srv.db.RemoveDir(detach(ctx), n.sm.id, p); err != nil {
@@ -230,12 +222,8 @@ func (n *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 // (flush, fsync): then it becomes a memory with one "created" version
 // holding what was written, so `echo hi > f` makes exactly one version.
 func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
-	dir, ok := n.path()
-	if !ok {
-		return nil, nil, 0, syscall.ENOENT
-	}
-	p := childPath(dir, name)
-	if e := n.sm.writable("create", p); e != 0 {
+	p, e := n.writableChild("create", name)
+	if e != 0 {
 		return nil, nil, 0, e
 	}
 	if err := versions.ValidatePath(p); err != nil {
@@ -251,12 +239,8 @@ func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 }
 
 func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
-	dir, ok := n.path()
-	if !ok {
-		return syscall.ENOENT
-	}
-	p := childPath(dir, name)
-	if e := n.sm.writable("unlink", p); e != 0 {
+	p, e := n.writableChild("unlink", name)
+	if e != 0 {
 		return e
 	}
 	var f *fileNode
@@ -326,6 +310,18 @@ func (n *dirNode) Link(ctx context.Context, target fs.InodeEmbedder, name string
 
 func (n *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	return nil, n.sm.srv.refuse("mknod", n.childPathOr(name), syscall.EPERM, "only regular files and directories can be stored")
+}
+
+// writableChild is the store path of name in n for an operation that
+// changes the store, or why it cannot be done: ENOENT when n is gone, EROFS
+// when the store cannot change (F3).
+func (n *dirNode) writableChild(op, name string) (string, syscall.Errno) {
+	dir, ok := n.path()
+	if !ok {
+		return "", syscall.ENOENT
+	}
+	p := childPath(dir, name)
+	return p, n.sm.writable(op, p)
 }
 
 func (n *dirNode) childPathOr(name string) string {
