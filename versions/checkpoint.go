@@ -2,6 +2,7 @@ package versions
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
 	"log/slog"
 	"time"
@@ -77,8 +78,9 @@ func (db *DB) restartWAL(ctx context.Context, r *run) error {
 	var busy, frames, done int
 	err := c.QueryRowContext(ctx, "PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &frames, &done)
 	if _, rerr := c.ExecContext(context.Background(), fmt.Sprintf("PRAGMA busy_timeout=%d", db.busyTimeout.Milliseconds())); rerr != nil {
-		// A writer that would give up after 10 ms must not serve saves.
-		return fmt.Errorf("restore the busy timeout after a WAL restart: %w", rerr)
+		// A writer that would give up after 10 ms must not serve saves:
+		// ErrBadConn makes the pool replace the connection.
+		return fmt.Errorf("restore the busy timeout after a WAL restart: %w (%w)", rerr, driver.ErrBadConn)
 	}
 	return err
 }
