@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"context"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -110,35 +111,35 @@ func (x *index) load(dir string, entries []versions.Entry, at uint64) {
 	delete(x.sorted, dir)
 }
 
-// saved records a memory this mount created or changed at path.
-func (x *index) saved(path string, m *versions.Memory) {
+// saved records a memory this mount created or changed at p.
+func (x *index) saved(p string, m *versions.Memory) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.addDirsLocked(parentOf(path))
-	x.setLocked(path, versions.Entry{Name: baseName(path), Path: path, Memory: bare(m)})
+	x.addDirsLocked(path.Dir(p))
+	x.setLocked(p, versions.Entry{Name: path.Base(p), Path: p, Memory: bare(m)})
 }
 
 // madeDir records a directory this mount made.
-func (x *index) madeDir(path string) {
+func (x *index) madeDir(p string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.addDirsLocked(path)
-	x.dirs[path] = map[string]versions.Entry{}
-	x.touchLocked(path)
+	x.addDirsLocked(p)
+	x.dirs[p] = map[string]versions.Entry{}
+	x.touchLocked(p)
 }
 
-// removed records that this mount deleted the file or empty directory at
-// path; its parent stays (the engine keeps it).
-func (x *index) removed(path string) {
+// removed records that this mount deleted the file or empty directory at p;
+// its parent stays (the engine keeps it).
+func (x *index) removed(p string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	dir := parentOf(path)
+	dir := path.Dir(p)
 	if d, ok := x.dirs[dir]; ok {
-		delete(d, baseName(path))
+		delete(d, path.Base(p))
 	}
 	x.touchLocked(dir)
-	delete(x.dirs, path)
-	x.touchLocked(path)
+	delete(x.dirs, p)
+	x.touchLocked(p)
 }
 
 // renamedFile records a file this mount moved: m is the memory now at to.
@@ -146,12 +147,12 @@ func (x *index) removed(path string) {
 func (x *index) renamedFile(from, to string, m *versions.Memory) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if d, ok := x.dirs[parentOf(from)]; ok {
-		delete(d, baseName(from))
+	if d, ok := x.dirs[path.Dir(from)]; ok {
+		delete(d, path.Base(from))
 	}
-	x.touchLocked(parentOf(from))
-	x.addDirsLocked(parentOf(to))
-	x.setLocked(to, versions.Entry{Name: baseName(to), Path: to, Memory: bare(m)})
+	x.touchLocked(path.Dir(from))
+	x.addDirsLocked(path.Dir(to))
+	x.setLocked(to, versions.Entry{Name: path.Base(to), Path: to, Memory: bare(m)})
 }
 
 // drop forgets everything: after a change made elsewhere, or one of ours
@@ -167,8 +168,8 @@ func (x *index) drop() {
 	clear(x.touched)
 }
 
-func (x *index) setLocked(path string, e versions.Entry) {
-	dir := parentOf(path)
+func (x *index) setLocked(p string, e versions.Entry) {
+	dir := path.Dir(p)
 	if d, ok := x.dirs[dir]; ok {
 		d[e.Name] = e
 	}
@@ -179,9 +180,9 @@ func (x *index) setLocked(path string, e versions.Entry) {
 // parents (a save creates the directories of its path).
 func (x *index) addDirsLocked(dir string) {
 	for dir != "/" {
-		parent := parentOf(dir)
+		parent := path.Dir(dir)
 		if d, ok := x.dirs[parent]; ok {
-			name := baseName(dir)
+			name := path.Base(dir)
 			if e, ok := d[name]; ok && e.Dir {
 				return
 			}
@@ -241,22 +242,11 @@ func (sm *storeMount) listDir(ctx context.Context, dir string) ([]versions.Entry
 	return entries, err
 }
 
-// absentError is why nothing is at path: a name the store could never hold
+// absentError is why nothing is at p: a name the store could never hold
 // gets the engine's reason (ENAMETOOLONG, EINVAL), any other ENOENT.
-func absentError(storeID, path string) error {
-	if err := versions.ValidatePath(path); err != nil {
+func absentError(storeID, p string) error {
+	if err := versions.ValidatePath(p); err != nil {
 		return err
 	}
-	return &versions.Error{Code: versions.CodeNotFound, Message: "no file or directory " + path + " in store " + storeID}
+	return &versions.Error{Code: versions.CodeNotFound, Message: "no file or directory " + p + " in store " + storeID}
 }
-
-// parentOf is the directory holding path ("/" for a top-level name).
-func parentOf(path string) string {
-	i := strings.LastIndexByte(path, '/')
-	if i <= 0 {
-		return "/"
-	}
-	return path[:i]
-}
-
-func baseName(path string) string { return path[strings.LastIndexByte(path, '/')+1:] }
