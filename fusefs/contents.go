@@ -1,39 +1,44 @@
 package fusefs
 
-import "sync"
+import (
+	"container/list"
+	"sync"
+)
 
 // contentBudget bounds the bytes of content kept between opens, per mount.
 const contentBudget = 8 << 20
 
 // contents keeps the content of each memory's last known version, so that
-// opening a file whose head the mount knows needs no query. Versions are
-// immutable: what it returns can be an old version, never a wrong one, and
-// the caller asks for the version it believes is the head.
+// opening a file whose head the mount knows needs no query; past the budget
+// it forgets the least recently used. Versions are immutable: what it
+// returns can be an old version, never a wrong one, and the caller asks for
+// the version it believes is the head.
 type contents struct {
 	mu    sync.Mutex
 	bytes int
-	byMem map[string]version
+	byMem map[string]*list.Element // of *version
+	lru   list.List                // most recently used first
 }
 
 type version struct {
-	id   string
-	data string
+	memID, id, data string
 }
 
-func newContents() *contents { return &contents{byMem: map[string]version{}} }
+func newContents() *contents { return &contents{byMem: map[string]*list.Element{}} }
 
 func (c *contents) get(memID, versionID string) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v, ok := c.byMem[memID]
-	if !ok || v.id != versionID {
+	e, ok := c.byMem[memID]
+	if !ok || e.Value.(*version).id != versionID {
 		return "", false
 	}
-	return v.data, true
+	c.lru.MoveToFront(e)
+	return e.Value.(*version).data, true
 }
 
-// put keeps data as memID's version versionID, evicting others (in no
-// particular order) to stay within the budget.
+// put keeps data as memID's version versionID. A memory larger than an
+// eighth of the budget is not kept: it would push out many small ones.
 func (c *contents) put(memID, versionID, data string) {
 	if len(data) > contentBudget/8 {
 		c.forget(memID)
@@ -41,22 +46,30 @@ func (c *contents) put(memID, versionID, data string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.bytes += len(data) - len(c.byMem[memID].data)
-	c.byMem[memID] = version{versionID, data}
-	for id, v := range c.byMem {
-		if c.bytes <= contentBudget {
-			break
-		}
-		if id != memID {
-			c.bytes -= len(v.data)
-			delete(c.byMem, id)
-		}
+	if e, ok := c.byMem[memID]; ok {
+		v := e.Value.(*version)
+		c.bytes += len(data) - len(v.data)
+		v.id, v.data = versionID, data
+		c.lru.MoveToFront(e)
+	} else {
+		c.bytes += len(data)
+		c.byMem[memID] = c.lru.PushFront(&version{memID, versionID, data})
+	}
+	for c.bytes > contentBudget {
+		c.removeLocked(c.lru.Back())
 	}
 }
 
 func (c *contents) forget(memID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.bytes -= len(c.byMem[memID].data)
-	delete(c.byMem, memID)
+	if e, ok := c.byMem[memID]; ok {
+		c.removeLocked(e)
+	}
+}
+
+func (c *contents) removeLocked(e *list.Element) {
+	v := c.lru.Remove(e).(*version)
+	c.bytes -= len(v.data)
+	delete(c.byMem, v.memID)
 }

@@ -207,3 +207,6 @@ func eventually(limit time.Duration, check func() error) error {
 
 // visibilityLimit is F10's bound for a change made elsewhere to show.
 const visibilityLimit = time.Second
+
+// errOf keeps the error of a call that also returns a value.
+func errOf[T any](_ T, err error) error { return err }

@@ -12,10 +12,10 @@ import (
 
 // index caches a store's directory listings so that lookup and readdir,
 // the most frequent requests, are answered without a query. It is exact for
-// the mount's own changes, which update it after the engine committed them,
-// and is dropped whole when the watcher reports a change made elsewhere
-// (F10): another writer's change is seen after one poll, as with the
-// kernel's own caches.
+// the mount's own changes, which update it after the engine committed them;
+// a change made elsewhere drops the listings it can have changed when the
+// watcher reports it (F10): another writer's change is seen after one poll,
+// as with the kernel's own caches.
 type index struct {
 	mu sync.Mutex
 	// dirs maps a directory's path to its entries by name.
@@ -155,12 +155,36 @@ func (x *index) renamedFile(from, to string, m *versions.Memory) {
 	x.setLocked(to, versions.Entry{Name: path.Base(to), Path: to, Memory: bare(m)})
 }
 
-// drop forgets everything: after a change made elsewhere, or one of ours
-// whose effect on other directories is not worth working out here
-// (directories moved, a directory left empty by a move).
+// forget drops the listings a change made elsewhere at p can have changed:
+// p's own, should it be a directory, and its ancestors', where names appear,
+// vanish or change size (directories are implied by the memories below
+// them). What a change moved below p has changes of its own
+// (versions.Change).
+func (x *index) forget(p string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if p == "/" {
+		x.dropLocked()
+		return
+	}
+	for d := p; d != "/"; {
+		delete(x.dirs, d)
+		x.touchLocked(d)
+		d = path.Dir(d)
+	}
+	delete(x.dirs, "/")
+	x.touchLocked("/")
+}
+
+// drop forgets everything, after an error that shows the index wrong in a
+// way not worth working out.
 func (x *index) drop() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.dropLocked()
+}
+
+func (x *index) dropLocked() {
 	x.clock++
 	x.reset = x.clock
 	clear(x.dirs)

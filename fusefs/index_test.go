@@ -98,6 +98,106 @@ func TestIndexFollowsOtherWriters(t *testing.T) {
 	if err := eventually(visibilityLimit, func() error { return sameTree(e.db, st.ID, dir) }); err != nil {
 		t.Fatalf("a memory deleted elsewhere: %v", err)
 	}
+	// A change elsewhere drops only the listings it can have changed:
+	// each step below is checked with every directory loaded before it.
+	by := versions.UserActor("t")
+	deep, err := e.db.CreateMemory(ctx, st.ID, "/a/b/c/deep", "1", by)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/a/b/side", "/a/other/f", "/z/f"} {
+		if _, err := e.db.CreateMemory(ctx, st.ID, p, "x", by); err != nil {
+			t.Fatal(err)
+		}
+	}
+	longer := "longer content"
+	steps := []struct {
+		what string
+		do   func() error
+	}{
+		{"a save elsewhere in a deep directory", func() error {
+			return errOf(e.db.UpdateMemory(ctx, st.ID, deep.ID, versions.MemoryUpdate{Content: &longer}, by))
+		}},
+		{"a memory created elsewhere in new directories", func() error {
+			return errOf(e.db.CreateMemory(ctx, st.ID, "/a/new1/new2/f", "new", by))
+		}},
+		{"a directory renamed elsewhere", func() error {
+			return errOf(e.db.Rename(ctx, st.ID, "/a/b", "/z/b2", false, by))
+		}},
+		{"a directory's last memory deleted elsewhere", func() error {
+			return e.db.DeleteMemory(ctx, st.ID, "/a/new1/new2/f", versions.MemoryDelete{}, by)
+		}},
+		{"a directory made elsewhere", func() error { return e.db.MakeDir(ctx, st.ID, "/z/b2/c/made") }},
+		{"a directory removed elsewhere", func() error { return e.db.RemoveDir(ctx, st.ID, "/z/b2/c/made") }},
+		{"a memory created elsewhere in a moved directory", func() error {
+			return errOf(e.db.CreateMemory(ctx, st.ID, "/z/b2/c/extra", "e", by))
+		}},
+		{"a directory moved back elsewhere", func() error {
+			return errOf(e.db.Rename(ctx, st.ID, "/z/b2", "/a/b", false, by))
+		}},
+		// No memory moves with an empty directory: the listings the mount
+		// read below /m/n before it moved away are stale for what moves
+		// back, and no change below /m/n says so.
+		{"empty directories made elsewhere", func() error {
+			for _, d := range []string{"/m", "/m/n", "/m/n/e"} {
+				if err := e.db.MakeDir(ctx, st.ID, d); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"a directory of empty directories moved elsewhere", func() error {
+			return errOf(e.db.Rename(ctx, st.ID, "/m/n", "/z/n2", false, by))
+		}},
+		{"a directory made elsewhere in a moved one", func() error { return e.db.MakeDir(ctx, st.ID, "/z/n2/e/sub") }},
+		{"a directory of empty directories moved back elsewhere", func() error {
+			return errOf(e.db.Rename(ctx, st.ID, "/z/n2", "/m/n", false, by))
+		}},
+	}
+	for _, step := range steps {
+		if err := eventually(visibilityLimit, func() error { return sameTree(e.db, st.ID, dir) }); err != nil {
+			t.Fatalf("before %s: %v", step.what, err)
+		}
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.what, err)
+		}
+		if err := eventually(visibilityLimit, func() error { return sameTree(e.db, st.ID, dir) }); err != nil {
+			t.Fatalf("%s: %v", step.what, err)
+		}
+	}
+}
+
+// A change made elsewhere drops the listings of the changed path and its
+// ancestors, keeps the others, and a listing read before the change is not
+// kept after it.
+func TestIndexForget(t *testing.T) {
+	x := newIndex()
+	dirs := []string{"/", "/a", "/a/b", "/a/b/c", "/a/x", "/y"}
+	for _, d := range dirs {
+		x.load(d, nil, x.now())
+	}
+	before := x.now()
+	x.forget("/a/b")
+	for _, d := range dirs {
+		_, r := x.lookup(d, "any")
+		want := unloaded
+		if d == "/a/b/c" || d == "/a/x" || d == "/y" {
+			want = absent // still loaded: an empty listing
+		}
+		if r != want {
+			t.Errorf("after forget(/a/b), %s is %v, want %v", d, r, want)
+		}
+	}
+	for d, keep := range map[string]bool{"/": false, "/a": false, "/a/b": false, "/a/x/y": true, "/y/z": true} {
+		x.load(d, nil, before)
+		if _, r := x.lookup(d, "any"); (r != unloaded) != keep {
+			t.Errorf("a listing of %s read before forget(/a/b): kept %v, want %v", d, r != unloaded, keep)
+		}
+	}
+	x.forget("/")
+	if _, r := x.lookup("/y", "any"); r != unloaded {
+		t.Errorf("after forget(/), /y is still loaded")
+	}
 }
 
 // sameTree compares every directory listing and file size under the mount
@@ -133,8 +233,17 @@ func sameTree(db *versions.DB, storeID, mnt string) error {
 				if err := walk(e.Path); err != nil {
 					return err
 				}
-			} else if fi.Size() != int64(e.Memory.ContentSize) {
+				continue
+			}
+			if fi.Size() != int64(e.Memory.ContentSize) {
 				return fmt.Errorf("%s has size %d, the store %d", e.Path, fi.Size(), e.Memory.ContentSize)
+			}
+			m, err := db.GetMemory(context.Background(), storeID, e.Path)
+			if err != nil {
+				return err
+			}
+			if got, err := os.ReadFile(full); err != nil || string(got) != *m.Content {
+				return fmt.Errorf("read %s: %q, %v; the store holds %q", e.Path, got, err, *m.Content)
 			}
 		}
 		return nil

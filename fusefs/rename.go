@@ -82,7 +82,9 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 			s.contents.forget(srcMemory) // deleted: its content went to the destination's memory
 		}
 	} else {
-		sm.idx.drop() // a directory: everything below it moved
+		// A directory: everything below it moved.
+		sm.idx.forget(from)
+		sm.idx.forget(to)
 	}
 	if df != nil {
 		if destMemory != "" {

@@ -87,22 +87,17 @@ func (sm *storeMount) poll(ctx context.Context) error {
 func (sm *storeMount) apply(ctx context.Context, changes []versions.Change) {
 	origin := sm.srv.db.Origin()
 	done := map[string]bool{}
-	dropped := false
 	for _, c := range changes {
-		if c.Origin == origin && sm.takeOwn(c.Path) {
+		if c.Origin == origin && sm.takeOwn(c.Path) || done[c.Path] {
 			continue
 		}
-		if !dropped {
-			sm.idx.drop()
-			dropped = true
-		}
+		done[c.Path] = true
 		sm.mu.Lock()
 		sm.liveOK = false
 		sm.mu.Unlock()
-		if !done[c.Path] {
-			done[c.Path] = true
-			sm.invalidate(ctx, c.Path)
-		}
+		// The index first: the kernel asks again as soon as it is told.
+		sm.idx.forget(c.Path)
+		sm.invalidate(ctx, c.Path)
 	}
 }
 

@@ -238,8 +238,13 @@ type Entry struct {
 
 // Change records that something at Path in a store changed (a memory saved,
 // renamed or deleted, a directory made or removed), so that mounts can tell
-// the kernel to forget what it cached (F10). Seq grows with every change in
-// the database; Origin is the Origin() of the DB handle that made it.
+// the kernel to forget what it cached (F10). Every path where a memory or an
+// explicit directory appeared, changed or vanished has its own change (a
+// directory's move has one for each file and directory below it, at the old
+// and the new path); a path's ancestors, which memories imply, have none.
+// Path "/" is the store itself (archived, deleted). Seq grows with every
+// change in the database; Origin is the Origin() of the DB handle that made
+// it.
 type Change struct {
 	Seq     int64
 	StoreID string
