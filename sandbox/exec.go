@@ -11,9 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// execStage runs in a mount namespace nested in the namespace stage's: it
-// hides what Cmd must not see, gives up every privilege and becomes Cmd.
-// It returns only when that fails, after reporting why.
+// execStage runs in the namespaces init made: it gives up every privilege
+// and becomes Cmd. It returns only when that fails, after reporting why.
 func execStage(spec *Spec, out *os.File) int {
 	// Capabilities, credentials and no_new_privs are per thread: change
 	// them on the thread that calls execve.
@@ -23,10 +22,6 @@ func execStage(spec *Spec, out *os.File) int {
 	syscall.CloseOnExec(int(out.Fd()))
 	parent := os.Getppid()
 
-	if err := hide(spec); err != nil {
-		sendReport(out, failure(err))
-		return 1
-	}
 	if spec.Dir != "" {
 		if err := os.Chdir(spec.Dir); err != nil {
 			sendReport(out, failure(errorf(KindSetup, "enter the working directory in the sandbox: %v; run from a directory that is not hidden (not the database's)", err)))

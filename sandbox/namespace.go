@@ -57,14 +57,15 @@ func serveAndRun(spec *Spec, sigs <-chan os.Signal) report {
 		return failure(errorf(KindServe, "the mount daemon did not report ready within %v; see its messages above", timeout))
 	}
 
-	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if spec.Terminal {
-		// Ctty is this process's standard input, the terminal.
-		attr.Foreground, attr.Ctty = true, 0
+	attr := &syscall.SysProcAttr{
+		Unshareflags: syscall.CLONE_NEWNS,
+		Cloneflags:   syscall.CLONE_NEWPID,
+		Pdeathsig:    syscall.SIGKILL,
+		Setpgid:      true,
 	}
-	st, err := startStage(stageExec, spec, attr, spec.Env, os.Stdin, os.Stdout, os.Stderr)
+	st, err := startStage(stageInit, spec, attr, spec.Env, os.Stdin, os.Stdout, os.Stderr)
 	if err != nil {
-		return failure(errorf(KindSetup, "start the command's stage: %v", err))
+		return failure(errorf(KindSetup, "start the command's namespaces: %v", err))
 	}
 	go d.warnIfGone()
 	state, err := st.wait(sigs)
@@ -188,28 +189,26 @@ func children(ppid, skip int) []int {
 		if err != nil || pid == skip {
 			continue
 		}
-		if parentOf(pid) == ppid {
+		if _, parent := procStat(pid); parent == ppid {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
 }
 
-// parentOf reads the PPid of pid from /proc/PID/stat, whose second field
-// (the command name) may hold spaces and parentheses.
-func parentOf(pid int) int {
+// procStat reads the state and the PPid of pid from /proc/PID/stat, whose
+// second field (the command name) may hold spaces and parentheses.
+func procStat(pid int) (state string, ppid int) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return -1
+		return "", -1
 	}
 	i := len(b) - 1
 	for i >= 0 && b[i] != ')' {
 		i--
 	}
-	var state string
-	var ppid int
 	if _, err := fmt.Sscanf(string(b[i+1:]), " %s %d", &state, &ppid); err != nil {
-		return -1
+		return "", -1
 	}
-	return ppid
+	return state, ppid
 }

@@ -9,7 +9,9 @@
 //	supervisor (Run)         the caller's process: forwards signals, waits
 //	└─ namespace stage       new mount namespace: starts the daemon, tears down
 //	   ├─ serving daemon     Spec.Serve, mounts Spec.MountRoot
-//	   └─ exec stage         nested namespace: hides, drops privileges, execs Cmd
+//	   └─ init stage         nested mount namespace, PID 1 of a new PID
+//	      │                  namespace: hides, mounts /proc, forwards, reaps
+//	      └─ exec stage      drops privileges, execs Cmd
 //
 // The binary must call RunStage first thing (from an init function or
 // TestMain) so the re-executed stages never reach the program's own logic.
@@ -99,6 +101,7 @@ func IsKind(err error, k Kind) bool {
 // Names of the re-executed stages, as argv[1].
 const (
 	stageNamespace = "__memfs_sandbox_namespace"
+	stageInit      = "__memfs_sandbox_init"
 	stageExec      = "__memfs_sandbox_exec"
 )
 
@@ -148,6 +151,8 @@ func RunStage(args []string) (code int, ok bool) {
 	switch args[1] {
 	case stageNamespace:
 		stage = namespaceStage
+	case stageInit:
+		stage = initStage
 	case stageExec:
 		stage = execStage
 	default:

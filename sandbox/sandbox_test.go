@@ -177,30 +177,61 @@ while :; do sleep 0.05; done`
 func TestSupervisorKilled(t *testing.T) {
 	e := newEnv(t)
 	started := filepath.Join(e.dir, "started")
-	pidFile := filepath.Join(e.dir, "pid")
-	spec := e.spec("sh", "-c", `echo $$ > "$PIDFILE"; touch "$STARTED"; while :; do sleep 0.05; done`)
-	spec.Env = append(spec.Env, "PIDFILE="+pidFile, "STARTED="+started)
+	nsFile := filepath.Join(e.dir, "ns")
+	spec := e.spec("sh", "-c", `readlink /proc/self/ns/pid > "$NSFILE"; touch "$STARTED"; while :; do sleep 0.05; done`)
+	spec.Env = append(spec.Env, "NSFILE="+nsFile, "STARTED="+started)
 	sup := supervisorCmd(t, spec)
 	if err := sup.Start(); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, started)
-	pid := readPid(t, pidFile)
 	_ = sup.Process.Kill()
 	_ = sup.Wait()
-	waitGone(t, pid)
+	waitNamespaceEmpty(t, readNamespace(t, nsFile))
 	waitFor(t, e.stopped)
 }
 
 func TestOrphansEnded(t *testing.T) {
 	e := newEnv(t)
-	pidFile := filepath.Join(e.dir, "pid")
-	spec := e.spec("sh", "-c", `sleep 300 & echo $! > "$PIDFILE"; exit 3`)
-	spec.Env = append(spec.Env, "PIDFILE="+pidFile)
+	nsFile := filepath.Join(e.dir, "ns")
+	spec := e.spec("sh", "-c", `sleep 300 & readlink /proc/self/ns/pid > "$NSFILE"; exit 3`)
+	spec.Env = append(spec.Env, "NSFILE="+nsFile)
 	if code, out := run(t, spec); code != 3 {
 		t.Fatalf("exit status %d, want 3:\n%s", code, out)
 	}
-	waitGone(t, readPid(t, pidFile))
+	waitNamespaceEmpty(t, readNamespace(t, nsFile))
+}
+
+// The command has a PID namespace of its own: it sees only the sandbox's
+// processes, cannot signal the supervisor (nor the daemon), and orphans
+// that exit are reaped at once instead of staying zombies.
+func TestPIDNamespace(t *testing.T) {
+	e := newEnv(t)
+	host, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `check() { name=$1; shift; if "$@" >/dev/null 2>&1; then echo "ok $name"; else echo "FAIL $name"; fi; }
+check own-namespace test "$(readlink /proc/self/ns/pid)" != "$HOSTNS"
+check supervisor-hidden test ! -e "/proc/$SUPERVISOR"
+check supervisor-unreachable sh -c '! kill -0 "$SUPERVISOR"'
+check few-processes test "$(ls -d /proc/[0-9]* | wc -l)" -lt 8
+(sleep 0.05 &)
+sleep 0.5
+check orphans-reaped sh -c '! cat /proc/[0-9]*/stat | grep -q "^[0-9]* (.*) Z "'
+`
+	spec := e.spec("sh", "-c", script)
+	spec.Env = append(spec.Env, "HOSTNS="+host, fmt.Sprintf("SUPERVISOR=%d", os.Getpid()))
+	code, out := run(t, spec)
+	if code != 0 {
+		t.Fatalf("exit status %d:\n%s", code, out)
+	}
+	got := checks(out)
+	for _, name := range []string{"own-namespace", "supervisor-hidden", "supervisor-unreachable", "few-processes", "orphans-reaped"} {
+		if !got[name] {
+			t.Errorf("check %s failed or missing; output:\n%s", name, out)
+		}
+	}
 }
 
 func TestErrors(t *testing.T) {
@@ -316,26 +347,36 @@ func waitFor(t *testing.T, path string) {
 	t.Fatalf("%s never appeared", path)
 }
 
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil || strings.Contains(string(b), ") Z ") {
-			return // gone, or a zombie: it runs no more
-		}
-	}
-	t.Fatalf("process %d still runs", pid)
-}
-
-func readPid(t *testing.T, path string) int {
+func readNamespace(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pid int
-	if _, err := fmt.Sscan(string(b), &pid); err != nil {
-		t.Fatalf("pid file %s: %q", path, b)
+	ns := strings.TrimSpace(string(b))
+	if host, _ := os.Readlink("/proc/self/ns/pid"); !strings.HasPrefix(ns, "pid:[") || ns == host {
+		t.Fatalf("the command's PID namespace is %q, the host's %q: want one of its own", ns, host)
 	}
-	return pid
+	return ns
+}
+
+// waitNamespaceEmpty waits until no process of PID namespace ns runs.
+func waitNamespaceEmpty(t *testing.T, ns string) {
+	t.Helper()
+	var left []string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		left = left[:0]
+		procs, _ := filepath.Glob("/proc/[0-9]*")
+		for _, p := range procs {
+			if link, err := os.Readlink(p + "/ns/pid"); err == nil && link == ns {
+				if b, err := os.ReadFile(p + "/stat"); err == nil && !strings.Contains(string(b), ") Z ") {
+					left = append(left, filepath.Base(p))
+				}
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+	}
+	t.Fatalf("processes %v of the sandbox's PID namespace still run", left)
 }

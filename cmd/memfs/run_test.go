@@ -142,11 +142,12 @@ check prompt-ro grep -qF "$ROOT/reference/ (read-only)" "$MEMFS_PROMPT_FILE"
 check no-caps grep -q '^CapEff:[[:space:]]*0000000000000000$' /proc/self/status
 check no-bounding grep -q '^CapBnd:[[:space:]]*0000000000000000$' /proc/self/status
 check no-new-privs grep -q '^NoNewPrivs:[[:space:]]*1$' /proc/self/status
+check daemon-hidden sh -c '! cat /proc/[0-9]*/cmdline | tr "\0" " " | grep -q -- "--ready[-]fd"'
 `
 
 var agentChecks = []string{"listing", "write", "edit", "mkdir-mv", "read-back", "read-ro", "write-ro", "edit-ro",
 	"create-in-root", "mkdir-in-root", "umount", "umount-lazy", "remount", "read-db", "list-db", "no-db-via-proc",
-	"prompt-rw", "prompt-ro", "no-caps", "no-bounding", "no-new-privs"}
+	"prompt-rw", "prompt-ro", "no-caps", "no-bounding", "no-new-privs", "daemon-hidden"}
 
 func TestRunSandbox(t *testing.T) {
 	for _, tc := range []struct {

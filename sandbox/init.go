@@ -1,0 +1,70 @@
+package sandbox
+
+import (
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// initStage is PID 1 of Cmd's own PID namespace and runs in the mount
+// namespace Cmd will have. It hides what Cmd must not see, mounts a /proc
+// that shows only the sandbox's processes, starts the exec stage, passes
+// signals on to it and reaps the orphans the namespace hands it. Cmd, even
+// as root, cannot see or signal the daemon or the stages outside, and when
+// init exits the kernel kills whatever Cmd left in the namespace.
+func initStage(spec *Spec, out *os.File) int {
+	runtime.LockOSThread() // for Pdeathsig of the exec stage
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	sendReport(out, initAndRun(spec, sigs))
+	return 0
+}
+
+func initAndRun(spec *Spec, sigs <-chan os.Signal) report {
+	if err := hide(spec); err != nil {
+		return failure(err)
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return failure(errorf(KindSetup, "mount /proc for the command's PID namespace: %v", err))
+	}
+	// Cmd gets a process group of its own, the terminal's foreground when
+	// there is one, so that ^C reaches it once and this init not at all.
+	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if spec.Terminal {
+		attr.Foreground, attr.Ctty = true, 0
+	}
+	st, err := startStage(stageExec, spec, attr, spec.Env, os.Stdin, os.Stdout, os.Stderr)
+	if err != nil {
+		return failure(errorf(KindSetup, "start the command's stage: %v", err))
+	}
+	go reapOrphans(st.cmd.Process.Pid)
+	state, err := st.wait(sigs)
+	rep, reported := <-st.report, <-st.reported
+	if err != nil {
+		return failure(errorf(KindSetup, "%v", err))
+	}
+	if reported {
+		return rep
+	}
+	code, sig := exitStatus(state)
+	return report{Exit: code, Signal: sig}
+}
+
+// reapOrphans collects the exit status of every process reparented to this
+// init once it exits, so none stays a zombie while Cmd runs; keep, the exec
+// stage, is left to its own Wait.
+func reapOrphans(keep int) {
+	exited := make(chan os.Signal, 1)
+	signal.Notify(exited, syscall.SIGCHLD)
+	for range exited {
+		for _, pid := range children(os.Getpid(), keep) {
+			if state, _ := procStat(pid); state == "Z" {
+				var ws unix.WaitStatus
+				_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+			}
+		}
+	}
+}
