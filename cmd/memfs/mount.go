@@ -31,6 +31,7 @@ func mountCommand() *cli.Command {
 			&cli.IntFlag{Name: "uid", Value: -1, Usage: "owner `UID` of every file (default: the daemon's)"},
 			&cli.IntFlag{Name: "gid", Value: -1, Usage: "group `GID` of every file (default: the daemon's)"},
 			&cli.BoolFlag{Name: "debug", Usage: "log every FUSE request (very verbose)"},
+			&cli.BoolFlag{Name: "end-session", Usage: "end the --session when the mount exits, as a mount with --store does (memfs run's daemon: a killed run still ends its session)"},
 		},
 		Action: mountAction,
 	}
@@ -44,6 +45,9 @@ func mountAction(c *cli.Context) error {
 	sessionID, specs := c.String("session"), c.StringSlice("store")
 	if (sessionID == "") == (len(specs) == 0) {
 		return usageFor(c, "give either --session ID or one or more --store STORE[:read_only]")
+	}
+	if sessionID == "" && c.Bool("end-session") {
+		return usageFor(c, "--end-session applies to --session: a mount with --store ends the session it creates anyway")
 	}
 	var opts versions.Options
 	switch d := c.String("durability"); d {
@@ -88,6 +92,8 @@ func mountAction(c *cli.Context) error {
 			return err
 		}
 		slog.Info("created a session for this mount", "session", sess.ID)
+	}
+	if sessionID == "" || c.Bool("end-session") {
 		defer func() {
 			if _, err := db.EndSession(bg, sess.ID); err != nil {
 				slog.Error("ending the mount's session failed", "session", sess.ID, "err", err)

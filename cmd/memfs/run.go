@@ -207,7 +207,9 @@ func runInSandbox(c *cli.Context, spec *sandbox.Spec, sess *versions.Session, pr
 	defer removeRoot()
 
 	spec.PromptDir = dir
-	spec.Serve = append(spec.Serve, "--session", sess.ID)
+	// The daemon ends the session too: it outlives a run killed by
+	// SIGKILL long enough to unmount (its parent-death signal is SIGTERM).
+	spec.Serve = append(spec.Serve, "--session", sess.ID, "--end-session")
 	if who != nil {
 		spec.Serve = append(spec.Serve, "--uid", strconv.Itoa(int(who.UID)), "--gid", strconv.Itoa(int(who.GID)))
 	}

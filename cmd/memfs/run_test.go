@@ -254,6 +254,45 @@ while :; do sleep 0.05; done`, marker, started)
 	}
 }
 
+// A `memfs run` killed outright leaves no mount, no command and no open
+// session behind.
+func TestRunKilled(t *testing.T) {
+	e := newRunEnv(t)
+	e.stores(t)
+	idFile := filepath.Join(e.dir, "session")
+	script := fmt.Sprintf(`echo "$MEMFS_SESSION_ID" > %q; exec sleep 300`, idFile)
+	cmd := e.command("run", "--store", "Agent Notes", "--mount-root", e.root, "--", "sh", "-c", script)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	for deadline := time.Now().Add(30 * time.Second); id == ""; time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(idFile); err == nil && strings.HasSuffix(string(b), "\n") {
+			id = strings.TrimSpace(string(b))
+		} else if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("the command never started; stderr:\n%s", errb.String())
+		}
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var sess versions.Session
+		e.json(t, &sess, "session", "get", id)
+		if sess.EndedAt != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s still open 20s after memfs run was killed; stderr:\n%s", id, errb.String())
+		}
+	}
+	// The daemon ended the session as it exited; the cleanup checks that
+	// it left no mount.
+}
+
 // The prompt names every store at its path under the mount root, its
 // access, description and instructions.
 func TestSessionPrompt(t *testing.T) {
