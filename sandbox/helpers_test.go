@@ -9,8 +9,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -202,4 +204,66 @@ func supervisorCmd(t *testing.T, spec *sandbox.Spec) *exec.Cmd {
 	cmd := exec.Command(self, "supervise")
 	cmd.Env = append(os.Environ(), "SANDBOX_TEST_SPEC="+string(b))
 	return cmd
+}
+
+// openPTY opens a pseudo-terminal pair; neither end becomes this process's
+// controlling terminal.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { master.Close() })
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlock pty: %v", err)
+	}
+	n, err := unix.IoctlGetUint32(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("pty number: %v", err)
+	}
+	slave, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return master, slave
+}
+
+// terminalOutput collects what is written to a pty's slave end.
+type terminalOutput struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func readTerminal(master *os.File) *terminalOutput {
+	o := &terminalOutput{}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := master.Read(b)
+			o.mu.Lock()
+			o.buf.Write(b[:n])
+			o.mu.Unlock()
+			if err != nil {
+				return // EIO once every slave end is closed
+			}
+		}
+	}()
+	return o
+}
+
+func (o *terminalOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+func (o *terminalOutput) waitFor(t *testing.T, s string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(o.String(), s) {
+			return
+		}
+	}
+	t.Fatalf("the terminal never showed %q; it shows:\n%s", s, o.String())
 }

@@ -19,11 +19,11 @@ func initStage(spec *Spec, out *os.File) int {
 	runtime.LockOSThread() // for Pdeathsig of the exec stage
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
-	sendReport(out, initAndRun(spec, sigs))
+	sendReport(out, initAndRun(spec, sigs, out))
 	return 0
 }
 
-func initAndRun(spec *Spec, sigs <-chan os.Signal) report {
+func initAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
 	if err := hide(spec); err != nil {
 		return failure(err)
 	}
@@ -41,6 +41,10 @@ func initAndRun(spec *Spec, sigs <-chan os.Signal) report {
 		return failure(errorf(KindSetup, "start the command's stage: %v", err))
 	}
 	go reapOrphans(st.cmd.Process.Pid)
+	if spec.Terminal {
+		go watchStops(st.cmd.Process.Pid, st)
+	}
+	relayJobControl(spec, st, func() { sendReport(out, report{Stopped: true}) })
 	state, err := st.wait(sigs)
 	rep, reported := <-st.report, <-st.reported
 	if err != nil {

@@ -23,11 +23,11 @@ func namespaceStage(spec *Spec, out *os.File) int {
 	runtime.LockOSThread() // for Pdeathsig of the children
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
-	sendReport(out, serveAndRun(spec, sigs))
+	sendReport(out, serveAndRun(spec, sigs, out))
 	return 0
 }
 
-func serveAndRun(spec *Spec, sigs <-chan os.Signal) report {
+func serveAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
 	// Nothing mounted from here on may propagate back to the host.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return failure(errorf(KindSetup, "make the sandbox's mounts private: %v", err))
@@ -68,6 +68,7 @@ func serveAndRun(spec *Spec, sigs <-chan os.Signal) report {
 		return failure(errorf(KindSetup, "start the command's namespaces: %v", err))
 	}
 	go d.warnIfGone()
+	relayJobControl(spec, st, func() { sendReport(out, report{Stopped: true}) })
 	state, err := st.wait(sigs)
 	rep, reported := <-st.report, <-st.reported
 	killOrphans(d.cmd.Process.Pid)

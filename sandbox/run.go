@@ -56,6 +56,9 @@ func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		}
 		return 0, errorf(KindSetup, "start the sandbox: %v", err)
 	}
+	// Cmd stopped (^Z): stop as it did, so that the shell's job control
+	// sees memfs stopped and can continue it.
+	relayJobControl(spec, st, func() { _ = unix.Kill(os.Getpid(), unix.SIGSTOP) })
 	state, err := st.wait(sigs)
 	rep, ok := <-st.report, <-st.reported
 	if err != nil {
@@ -107,11 +110,15 @@ func inForeground() bool {
 
 // reclaimTerminal takes the terminal's foreground back from Cmd's group,
 // which would otherwise keep it after Cmd is gone.
-func reclaimTerminal() {
+func reclaimTerminal() { giveTerminal(unix.Getpgrp()) }
+
+// giveTerminal makes pgid the foreground process group of the terminal on
+// standard input.
+func giveTerminal(pgid int) {
 	// A background process asking for the foreground gets SIGTTOU.
 	signal.Ignore(syscall.SIGTTOU)
 	defer signal.Reset(syscall.SIGTTOU)
-	_ = unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp())
+	_ = unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, pgid)
 }
 
 // within reports whether path is dir or lies below it.
@@ -125,6 +132,8 @@ type stage struct {
 	cmd      *exec.Cmd
 	report   chan report
 	reported chan bool
+	stopped  chan struct{} // Cmd stopped (a stage's event, or seen by init)
+	exited   chan struct{} // closed when wait returns
 }
 
 // startStage re-executes this binary as stage name with spec on fd 3 and a
@@ -160,10 +169,11 @@ func startStage(name string, spec *Spec, attr *syscall.SysProcAttr, env []string
 		_ = json.NewEncoder(specW).Encode(spec)
 		specW.Close()
 	}()
-	st := &stage{cmd: cmd, report: make(chan report, 1), reported: make(chan bool, 1)}
+	st := &stage{cmd: cmd, report: make(chan report, 1), reported: make(chan bool, 1),
+		stopped: make(chan struct{}, 1), exited: make(chan struct{})}
 	go func() {
 		defer repR.Close()
-		rep, ok, err := readReport(repR)
+		rep, ok, err := readReport(repR, st.stopped)
 		if err != nil {
 			rep, ok = failure(err), true
 		}
@@ -188,6 +198,7 @@ func (st *stage) wait(sigs <-chan os.Signal) (*os.ProcessState, error) {
 	}()
 	err := st.cmd.Wait()
 	close(done)
+	close(st.exited)
 	if st.cmd.ProcessState == nil {
 		return nil, fmt.Errorf("wait for sandbox stage: %w", err)
 	}

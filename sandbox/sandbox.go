@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -112,13 +113,15 @@ const (
 )
 
 // report is what a stage tells its parent: how Cmd ended, or why it never
-// started.
+// started. Before it, a stage may send events: Stopped, each time Cmd is
+// stopped (jobcontrol.go).
 type report struct {
-	Exit   int    `json:"exit"`
-	Signal int    `json:"signal,omitempty"`
-	Kind   Kind   `json:"kind,omitempty"`
-	Error  string `json:"error,omitempty"`
-	Code   int    `json:"code,omitempty"`
+	Exit    int    `json:"exit"`
+	Signal  int    `json:"signal,omitempty"`
+	Kind    Kind   `json:"kind,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Code    int    `json:"code,omitempty"`
+	Stopped bool   `json:"stopped,omitempty"`
 }
 
 func (r report) err() error {
@@ -176,20 +179,34 @@ func readSpec(f *os.File) (*Spec, error) {
 	return &s, nil
 }
 
+// reportMu keeps events and the report whole: a stage has one report pipe.
+var reportMu sync.Mutex
+
 func sendReport(f *os.File, r report) {
+	reportMu.Lock()
+	defer reportMu.Unlock()
 	// Nothing is left to tell if the parent is gone.
 	_ = json.NewEncoder(f).Encode(r)
 }
 
-// readReport reads what a stage reported; ok false when it reported nothing
-// (it exec'd or died).
-func readReport(r io.Reader) (rep report, ok bool, err error) {
-	b, err := io.ReadAll(r)
-	if err != nil || len(b) == 0 {
-		return report{}, false, err
+// readReport reads what a stage reported, passing its events to stopped;
+// ok false when it reported nothing (it exec'd or died).
+func readReport(r io.Reader, stopped chan<- struct{}) (rep report, ok bool, err error) {
+	dec := json.NewDecoder(r)
+	for {
+		var next report
+		switch err := dec.Decode(&next); {
+		case err == io.EOF:
+			return rep, ok, nil
+		case err != nil:
+			return report{}, false, fmt.Errorf("sandbox stage sent an unreadable report: %w", err)
+		case next.Stopped:
+			select {
+			case stopped <- struct{}{}:
+			default: // one pending stop is enough
+			}
+		default:
+			rep, ok = next, true
+		}
 	}
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return report{}, false, fmt.Errorf("sandbox stage sent an unreadable report %q: %w", b, err)
-	}
-	return rep, true, nil
 }

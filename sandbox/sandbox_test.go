@@ -191,6 +191,56 @@ func TestSupervisorKilled(t *testing.T) {
 	waitFor(t, e.stopped)
 }
 
+// ^Z in the terminal stops the command and, with it, memfs, as the
+// shell's job control expects; continued, the command runs on and reads
+// the terminal.
+func TestTerminalStop(t *testing.T) {
+	e := newEnv(t)
+	master, slave := openPTY(t)
+	term := readTerminal(master)
+	sup := supervisorCmd(t, e.spec("sh", "-c", `echo ready; read line; echo "got $line"; exit 7`))
+	sup.Stdin, sup.Stdout, sup.Stderr = slave, slave, slave
+	// The supervisor leads a session on the terminal, in its foreground.
+	sup.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	defer func() {
+		_ = sup.Process.Kill()
+		_ = sup.Wait()
+	}()
+	term.waitFor(t, "ready")
+	if _, err := master.Write([]byte{0x1a}); err != nil { // ^Z
+		t.Fatal(err)
+	}
+	stopped := make(chan unix.WaitStatus, 1)
+	go func() {
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(sup.Process.Pid, &ws, unix.WUNTRACED, nil)
+		stopped <- ws
+	}()
+	select {
+	case ws := <-stopped:
+		if !ws.Stopped() {
+			t.Fatalf("after ^Z memfs ended (%v) instead of stopping; terminal:\n%s", ws, term)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("memfs did not stop within 20s of ^Z; terminal:\n%s", term)
+	}
+	if err := sup.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := master.Write([]byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	term.waitFor(t, "got hello")
+	err := sup.Wait()
+	if code := sup.ProcessState.ExitCode(); code != 7 {
+		t.Errorf("memfs exit status %d (%v), want 7; terminal:\n%s", code, err, term)
+	}
+}
+
 func TestOrphansEnded(t *testing.T) {
 	e := newEnv(t)
 	nsFile := filepath.Join(e.dir, "ns")
