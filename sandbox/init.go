@@ -45,16 +45,7 @@ func initAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
 		go watchStops(st.cmd.Process.Pid, st)
 	}
 	relayJobControl(spec, st, func() { sendReport(out, report{Stopped: true}) })
-	state, err := st.wait(sigs)
-	rep, reported := <-st.report, <-st.reported
-	if err != nil {
-		return failure(errorf(KindSetup, "%v", err))
-	}
-	if reported {
-		return rep
-	}
-	code, sig := exitStatus(state)
-	return report{Exit: code, Signal: sig}
+	return st.outcome(sigs)
 }
 
 // reapOrphans collects the exit status of every process reparented to this

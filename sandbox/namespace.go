@@ -69,17 +69,9 @@ func serveAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
 	}
 	go d.warnIfGone()
 	relayJobControl(spec, st, func() { sendReport(out, report{Stopped: true}) })
-	state, err := st.wait(sigs)
-	rep, reported := <-st.report, <-st.reported
+	rep := st.outcome(sigs)
 	killOrphans(d.cmd.Process.Pid)
-	if err != nil {
-		return failure(errorf(KindSetup, "%v", err))
-	}
-	if reported {
-		return rep
-	}
-	code, sig := exitStatus(state)
-	return report{Exit: code, Signal: sig}
+	return rep
 }
 
 // daemon is the serving process.

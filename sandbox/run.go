@@ -205,6 +205,21 @@ func (st *stage) wait(sigs <-chan os.Signal) (*os.ProcessState, error) {
 	return st.cmd.ProcessState, nil
 }
 
+// outcome waits for a stage below the supervisor, forwarding sigs, and
+// returns how Cmd ended: what the stage reported, else its own exit status.
+func (st *stage) outcome(sigs <-chan os.Signal) report {
+	state, err := st.wait(sigs)
+	rep, reported := <-st.report, <-st.reported
+	if err != nil {
+		return failure(errorf(KindSetup, "%v", err))
+	}
+	if reported {
+		return rep
+	}
+	code, sig := exitStatus(state)
+	return report{Exit: code, Signal: sig}
+}
+
 // exitStatus is the shell's convention: the exit code, or 128+N for a
 // process killed by signal N.
 func exitStatus(state *os.ProcessState) (code, sig int) {
