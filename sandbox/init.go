@@ -19,8 +19,29 @@ func initStage(spec *Spec, out *os.File) int {
 	runtime.LockOSThread() // for Pdeathsig of the exec stage
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
+	// The kernel delivers to a namespace's init only the signals it
+	// handles, and Go handles them all, dying of SIGABRT, SIGSEGV and
+	// others sent with kill: take them, so that a command running as root
+	// cannot end its own sandbox that way. (Ignoring them instead would
+	// pass SIG_IGN on to the command.)
+	swallowed := make(chan os.Signal, 8)
+	signal.Notify(swallowed, unforwarded...)
+	go func() {
+		for range swallowed {
+		}
+	}()
 	sendReport(out, initAndRun(spec, sigs, out))
 	return 0
+}
+
+// unforwarded are the signals init takes and drops: every catchable one
+// but the forwarded ones, SIGCHLD and SIGCONT (init's own work) and SIGURG
+// (Go's preemption).
+var unforwarded = []os.Signal{
+	syscall.SIGABRT, syscall.SIGALRM, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGILL,
+	syscall.SIGIO, syscall.SIGPIPE, syscall.SIGPROF, syscall.SIGPWR, syscall.SIGSEGV,
+	syscall.SIGSTKFLT, syscall.SIGSYS, syscall.SIGTRAP, syscall.SIGTSTP, syscall.SIGTTIN,
+	syscall.SIGVTALRM, syscall.SIGXCPU, syscall.SIGXFSZ,
 }
 
 func initAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {

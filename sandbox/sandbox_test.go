@@ -241,6 +241,18 @@ func TestTerminalStop(t *testing.T) {
 	}
 }
 
+// A command running as root can send init, its namespace's PID 1, any
+// signal: none ends the sandbox (Go's runtime would die of SIGABRT, SIGSEGV
+// and others that init does not handle itself).
+func TestInitSurvivesSignals(t *testing.T) {
+	e := newEnv(t)
+	sigs := "ABRT ALRM BUS CHLD CONT FPE ILL IO PIPE PROF PWR SEGV STKFLT SYS TRAP TSTP TTIN TTOU URG VTALRM XCPU XFSZ"
+	code, out := run(t, e.spec("sh", "-c", `for s in `+sigs+`; do kill -$s 1 || exit 1; done; sleep 0.2; exit 5`))
+	if code != 5 {
+		t.Fatalf("exit status %d, want the command's 5; output:\n%s", code, out)
+	}
+}
+
 func TestOrphansEnded(t *testing.T) {
 	e := newEnv(t)
 	nsFile := filepath.Join(e.dir, "ns")
