@@ -260,10 +260,15 @@ func (o *terminalOutput) String() string {
 
 func (o *terminalOutput) waitFor(t *testing.T, s string) {
 	t.Helper()
+	o.waitUntil(t, fmt.Sprintf("the terminal shows %q", s), func() bool { return strings.Contains(o.String(), s) })
+}
+
+func (o *terminalOutput) waitUntil(t *testing.T, what string, ok func() bool) {
+	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if strings.Contains(o.String(), s) {
+		if ok() {
 			return
 		}
 	}
-	t.Fatalf("the terminal never showed %q; it shows:\n%s", s, o.String())
+	t.Fatalf("waited 20s for this in vain: %s; the terminal shows:\n%s", what, o.String())
 }

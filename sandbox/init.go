@@ -54,7 +54,7 @@ func initAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
 	// Cmd gets a process group of its own, the terminal's foreground when
 	// there is one, so that ^C reaches it once and this init not at all.
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if spec.Terminal {
+	if spec.Foreground {
 		attr.Foreground, attr.Ctty = true, 0
 	}
 	st, err := startStage(stageExec, spec, attr, spec.Env, os.Stdin, os.Stdout, os.Stderr)

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -17,10 +18,13 @@ import (
 // the terminal back for fg only.
 
 // relayJobControl passes st's stops to up and, on SIGCONT, continues st's
-// process group, until st exits.
-func relayJobControl(spec *Spec, st *stage, up func()) {
+// process group, until st exits. It returns whether this process held the
+// terminal's foreground when last continued (at first: spec.Foreground).
+func relayJobControl(spec *Spec, st *stage, up func()) *atomic.Bool {
+	foreground := new(atomic.Bool)
+	foreground.Store(spec.Foreground)
 	if !spec.Terminal {
-		return
+		return foreground
 	}
 	cont := make(chan os.Signal, 1)
 	signal.Notify(cont, syscall.SIGCONT)
@@ -30,9 +34,16 @@ func relayJobControl(spec *Spec, st *stage, up func()) {
 		for {
 			select {
 			case <-st.stopped:
-				up()
+				select {
+				case <-st.exited: // it stopped, then ended
+					return
+				default:
+					up()
+				}
 			case <-cont:
-				if inForeground() {
+				fg := inForeground()
+				foreground.Store(fg)
+				if fg {
 					giveTerminal(pgid)
 				}
 				_ = unix.Kill(-pgid, unix.SIGCONT)
@@ -41,6 +52,7 @@ func relayJobControl(spec *Spec, st *stage, up func()) {
 			}
 		}
 	}()
+	return foreground
 }
 
 // watchStops reports on st.stopped each time the child pid stops, until it

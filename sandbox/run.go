@@ -45,10 +45,8 @@ func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	// memfs's group (or a terminal's ^C, which goes to Cmd's group alone)
 	// reaches Cmd once, not once per stage.
 	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	spec.Terminal = stdin == os.Stdin && inForeground()
-	if spec.Terminal {
-		defer reclaimTerminal()
-	}
+	spec.Terminal = stdin == os.Stdin && controllingTerminal()
+	spec.Foreground = spec.Terminal && inForeground()
 	st, err := startStage(stageNamespace, spec, attr, nil, stdin, stdout, stderr)
 	if err != nil {
 		if errors.Is(err, syscall.EPERM) {
@@ -58,7 +56,14 @@ func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	}
 	// Cmd stopped (^Z): stop as it did, so that the shell's job control
 	// sees memfs stopped and can continue it.
-	relayJobControl(spec, st, func() { _ = unix.Kill(os.Getpid(), unix.SIGSTOP) })
+	foreground := relayJobControl(spec, st, func() { _ = unix.Kill(os.Getpid(), unix.SIGSTOP) })
+	defer func() {
+		// Cmd's group keeps the foreground it had when it ended; take
+		// it back, unless the shell continued us in the background.
+		if foreground.Load() {
+			giveTerminal(unix.Getpgrp())
+		}
+	}()
 	state, err := st.wait(sigs)
 	rep, ok := <-st.report, <-st.reported
 	if err != nil {
@@ -108,9 +113,13 @@ func inForeground() bool {
 	return err == nil && pgrp == unix.Getpgrp()
 }
 
-// reclaimTerminal takes the terminal's foreground back from Cmd's group,
-// which would otherwise keep it after Cmd is gone.
-func reclaimTerminal() { giveTerminal(unix.Getpgrp()) }
+// controllingTerminal reports whether standard input is this process's
+// controlling terminal.
+func controllingTerminal() bool {
+	sid, err := unix.IoctlGetInt(0, unix.TIOCGSID)
+	own, gerr := unix.Getsid(0)
+	return err == nil && gerr == nil && sid == own
+}
 
 // giveTerminal makes pgid the foreground process group of the terminal on
 // standard input.

@@ -52,9 +52,12 @@ type Spec struct {
 	User *User `json:"user,omitempty"`
 	// ReadyTimeout bounds the wait for the daemon; 0 means 30 seconds.
 	ReadyTimeout time.Duration `json:"ready_timeout"`
-	// Terminal is set by Run when its standard input is the terminal it
-	// runs in the foreground of: Cmd then gets the terminal's foreground.
-	Terminal bool `json:"terminal"`
+	// Terminal is set by Run when its standard input is its controlling
+	// terminal: Cmd's stops are then passed on to the shell's job control
+	// (jobcontrol.go). Foreground is set when Run also holds the terminal's
+	// foreground: Cmd then starts with it.
+	Terminal   bool `json:"terminal"`
+	Foreground bool `json:"foreground"`
 }
 
 // User is a numeric identity for Cmd. Groups are its supplementary groups;

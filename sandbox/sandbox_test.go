@@ -2,8 +2,10 @@ package sandbox_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -239,6 +241,73 @@ func TestTerminalStop(t *testing.T) {
 	if code := sup.ProcessState.ExitCode(); code != 7 {
 		t.Errorf("memfs exit status %d (%v), want 7; terminal:\n%s", code, err, term)
 	}
+}
+
+// Through an interactive bash on a pseudo-terminal, as a user would: ^Z
+// stops memfs, bg lets the command run on in the background (a read of the
+// terminal stops it again), fg gives it the terminal, and whichever way the
+// run ends the shell keeps its terminal.
+func TestShellJobControl(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash to drive job control with")
+	}
+	e := newEnv(t)
+	self, _ := os.Executable()
+	specEnv := func(name string, spec *sandbox.Spec) string {
+		b, err := json.Marshal(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return name + "=" + string(b)
+	}
+	master, slave := openPTY(t)
+	term := readTerminal(master)
+	sh := exec.Command(bash, "--norc", "--noprofile", "--noediting", "-i")
+	sh.Env = append(os.Environ(), "PS1=$ ", "TERM=dumb", "SUPERVISE="+self,
+		specEnv("READS", e.spec("sh", "-c", `echo ready; sleep 0.5; echo slept; read line; echo "got $line"; exit 7`)),
+		specEnv("ENDS", e.spec("sh", "-c", `echo started; sleep 0.5; echo finished; exit 3`)))
+	sh.Stdin, sh.Stdout, sh.Stderr = slave, slave, slave
+	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	t.Cleanup(func() {
+		_ = sh.Process.Kill()
+		_ = sh.Wait()
+	})
+	typed := func(s string) {
+		t.Helper()
+		if _, err := master.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stops := func() int { return strings.Count(term.String(), "Stopped") }
+
+	typed("set -b\n") // report job changes at once, not at the next prompt
+	typed(`SANDBOX_TEST_SPEC="$READS" "$SUPERVISE" supervise` + "\n")
+	term.waitFor(t, "ready")
+	typed("\x1a") // ^Z
+	term.waitUntil(t, "memfs stopped by ^Z", func() bool { return stops() == 1 })
+	typed("bg\n")
+	term.waitFor(t, "slept")
+	term.waitUntil(t, "the command, reading the terminal in the background, stopped again", func() bool { return stops() == 2 })
+	typed("fg\n")
+	typed("hello\n")
+	term.waitFor(t, "got hello")
+	typed("echo status=$?\n")
+	term.waitFor(t, "status=7")
+
+	typed(`SANDBOX_TEST_SPEC="$ENDS" "$SUPERVISE" supervise` + "\n")
+	term.waitFor(t, "started")
+	typed("\x1a")
+	term.waitUntil(t, "memfs stopped by ^Z", func() bool { return stops() == 3 })
+	typed("bg\n")
+	term.waitFor(t, "finished")
+	term.waitFor(t, "Exit 3") // bash reports the background job's status
+	typed("echo shell-has-its-terminal\n")
+	term.waitFor(t, "shell-has-its-terminal\r\n")
 }
 
 // A command running as root can send init, its namespace's PID 1, any
