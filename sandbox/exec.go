@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -17,9 +18,6 @@ func execStage(spec *Spec, out *os.File) int {
 	// Capabilities, credentials and no_new_privs are per thread: change
 	// them on the thread that calls execve.
 	runtime.LockOSThread()
-	// A successful exec closes the report pipe unwritten: the parent reads
-	// that as "Cmd runs".
-	syscall.CloseOnExec(int(out.Fd()))
 	parent := os.Getppid()
 
 	if spec.Dir != "" {
@@ -39,6 +37,14 @@ func execStage(spec *Spec, out *os.File) int {
 	}
 	if err := dropPrivileges(spec.User); err != nil {
 		sendReport(out, failure(errorf(KindSetup, "drop privileges: %v", err)))
+		return 1
+	}
+	if err := refuseTerminalInjection(); err != nil {
+		sendReport(out, failure(errorf(KindSetup, "install the seccomp filter against terminal injection: %v", err)))
+		return 1
+	}
+	if err := closeOnExecAbove(2); err != nil {
+		sendReport(out, failure(errorf(KindSetup, "close inherited file descriptors: %v", err)))
 		return 1
 	}
 	// Changing credentials cleared the parent-death signal.
@@ -91,6 +97,22 @@ func hide(spec *Spec) error {
 	for _, dir := range spec.Hide {
 		if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY|hidden, ""); err != nil {
 			return errorf(KindSetup, "make the tmpfs hiding %s read-only: %v", dir, err)
+		}
+	}
+	return nil
+}
+
+// closeOnExecAbove marks every open descriptor above n close-on-exec: Cmd
+// gets standard input, output and error, not what the caller of memfs run
+// happened to leave open.
+func closeOnExecAbove(n int) error {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range fds {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > n {
+			syscall.CloseOnExec(fd)
 		}
 	}
 	return nil

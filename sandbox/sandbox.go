@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -164,6 +165,9 @@ func RunStage(args []string) (code int, ok bool) {
 	default:
 		return 0, false
 	}
+	// No process a stage starts inherits its report pipe, and Cmd's exec
+	// closes it unwritten: the parent reads that as "Cmd runs".
+	syscall.CloseOnExec(reportFD)
 	out := os.NewFile(reportFD, "report")
 	spec, err := readSpec(os.NewFile(specFD, "spec"))
 	if err != nil {

@@ -310,6 +310,59 @@ func TestShellJobControl(t *testing.T) {
 	term.waitFor(t, "shell-has-its-terminal\r\n")
 }
 
+// The command cannot push input into the terminal it shares with the
+// user's shell (TIOCSTI), as root or as another user.
+func TestNoTerminalInjection(t *testing.T) {
+	// The system's, which another user can run too.
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		t.Skip("no /usr/bin/python3 to call ioctl with")
+	}
+	script := `import fcntl, termios
+try:
+    fcntl.ioctl(0, termios.TIOCSTI, b"x")
+    print("injected")
+except OSError as e:
+    print("refused", e.errno)`
+	for _, user := range []*sandbox.User{nil, {UID: 65534, GID: 65534}} {
+		t.Run(fmt.Sprintf("user=%v", user != nil), func(t *testing.T) {
+			e := newEnv(t)
+			master, slave := openPTY(t)
+			term := readTerminal(master)
+			spec := e.spec(python, "-c", script)
+			spec.User = user
+			sup := supervisorCmd(t, spec)
+			sup.Stdin, sup.Stdout, sup.Stderr = slave, slave, slave
+			sup.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+			if err := sup.Start(); err != nil {
+				t.Fatal(err)
+			}
+			slave.Close()
+			_ = sup.Wait()
+			term.waitUntil(t, "the command reports", func() bool {
+				return strings.Contains(term.String(), "refused") || strings.Contains(term.String(), "injected")
+			})
+			if out := term.String(); !strings.Contains(out, fmt.Sprint("refused ", int(syscall.EPERM))) {
+				t.Errorf("TIOCSTI from the command was not refused with EPERM; terminal:\n%s", out)
+			}
+		})
+	}
+}
+
+// The command inherits standard input, output and error, not the other
+// descriptors its caller left open.
+func TestDescriptorsNotInherited(t *testing.T) {
+	fd, err := unix.Open("/dev/null", unix.O_RDONLY, 0) // no O_CLOEXEC: inheritable
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	code, out := run(t, newEnv(t).spec("sh", "-c", fmt.Sprintf(`ls /proc/$$/fd; test ! -e /proc/$$/fd/%d`, fd)))
+	if code != 0 {
+		t.Errorf("descriptor %d reached the command; its descriptors:\n%s", fd, out)
+	}
+}
+
 // A command running as root can send init, its namespace's PID 1, any
 // signal: none ends the sandbox (Go's runtime would die of SIGABRT, SIGSEGV
 // and others that init does not handle itself).
