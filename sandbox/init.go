@@ -48,8 +48,8 @@ func initAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
 	if err := hide(spec); err != nil {
 		return failure(err)
 	}
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return failure(errorf(KindSetup, "mount /proc for the command's PID namespace: %v", err))
+	if err := mountKernelFS(); err != nil {
+		return failure(err)
 	}
 	// Cmd gets a process group of its own, the terminal's foreground when
 	// there is one, so that ^C reaches it once and this init not at all.

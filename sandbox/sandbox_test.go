@@ -349,6 +349,35 @@ except OSError as e:
 	}
 }
 
+// Root without capabilities can still write what the kernel guards by uid
+// alone: sysctls (core_pattern runs a program with every capability) and
+// sysfs. In the sandbox they are read-only, and /proc/kcore and the like
+// hidden, while reading them goes on working.
+func TestKernelInterfacesReadOnly(t *testing.T) {
+	script := `check() { name=$1; shift; if "$@" >/dev/null 2>&1; then echo "ok $name"; else echo "FAIL $name"; fi; }
+# access(2) probes, never writes: were the test wrong, a write would
+# change the host's kernel.
+writable() { for f in "$@"; do if [ -w "$f" ]; then echo "$f"; fi; done; }
+owner_writable=$(find /proc/sys/kernel /sys/kernel /sys/module -maxdepth 3 -type f -perm -u+w 2>/dev/null | head -200)
+check probes-found test -n "$owner_writable"
+check kernel-ro test -z "$(writable /proc/sys/kernel/core_pattern /proc/sysrq-trigger $owner_writable)"
+check sysctl-readable grep -q . /proc/sys/kernel/ostype
+check sys-readable ls /sys/kernel
+check kcore-hidden test ! -s /proc/kcore
+check firmware-hidden sh -c 'test -z "$(ls -A /sys/firmware 2>/dev/null)"'
+`
+	code, out := run(t, newEnv(t).spec("sh", "-c", script))
+	if code != 0 {
+		t.Fatalf("exit status %d:\n%s", code, out)
+	}
+	got := checks(out)
+	for _, name := range []string{"probes-found", "kernel-ro", "sysctl-readable", "sys-readable", "kcore-hidden", "firmware-hidden"} {
+		if !got[name] {
+			t.Errorf("check %s failed or missing; output:\n%s", name, out)
+		}
+	}
+}
+
 // The command inherits standard input, output and error, not the other
 // descriptors its caller left open.
 func TestDescriptorsNotInherited(t *testing.T) {
