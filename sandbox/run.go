@@ -32,6 +32,15 @@ func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if err := spec.Validate(); err != nil {
 		return 0, err
 	}
+	if spec.Dir == "" {
+		// By path, so that Cmd enters what hiding left there: a
+		// descriptor of the working directory would see through it.
+		dir, err := os.Getwd()
+		if err != nil {
+			return 0, errorf(KindSetup, "find the working directory for the command: %v; run from an existing directory or set one", err)
+		}
+		spec.Dir = dir
+	}
 	// Pdeathsig fires when the thread that started the child exits: keep
 	// this goroutine on one thread while the child lives.
 	runtime.LockOSThread()
@@ -77,7 +86,7 @@ func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	}
 	ws, _ := state.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
-		return 128 + int(ws.Signal()), errorf(KindSetup, "the sandbox's namespace stage was killed by %v before it reported; its mounts died with it", ws.Signal())
+		return 128 + int(ws.Signal()), errorf(KindSetup, "the sandbox's namespace stage was killed by %s before it reported; its mounts died with it", unix.SignalName(ws.Signal()))
 	}
 	return 0, errorf(KindSetup, "the sandbox's namespace stage ended (%v) without reporting; see the messages above", state)
 }

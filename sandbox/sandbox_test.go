@@ -151,17 +151,25 @@ func TestSignalsReachCommand(t *testing.T) {
 			e := newEnv(t)
 			marker := filepath.Join(e.dir, "trapped")
 			started := filepath.Join(e.dir, "started")
-			script := `trap 'echo ` + tc.name + ` > "$MARKER"; exit 42' ` + tc.name + `
+			// The trap counts deliveries and the command lingers after
+			// the first, so that a second one would show.
+			script := `got=0
+trap 'echo ` + tc.name + ` >> "$MARKER"; got=1' ` + tc.name + `
 touch "$STARTED"
-while :; do sleep 0.05; done`
+while [ $got = 0 ]; do sleep 0.05; done
+sleep 0.3
+exit 42`
 			spec := e.spec("sh", "-c", script)
 			spec.Env = append(spec.Env, "MARKER="+marker, "STARTED="+started)
 			sup := supervisorCmd(t, spec)
+			sup.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			if err := sup.Start(); err != nil {
 				t.Fatal(err)
 			}
 			waitFor(t, started)
-			if err := sup.Process.Signal(tc.sig); err != nil {
+			// To memfs's whole process group, as a shell's kill %1 or a
+			// terminal would: the command gets it once all the same.
+			if err := syscall.Kill(-sup.Process.Pid, tc.sig); err != nil {
 				t.Fatal(err)
 			}
 			err := sup.Wait()
