@@ -65,7 +65,7 @@ func initAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
 	if spec.Terminal {
 		go watchStops(st.cmd.Process.Pid, st)
 	}
-	relayJobControl(spec, st, func() { sendReport(out, report{Stopped: true}) })
+	relayJobControl(spec, st, func(sig syscall.Signal) { sendReport(out, report{Stopped: int(sig)}) })
 	return st.outcome(sigs)
 }
 
@@ -77,7 +77,7 @@ func reapOrphans(keep int) {
 	signal.Notify(exited, syscall.SIGCHLD)
 	for range exited {
 		for _, pid := range children(os.Getpid(), keep) {
-			if state, _ := procStat(pid); state == "Z" {
+			if procStat(pid).state == "Z" {
 				var ws unix.WaitStatus
 				_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 			}

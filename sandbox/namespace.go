@@ -68,7 +68,7 @@ func serveAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
 		return failure(errorf(KindSetup, "start the command's namespaces: %v", err))
 	}
 	go d.warnIfGone()
-	relayJobControl(spec, st, func() { sendReport(out, report{Stopped: true}) })
+	relayJobControl(spec, st, func(sig syscall.Signal) { sendReport(out, report{Stopped: int(sig)}) })
 	rep := st.outcome(sigs)
 	killOrphans(d.cmd.Process.Pid)
 	return rep
@@ -182,26 +182,33 @@ func children(ppid, skip int) []int {
 		if err != nil || pid == skip {
 			continue
 		}
-		if _, parent := procStat(pid); parent == ppid {
+		if procStat(pid).ppid == ppid {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
 }
 
-// procStat reads the state and the PPid of pid from /proc/PID/stat, whose
-// second field (the command name) may hold spaces and parentheses.
-func procStat(pid int) (state string, ppid int) {
+// stat is what procStat reads of a process.
+type stat struct {
+	state               string
+	ppid, pgrp, session int
+}
+
+// procStat reads /proc/PID/stat, whose second field (the command name) may
+// hold spaces and parentheses; ppid is -1 when pid is gone.
+func procStat(pid int) stat {
+	s := stat{ppid: -1}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return "", -1
+		return s
 	}
 	i := len(b) - 1
 	for i >= 0 && b[i] != ')' {
 		i--
 	}
-	if _, err := fmt.Sscanf(string(b[i+1:]), " %s %d", &state, &ppid); err != nil {
-		return "", -1
+	if _, err := fmt.Sscanf(string(b[i+1:]), " %s %d %d %d", &s.state, &s.ppid, &s.pgrp, &s.session); err != nil {
+		return stat{ppid: -1}
 	}
-	return state, ppid
+	return s
 }

@@ -65,7 +65,7 @@ func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	}
 	// Cmd stopped (^Z): stop as it did, so that the shell's job control
 	// sees memfs stopped and can continue it.
-	foreground := relayJobControl(spec, st, func() { _ = unix.Kill(os.Getpid(), unix.SIGSTOP) })
+	foreground := relayJobControl(spec, st, func(sig syscall.Signal) { stopGroup(sig, st.cmd.Process.Pid) })
 	defer func() {
 		// Cmd's group keeps the foreground it had when it ended; take
 		// it back, unless the shell continued us in the background.
@@ -150,8 +150,8 @@ type stage struct {
 	cmd      *exec.Cmd
 	report   chan report
 	reported chan bool
-	stopped  chan struct{} // Cmd stopped (a stage's event, or seen by init)
-	exited   chan struct{} // closed when wait returns
+	stopped  chan syscall.Signal // Cmd stopped, by this (a stage's event, or seen by init)
+	exited   chan struct{}       // closed when wait returns
 }
 
 // startStage re-executes this binary as stage name with spec on fd 3 and a
@@ -188,7 +188,7 @@ func startStage(name string, spec *Spec, attr *syscall.SysProcAttr, env []string
 		specW.Close()
 	}()
 	st := &stage{cmd: cmd, report: make(chan report, 1), reported: make(chan bool, 1),
-		stopped: make(chan struct{}, 1), exited: make(chan struct{})}
+		stopped: make(chan syscall.Signal, 1), exited: make(chan struct{})}
 	go func() {
 		defer repR.Close()
 		rep, ok, err := readReport(repR, st.stopped)

@@ -117,15 +117,15 @@ const (
 )
 
 // report is what a stage tells its parent: how Cmd ended, or why it never
-// started. Before it, a stage may send events: Stopped, each time Cmd is
-// stopped (jobcontrol.go).
+// started. Before it, a stage may send events: Stopped, the signal that
+// stopped Cmd, each time it stops (jobcontrol.go).
 type report struct {
 	Exit    int    `json:"exit"`
 	Signal  int    `json:"signal,omitempty"`
 	Kind    Kind   `json:"kind,omitempty"`
 	Error   string `json:"error,omitempty"`
 	Code    int    `json:"code,omitempty"`
-	Stopped bool   `json:"stopped,omitempty"`
+	Stopped int    `json:"stopped,omitempty"`
 }
 
 func (r report) err() error {
@@ -198,7 +198,7 @@ func sendReport(f *os.File, r report) {
 
 // readReport reads what a stage reported, passing its events to stopped;
 // ok false when it reported nothing (it exec'd or died).
-func readReport(r io.Reader, stopped chan<- struct{}) (rep report, ok bool, err error) {
+func readReport(r io.Reader, stopped chan<- syscall.Signal) (rep report, ok bool, err error) {
 	dec := json.NewDecoder(r)
 	for {
 		var next report
@@ -207,9 +207,9 @@ func readReport(r io.Reader, stopped chan<- struct{}) (rep report, ok bool, err 
 			return rep, ok, nil
 		case err != nil:
 			return report{}, false, fmt.Errorf("sandbox stage sent an unreadable report: %w", err)
-		case next.Stopped:
+		case next.Stopped != 0:
 			select {
-			case stopped <- struct{}{}:
+			case stopped <- syscall.Signal(next.Stopped):
 			default: // one pending stop is enough
 			}
 		default:
