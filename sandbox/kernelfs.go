@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 
@@ -47,6 +48,79 @@ func mountKernelFS() error {
 		if err := hideKernelPath(p); err != nil {
 			return err
 		}
+	}
+	return mountDev()
+}
+
+// devices are the host's nodes the command's /dev holds. Root without
+// capabilities may open any node root owns, a disk included, and read the
+// hidden database off it: the command gets these and no others.
+var devices = []string{"full", "null", "random", "tty", "urandom", "zero"}
+
+// mountDev gives the command a /dev of its own, as container runtimes do:
+// the harmless nodes, the host's terminals (/dev/pts, so that a terminal
+// it was given keeps its name), /dev/ptmx for new ones, a private /dev/shm
+// and the usual links.
+func mountDev() error {
+	fds := map[string]int{}
+	for _, name := range append(devices, "pts") {
+		fd, err := unix.Open("/dev/"+name, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return errorf(KindSetup, "open /dev/%s for the command's /dev: %v", name, err)
+		}
+		defer unix.Close(fd)
+		fds[name] = fd
+	}
+	if err := unix.Mount("memfs-dev", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64"); err != nil {
+		return errorf(KindSetup, "mount the command's /dev: %v", err)
+	}
+	bind := func(name string, dir bool) error {
+		target := "/dev/" + name
+		var err error
+		if dir {
+			err = os.Mkdir(target, 0o755)
+		} else {
+			err = os.WriteFile(target, nil, 0o644)
+		}
+		if err == nil {
+			err = unix.Mount(fmt.Sprintf("/proc/self/fd/%d", fds[name]), target, "", unix.MS_BIND, "")
+		}
+		return err
+	}
+	for _, name := range devices {
+		if err := bind(name, false); err != nil {
+			return errorf(KindSetup, "bind /dev/%s into the command's /dev: %v", name, err)
+		}
+	}
+	if err := bind("pts", true); err != nil {
+		return errorf(KindSetup, "bind /dev/pts into the command's /dev: %v", err)
+	}
+	// A node of its own, not a bind: the kernel opens a new terminal in
+	// the devpts mounted at "pts" beside the ptmx node it was opened by,
+	// which a bound file has none of. Where nodes cannot be made (a user
+	// namespace) the command gets no new terminals.
+	if err := unix.Mknod("/dev/ptmx", unix.S_IFCHR|0o666, int(unix.Mkdev(5, 2))); err != nil && !errors.Is(err, unix.EPERM) {
+		return errorf(KindSetup, "make /dev/ptmx in the command's /dev: %v", err)
+	}
+	if err := os.Chmod("/dev/ptmx", 0o666); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return errorf(KindSetup, "make /dev/ptmx in the command's /dev: %v", err)
+	}
+	if err := os.Mkdir("/dev/shm", 0o1777); err != nil {
+		return errorf(KindSetup, "make the command's /dev/shm: %v", err)
+	}
+	if err := unix.Mount("memfs-shm", "/dev/shm", "tmpfs", lockedFlags, "mode=1777,size=64m"); err != nil {
+		return errorf(KindSetup, "mount the command's /dev/shm: %v", err)
+	}
+	for link, target := range map[string]string{
+		"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0",
+		"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2",
+	} {
+		if err := os.Symlink(target, "/dev/"+link); err != nil {
+			return errorf(KindSetup, "link /dev/%s in the command's /dev: %v", link, err)
+		}
+	}
+	if err := unix.Mount("", "/dev", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC, ""); err != nil {
+		return errorf(KindSetup, "make the command's /dev read-only: %v", err)
 	}
 	return nil
 }

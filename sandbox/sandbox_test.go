@@ -379,6 +379,36 @@ check firmware-hidden sh -c 'test -z "$(ls -A /sys/firmware 2>/dev/null)"'
 	}
 }
 
+// The command's /dev holds the harmless nodes, terminals and shared
+// memory, and no disk: root could read the hidden database off one.
+func TestDevices(t *testing.T) {
+	script := `check() { name=$1; shift; if "$@" >/dev/null 2>&1; then echo "ok $name"; else echo "FAIL $name"; fi; }
+check no-block-devices test -z "$(find /dev -type b)"
+check listing test "$(ls /dev | tr '\n' ' ')" = "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero "
+check null sh -c 'echo x > /dev/null'
+check urandom sh -c 'test "$(head -c 16 /dev/urandom | wc -c)" = 16'
+check shm sh -c 'echo x > /dev/shm/f && rm /dev/shm/f'
+check dev-fd sh -c 'exec 9</dev/null; test -e /dev/fd/9'
+check no-new-nodes sh -c '! touch /dev/new'
+`
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		script += `check new-pty /usr/bin/python3 -c 'import os, pty; m, s = pty.openpty(); assert os.ttyname(s).startswith("/dev/pts/")'
+`
+	}
+	code, out := run(t, newEnv(t).spec("sh", "-c", script))
+	if code != 0 {
+		t.Fatalf("exit status %d:\n%s", code, out)
+	}
+	for name, ok := range checks(out) {
+		if !ok {
+			t.Errorf("check %s failed; output:\n%s", name, out)
+		}
+	}
+	if !strings.Contains(out, "ok no-block-devices") {
+		t.Errorf("checks missing; output:\n%s", out)
+	}
+}
+
 // The command inherits standard input, output and error, not the other
 // descriptors its caller left open.
 func TestDescriptorsNotInherited(t *testing.T) {
