@@ -20,9 +20,14 @@ func execStage(spec *Spec, out *os.File) int {
 	runtime.LockOSThread()
 	parent := os.Getppid()
 
+	// As the user Cmd runs as: a directory it could not enter is refused.
+	if err := dropPrivileges(spec.User); err != nil {
+		sendReport(out, failure(errorf(KindSetup, "drop privileges: %v", err)))
+		return 1
+	}
 	if spec.Dir != "" {
 		if err := os.Chdir(spec.Dir); err != nil {
-			sendReport(out, failure(errorf(KindSetup, "enter the working directory in the sandbox: %v; run from a directory that is not hidden (not the database's)", err)))
+			sendReport(out, failure(errorf(KindSetup, "enter the working directory in the sandbox: %v; run from a directory that is not hidden (not the database's) and that the command's user may enter", err)))
 			return 1
 		}
 	}
@@ -34,10 +39,6 @@ func execStage(spec *Spec, out *os.File) int {
 		}
 		sendReport(out, report{Kind: KindExec, Error: fmt.Sprintf("cannot run %s: %v", spec.Cmd[0], err), Code: code})
 		return code
-	}
-	if err := dropPrivileges(spec.User); err != nil {
-		sendReport(out, failure(errorf(KindSetup, "drop privileges: %v", err)))
-		return 1
 	}
 	if err := refuseTerminalInjection(); err != nil {
 		sendReport(out, failure(errorf(KindSetup, "install the seccomp filter against terminal injection: %v", err)))

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -406,6 +407,27 @@ check no-new-nodes sh -c '! touch /dev/new'
 	}
 	if !strings.Contains(out, "ok no-block-devices") {
 		t.Errorf("checks missing; output:\n%s", out)
+	}
+}
+
+// With --user the command's working directory is entered as that user: a
+// directory the user could not reach is refused, not entered as root.
+func TestWorkingDirectoryAsUser(t *testing.T) {
+	e := newEnv(t)
+	private := filepath.Join(e.dir, "private")
+	if err := os.MkdirAll(filepath.Join(private, "pub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	spec := e.spec("true")
+	spec.Dir = filepath.Join(private, "pub")
+	spec.User = &sandbox.User{UID: 65534, GID: 65534}
+	var out bytes.Buffer
+	_, err := sandbox.Run(spec, nil, &out, &out)
+	if !sandbox.IsKind(err, sandbox.KindSetup) || !strings.Contains(err.Error(), "working directory") {
+		t.Errorf("sandbox.Run from a directory the user cannot reach: %v, want a setup error about the working directory; output:\n%s", err, out.String())
 	}
 }
 

@@ -32,7 +32,7 @@ type seccompArch struct {
 
 var seccompArches = map[string][]seccompArch{
 	"amd64": {
-		{unix.AUDIT_ARCH_X86_64, []uint32{16, 0x40000000 | 514}}, // x86-64, x32
+		{unix.AUDIT_ARCH_X86_64, []uint32{16, 0x40000000 | 16, 0x40000000 | 514}}, // x86-64, x32 (16 before Linux 5.4)
 		{unix.AUDIT_ARCH_I386, []uint32{54}},
 	},
 	"arm64": {

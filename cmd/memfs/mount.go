@@ -62,6 +62,9 @@ func mountAction(c *cli.Context) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	// Its log may go to a terminal it runs in the background of (memfs
+	// run): with `stty tostop` a write would stop it, and the mount with it.
+	signal.Ignore(syscall.SIGTTOU)
 	o := fusefs.Options{Strict: c.Bool("strict"), Debug: c.Bool("debug"), Logger: slog.Default()}
 	if uid, gid := c.Int("uid"), c.Int("gid"); uid >= 0 || gid >= 0 {
 		if uid < 0 || gid < 0 {
