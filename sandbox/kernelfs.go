@@ -13,7 +13,8 @@ import (
 // Root without capabilities may still write what the kernel guards by uid
 // alone: /proc/sys/kernel/core_pattern would run a program of its choosing
 // with every capability. As container runtimes do, the command's /proc gets
-// these read-only, these hidden, and /sys is read-only throughout.
+// these read-only, these hidden, and every other mount of a kernel file
+// system, /sys first, is read-only.
 var (
 	readOnlyProc = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
 	hiddenKernel = []string{
@@ -41,7 +42,7 @@ func mountKernelFS() error {
 			return errorf(KindSetup, "make %s read-only for the command: %v", p, err)
 		}
 	}
-	if err := readOnlyTree("/sys"); err != nil {
+	if err := readOnlyKernelMounts(); err != nil {
 		return err
 	}
 	for _, p := range hiddenKernel {
@@ -125,13 +126,25 @@ func mountDev() error {
 	return nil
 }
 
-// readOnlyTree remounts root and every mount below it read-only.
-func readOnlyTree(root string) error {
-	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(root))
+// kernelFSTypes are the file systems through which the kernel itself is
+// configured.
+var kernelFSTypes = []string{
+	"binfmt_misc", "bpf", "cgroup", "cgroup2", "configfs", "debugfs", "efivarfs",
+	"fusectl", "proc", "pstore", "securityfs", "sysfs", "tracefs",
+}
+
+// readOnlyKernelMounts remounts read-only every mount of a kernel file
+// system wherever it is (/sys and below, but also a chroot's /proc), except
+// the command's /proc, whose dangerous parts mountKernelFS covered.
+func readOnlyKernelMounts() error {
+	mounts, err := mountinfo.GetMounts(mountinfo.FSTypeFilter(kernelFSTypes...))
 	if err != nil {
 		return errorf(KindSetup, "read the mount table: %v", err)
 	}
 	for _, m := range mounts {
+		if m.FSType == "proc" && (m.Mountpoint == "/proc" || strings.HasPrefix(m.Mountpoint, "/proc/")) {
+			continue
+		}
 		flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
 		for _, o := range strings.Split(m.Options, ",") {
 			switch o {

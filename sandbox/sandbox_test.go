@@ -363,17 +363,31 @@ writable() { for f in "$@"; do if [ -w "$f" ]; then echo "$f"; fi; done; }
 owner_writable=$(find /proc/sys/kernel /sys/kernel /sys/module -maxdepth 3 -type f -perm -u+w 2>/dev/null | head -200)
 check probes-found test -n "$owner_writable"
 check kernel-ro test -z "$(writable /proc/sys/kernel/core_pattern /proc/sysrq-trigger $owner_writable)"
+check other-proc-ro test -z "$(writable "$OTHER_PROC/sys/kernel/core_pattern" "$OTHER_PROC/sysrq-trigger")"
+check other-proc-probe test -e "$OTHER_PROC/sys/kernel/core_pattern"
 check sysctl-readable grep -q . /proc/sys/kernel/ostype
 check sys-readable ls /sys/kernel
 check kcore-hidden test ! -s /proc/kcore
 check firmware-hidden sh -c 'test -z "$(ls -A /sys/firmware 2>/dev/null)"'
 `
-	code, out := run(t, newEnv(t).spec("sh", "-c", script))
+	// A proc mounted elsewhere, as in a chroot or build root on the host.
+	e := newEnv(t)
+	otherProc := filepath.Join(e.dir, "chroot-proc")
+	if err := os.Mkdir(otherProc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("proc", otherProc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(otherProc, unix.MNT_DETACH) })
+	spec := e.spec("sh", "-c", script)
+	spec.Env = append(spec.Env, "OTHER_PROC="+otherProc)
+	code, out := run(t, spec)
 	if code != 0 {
 		t.Fatalf("exit status %d:\n%s", code, out)
 	}
 	got := checks(out)
-	for _, name := range []string{"probes-found", "kernel-ro", "sysctl-readable", "sys-readable", "kcore-hidden", "firmware-hidden"} {
+	for _, name := range []string{"probes-found", "kernel-ro", "other-proc-ro", "other-proc-probe", "sysctl-readable", "sys-readable", "kcore-hidden", "firmware-hidden"} {
 		if !got[name] {
 			t.Errorf("check %s failed or missing; output:\n%s", name, out)
 		}
