@@ -25,8 +25,9 @@ var (
 
 const lockedFlags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
 
-// mountKernelFS mounts the command's /proc, of init's PID namespace, and
-// makes what the kernel exposes there and in /sys read-only or hidden.
+// mountKernelFS mounts the command's /proc, of init's PID namespace, makes
+// what the kernel exposes there and in its other file systems read-only or
+// hidden, and gives the command its own /dev.
 func mountKernelFS() error {
 	if err := unix.Mount("proc", "/proc", "proc", lockedFlags, ""); err != nil {
 		return errorf(KindSetup, "mount /proc for the command's PID namespace: %v", err)
@@ -72,6 +73,7 @@ func mountDev() error {
 		defer unix.Close(fd)
 		fds[name] = fd
 	}
+	// Not nodev: /dev/ptmx below is a node of this tmpfs.
 	if err := unix.Mount("memfs-dev", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64"); err != nil {
 		return errorf(KindSetup, "mount the command's /dev: %v", err)
 	}
