@@ -90,6 +90,16 @@ func startDaemon(spec *Spec) (*daemon, error) {
 	}
 	cmd := exec.Command(spec.Serve[0], spec.Serve[1:]...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if spec.ServeLog != "" {
+		log, err := os.OpenFile(spec.ServeLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			r.Close()
+			w.Close()
+			return nil, errorf(KindInvalid, "open the daemon's log file: %v; give a file memfs can write", err)
+		}
+		defer log.Close() // the daemon has its own copy once started
+		cmd.Stdout, cmd.Stderr = log, log
+	}
 	cmd.ExtraFiles = []*os.File{w}
 	// Its own process group keeps a terminal's ^C away from it: it must
 	// outlive the command to serve it, and ends when told to.

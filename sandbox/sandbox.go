@@ -37,6 +37,9 @@ type Spec struct {
 	// file descriptor 3 and writes "ready\n" to it once MountRoot is
 	// served; SIGTERM must make it unmount and exit.
 	Serve []string `json:"serve"`
+	// ServeLog, if set, is a file the daemon's output is appended to
+	// instead of standard error (which Cmd may be drawing a screen on).
+	ServeLog string `json:"serve_log,omitempty"`
 	// Hide lists directories overmounted, in Cmd's namespace only, by an
 	// empty read-only tmpfs (the database's directory: the daemon keeps
 	// seeing it).

@@ -41,6 +41,7 @@ func runCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "instructions", Usage: "`STORE=TEXT`: instructions for the agent about a --store"},
 			runMountRootFlag("mount the stores at `DIR` inside the sandbox"),
 			&cli.StringFlag{Name: "user", Usage: "run CMD as `UID[:GID]` (numbers or names) instead of root"},
+			&cli.StringFlag{Name: "log", Usage: "append the mount daemon's log to `FILE` instead of standard error, off the screen of an interactive agent"},
 		},
 		Action: runSandboxed,
 	}
@@ -79,7 +80,11 @@ func runSandboxed(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("find the memfs binary to start the mount daemon: %w", err)
 	}
-	spec := &sandbox.Spec{MountRoot: root, Hide: []string{filepath.Dir(dbPath)}, Cmd: argv, User: who}
+	logFile, err := runLogFile(c.String("log"))
+	if err != nil {
+		return err
+	}
+	spec := &sandbox.Spec{MountRoot: root, Hide: []string{filepath.Dir(dbPath)}, Cmd: argv, User: who, ServeLog: logFile}
 	spec.Dir, _ = os.Getwd()
 	spec.Serve = []string{self, "--db", dbPath, "mount", "--ready-fd", "3"} // completed with the session below
 	if err := spec.Validate(); err != nil {
@@ -314,4 +319,23 @@ func runSandboxError(err error) error {
 		return cli.Exit(e.Message, e.ExitCode)
 	}
 	return err
+}
+
+// runLogFile checks that the --log file can be written, before anything
+// starts, and returns its absolute path ("" for standard error).
+func runLogFile(name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	path, err := filepath.Abs(name)
+	if err == nil {
+		var f *os.File
+		if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
+			err = f.Close()
+		}
+	}
+	if err != nil {
+		return "", &versions.Error{Code: versions.CodeInvalid, Message: fmt.Sprintf("cannot write the --log file %s: %v; give a file in a writable directory", name, err)}
+	}
+	return path, nil
 }

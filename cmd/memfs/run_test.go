@@ -197,6 +197,35 @@ func TestRunSandbox(t *testing.T) {
 	}
 }
 
+// With --log the daemon's log goes to the file, not to the terminal an
+// interactive agent draws on; a bad --log is refused before anything runs.
+func TestRunLog(t *testing.T) {
+	e := newRunEnv(t)
+	e.stores(t)
+	logFile := filepath.Join(e.dir, "daemon.log")
+	script := `echo x > "$MEMFS_MOUNT_ROOT/reference/refused.md"; echo done`
+	out, errs, code := e.memfs(t, "run", "--store", "Reference:read_only", "--mount-root", e.root, "--log", logFile, "--", "sh", "-c", script)
+	if code != 0 || !strings.Contains(out, "done") {
+		t.Fatalf("memfs run exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	b, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"msg=mounted", "msg=refused", "errno=EROFS", "msg=unmounted"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the --log file lacks %q:\n%s", want, b)
+		}
+	}
+	if strings.Contains(errs, "level=") {
+		t.Errorf("daemon log lines reached standard error despite --log:\n%s", errs)
+	}
+	_, errs, code = e.memfs(t, "run", "--store", "Reference", "--mount-root", e.root, "--log", filepath.Join(e.dir, "missing", "daemon.log"), "--", "true")
+	if code != 5 || !strings.Contains(errs, "--log") {
+		t.Errorf("memfs run with an unwritable --log: exit %d, stderr:\n%s\nwant exit 5 naming --log", code, errs)
+	}
+}
+
 func TestRunExitStatus(t *testing.T) {
 	e := newRunEnv(t)
 	e.stores(t)
