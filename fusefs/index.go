@@ -167,13 +167,13 @@ func (x *index) forget(p string) {
 		x.dropLocked()
 		return
 	}
-	for d := p; d != "/"; {
+	for d := p; ; d = path.Dir(d) {
 		delete(x.dirs, d)
 		x.touchLocked(d)
-		d = path.Dir(d)
+		if d == "/" {
+			return
+		}
 	}
-	delete(x.dirs, "/")
-	x.touchLocked("/")
 }
 
 // drop forgets everything, after an error that shows the index wrong in a

@@ -74,9 +74,8 @@ func hide(spec *Spec) error {
 		defer unix.Close(fd)
 		promptFD = fd
 	}
-	const hidden = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
 	for _, dir := range spec.Hide {
-		if err := unix.Mount("memfs-hidden", dir, "tmpfs", hidden, "size=4k,nr_inodes=64,mode=0755"); err != nil {
+		if err := unix.Mount("memfs-hidden", dir, "tmpfs", inert, "size=4k,nr_inodes=64,mode=0755"); err != nil {
 			return errorf(KindSetup, "hide %s from the command: %v", dir, err)
 		}
 	}
@@ -87,16 +86,15 @@ func hide(spec *Spec) error {
 		if err := os.MkdirAll(spec.PromptDir, 0o755); err != nil {
 			return errorf(KindSetup, "recreate the prompt directory %s: %v", spec.PromptDir, err)
 		}
-		src := fmt.Sprintf("/proc/self/fd/%d", promptFD)
-		if err := unix.Mount(src, spec.PromptDir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		if err := bindFD(promptFD, spec.PromptDir); err != nil {
 			return errorf(KindSetup, "bind the prompt directory %s: %v", spec.PromptDir, err)
 		}
-		if err := unix.Mount("", spec.PromptDir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|hidden, ""); err != nil {
+		if err := unix.Mount("", spec.PromptDir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|inert, ""); err != nil {
 			return errorf(KindSetup, "make the prompt directory %s read-only: %v", spec.PromptDir, err)
 		}
 	}
 	for _, dir := range spec.Hide {
-		if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY|hidden, ""); err != nil {
+		if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY|inert, ""); err != nil {
 			return errorf(KindSetup, "make the tmpfs hiding %s read-only: %v", dir, err)
 		}
 	}

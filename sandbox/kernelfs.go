@@ -23,14 +23,16 @@ var (
 	}
 )
 
-const lockedFlags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+// inert are the flags of every mount made for the command: nothing on it
+// is setuid, a device or executable.
+const inert = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
 
 // mountKernelFS mounts the command's /proc, of init's PID namespace, makes
 // what the kernel exposes there and in its other file systems read-only or
 // hidden, and gives the command its own /dev.
 func mountKernelFS() error {
-	if err := unix.Mount("proc", "/proc", "proc", lockedFlags, ""); err != nil {
-		return errorf(KindSetup, "mount /proc for the command's PID namespace: %v", err)
+	if err := unix.Mount("proc", "/proc", "proc", inert, ""); err != nil {
+		return errorf(KindSetup, "mount /proc for the command's PID namespace: %v; in a container that masks parts of its /proc (rootless engines), allow it, e.g. --security-opt systempaths=unconfined", err)
 	}
 	for _, p := range readOnlyProc {
 		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
@@ -39,7 +41,7 @@ func mountKernelFS() error {
 			}
 			return errorf(KindSetup, "make %s read-only for the command: %v", p, err)
 		}
-		if err := unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|lockedFlags, ""); err != nil {
+		if err := unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|inert, ""); err != nil {
 			return errorf(KindSetup, "make %s read-only for the command: %v", p, err)
 		}
 	}
@@ -86,7 +88,7 @@ func mountDev() error {
 			err = os.WriteFile(target, nil, 0o644)
 		}
 		if err == nil {
-			err = unix.Mount(fmt.Sprintf("/proc/self/fd/%d", fds[name]), target, "", unix.MS_BIND, "")
+			err = bindFD(fds[name], target)
 		}
 		return err
 	}
@@ -111,7 +113,7 @@ func mountDev() error {
 	if err := os.Mkdir("/dev/shm", 0o1777); err != nil {
 		return errorf(KindSetup, "make the command's /dev/shm: %v", err)
 	}
-	if err := unix.Mount("memfs-shm", "/dev/shm", "tmpfs", lockedFlags, "mode=1777,size=64m"); err != nil {
+	if err := unix.Mount("memfs-shm", "/dev/shm", "tmpfs", inert, "mode=1777,size=64m"); err != nil {
 		return errorf(KindSetup, "mount the command's /dev/shm: %v", err)
 	}
 	for link, target := range map[string]string{
@@ -175,7 +177,7 @@ func hideKernelPath(p string) error {
 	case err != nil:
 		return errorf(KindSetup, "hide %s from the command: %v", p, err)
 	case fi.IsDir():
-		err = unix.Mount("memfs-hidden", p, "tmpfs", unix.MS_RDONLY|lockedFlags, "size=4k,nr_inodes=2,mode=0555")
+		err = unix.Mount("memfs-hidden", p, "tmpfs", unix.MS_RDONLY|inert, "size=4k,nr_inodes=2,mode=0555")
 	default:
 		err = unix.Mount("/dev/null", p, "", unix.MS_BIND, "")
 	}
@@ -183,4 +185,10 @@ func hideKernelPath(p string) error {
 		return errorf(KindSetup, "hide %s from the command: %v", p, err)
 	}
 	return nil
+}
+
+// bindFD binds what the descriptor fd, opened before a mount hid its path,
+// refers to onto target.
+func bindFD(fd int, target string) error {
+	return unix.Mount(fmt.Sprintf("/proc/self/fd/%d", fd), target, "", unix.MS_BIND|unix.MS_REC, "")
 }

@@ -203,19 +203,17 @@ func startStage(name string, spec *Spec, attr *syscall.SysProcAttr, env []string
 
 // wait forwards signals to the stage until it exits.
 func (st *stage) wait(sigs <-chan os.Signal) (*os.ProcessState, error) {
-	done := make(chan struct{})
 	go func() {
 		for {
 			select {
 			case s := <-sigs:
 				_ = st.cmd.Process.Signal(s)
-			case <-done:
+			case <-st.exited:
 				return
 			}
 		}
 	}()
 	err := st.cmd.Wait()
-	close(done)
 	close(st.exited)
 	if st.cmd.ProcessState == nil {
 		return nil, fmt.Errorf("wait for sandbox stage: %w", err)
