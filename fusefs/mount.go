@@ -81,9 +81,8 @@ type Server struct {
 // sending requests. A stale mount left on mountpoint by a killed daemon is
 // detached first. The caller keeps db open until Unmount returns.
 func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options) (*Server, error) {
-	if sess.EndedAt != nil {
-		return nil, &versions.Error{Code: versions.CodeConflict,
-			Message: fmt.Sprintf("session %s ended at %s and cannot be mounted: create a new session", sess.ID, sess.EndedAt.Format(time.RFC3339))}
+	if err := sess.CheckOpen(); err != nil {
+		return nil, err
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

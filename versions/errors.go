@@ -6,7 +6,8 @@ import (
 )
 
 // Code classifies every error the store engine returns. Each edge (the FUSE
-// errno, the CLI exit code, the API error type) maps codes in one place.
+// errno in fusefs, the exit code in cmd/memfs, the HTTP status and API error
+// type in httpapi) maps codes in one place.
 type Code int
 
 const (
@@ -27,10 +28,16 @@ const (
 	CodeStale                          // strict mode: the head moved since the writer read it (F13)
 )
 
-// Error is the engine's error. Message says what was wrong and what to do.
+// Error is the engine's error. Message says what was wrong and what to do
+// in words that hold for every caller; an edge that knows how its users list
+// things (a command, a route) adds that from Object and StoreID.
 type Error struct {
 	Code    Code
 	Message string
+	// Object is the kind of thing the error is about when it is one object
+	// (not found, or refused as a whole), and StoreID the store it lives in.
+	Object  Object
+	StoreID string
 	// For CodePathConflict: the memory in the way, if it is a memory.
 	ConflictingMemoryID string
 	ConflictingPath     string
@@ -48,21 +55,22 @@ func ErrorCode(err error) Code {
 	return CodeInternal
 }
 
-// APIType is the API error type (API.md errors) a code is reported as.
-func (c Code) APIType() string {
-	switch c {
-	case CodeInvalid, CodeStoreFull, CodeTooLarge, CodeNameTooLong, CodeNotUTF8:
-		return "invalid_request_error"
-	case CodeNotFound:
-		return "not_found_error"
-	case CodePathConflict:
-		return "memory_path_conflict_error"
-	case CodePreconditionFailed:
-		return "memory_precondition_failed_error"
-	case CodeConflict, CodeReadOnly, CodeNotEmpty, CodeIsDir, CodeNotDir, CodeStale:
-		return "conflict_error"
-	}
-	return "api_error"
+// Object names a kind of thing the engine keeps, as the API's type tags do.
+type Object string
+
+const (
+	ObjectStore   Object = "memory_store"
+	ObjectMemory  Object = "memory"
+	ObjectVersion Object = "memory_version"
+	ObjectSession Object = "session"
+)
+
+// objectError is an error about one object of a store (storeID "" for a
+// store or a session).
+func objectError(code Code, obj Object, storeID, format string, args ...any) *Error {
+	e := errorf(code, format, args...)
+	e.Object, e.StoreID = obj, storeID
+	return e
 }
 
 func errorf(code Code, format string, args ...any) *Error {

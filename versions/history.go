@@ -147,7 +147,7 @@ func versionListQuery(o VersionListOptions, limit int) (string, []any, error) {
 }
 
 func versionNotFound(storeID, id string) error {
-	return errorf(CodeNotFound, "no version %q in store %s: list them with `memfs version list %s`", id, storeID, storeID)
+	return objectError(CodeNotFound, ObjectVersion, storeID, "no version %q in store %s: check its id", id, storeID)
 }
 
 // loadVersion reads one version of a store with its content.
@@ -239,7 +239,7 @@ func (db *DB) Restore(ctx context.Context, storeID, versionID, path string, by A
 		}
 		switch {
 		case v.RedactedAt != nil:
-			return errorf(CodeConflict, "version %s was redacted and has no content left: restore another version (see `memfs log`)", v.ID)
+			return objectError(CodeConflict, ObjectVersion, s.ID, "version %s was redacted and has no content left: restore another version", v.ID)
 		case v.Content == nil:
 			return errorf(CodeInvalid, "version %s records a deletion and holds no content: restore the version before it", v.ID)
 		}
@@ -362,4 +362,64 @@ func (db *DB) Export(ctx context.Context, storeID string, emit func(v any) error
 		}
 		return rows.Err()
 	})
+}
+
+// PreviousVersion returns the version of the same memory just before
+// versionID, or nil when versionID began the memory (or what came before
+// it was pruned).
+func (db *DB) PreviousVersion(ctx context.Context, storeID, versionID string) (*Version, error) {
+	var out *Version
+	err := db.read(ctx, "previous version", func(r *run) error {
+		s, err := loadStore(r, storeID)
+		if err != nil {
+			return err
+		}
+		v, seq, err := loadVersion(r, s, versionID)
+		if err != nil || v.Operation == OpCreated {
+			return err
+		}
+		rows, err := r.query("SELECT "+versionCols+", content FROM versions WHERE store = ? AND memory_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1",
+			s.seq, v.MemoryID, seq)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		if rows.Next() {
+			if out, _, err = scanVersion(rows, s.ID, true); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// HistoryMemoryID finds the memory whose history a caller asks for by ref: a
+// mem_ id as it is, else the live memory at that path, else the memory that
+// most recently was at that path (deleted or renamed away since).
+func (db *DB) HistoryMemoryID(ctx context.Context, storeID, ref string) (string, error) {
+	if strings.HasPrefix(ref, prefixMemory) {
+		return ref, nil
+	}
+	var id string
+	err := db.read(ctx, "find memory history", func(r *run) error {
+		s, err := loadStore(r, storeID)
+		if err != nil {
+			return err
+		}
+		m, err := memoryAt(r, s.seq, s.ID, ref)
+		if err != nil {
+			return err
+		}
+		if m != nil {
+			id = m.ID
+			return nil
+		}
+		err = r.scan("SELECT memory_id FROM versions WHERE store = ? AND path = ? ORDER BY seq DESC LIMIT 1", []any{s.seq, ref}, &id)
+		if err == sql.ErrNoRows {
+			return objectError(CodeNotFound, ObjectMemory, s.ID, "no memory was ever at %s in store %s: check the path", ref, s.ID)
+		}
+		return err
+	})
+	return id, err
 }

@@ -166,7 +166,7 @@ func scanMemory(r *run, storeID string, withContent bool, q string, args ...any)
 }
 
 func memoryNotFound(storeID, ref string) error {
-	return errorf(CodeNotFound, "no memory %q in store %s: list its memories with `memfs memory list %s`", ref, storeID, storeID)
+	return objectError(CodeNotFound, ObjectMemory, storeID, "no memory %q in store %s: check its id or path", ref, storeID)
 }
 
 // lookupMemory finds a live memory (basic view) by id or path.

@@ -3,6 +3,7 @@ package versions
 import (
 	"context"
 	"database/sql"
+	"time"
 
 	"github.com/memfs/memfs/slugify"
 )
@@ -19,11 +20,8 @@ type AttachmentParams struct {
 // CreateSession snapshots each store's name and description and assigns
 // distinct slugs (slugify.Unique) and mount paths.
 func (db *DB) CreateSession(ctx context.Context, attach []AttachmentParams) (*Session, error) {
-	if len(attach) == 0 {
-		return nil, errorf(CodeInvalid, "a session needs at least one memory store: attach 1 to %d stores", MaxAttachments)
-	}
-	if len(attach) > MaxAttachments {
-		return nil, errorf(CodeInvalid, "a session can attach at most %d memory stores, not %d: attach fewer", MaxAttachments, len(attach))
+	if err := CheckAttachmentCount(len(attach)); err != nil {
+		return nil, err
 	}
 	seen := map[string]bool{}
 	for _, a := range attach {
@@ -87,12 +85,33 @@ func (db *DB) CreateSession(ctx context.Context, attach []AttachmentParams) (*Se
 	return out, err
 }
 
+// CheckAttachmentCount refuses a session of n stores when n is not 1 to
+// MaxAttachments, for callers that want to refuse before doing other work.
+func CheckAttachmentCount(n int) error {
+	if n == 0 {
+		return errorf(CodeInvalid, "a session needs at least one memory store: attach 1 to %d stores", MaxAttachments)
+	}
+	if n > MaxAttachments {
+		return errorf(CodeInvalid, "a session can attach at most %d memory stores, not %d: attach fewer", MaxAttachments, n)
+	}
+	return nil
+}
+
+// CheckOpen refuses to use a session that ended: nothing mounts it again.
+func (s *Session) CheckOpen() error {
+	if s.EndedAt != nil {
+		return objectError(CodeConflict, ObjectSession, "", "session %s ended at %s and cannot be used again: create a new session",
+			s.ID, s.EndedAt.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
 func loadSession(r *run, id string) (*Session, error) {
 	var seq, created int64
 	var ended sql.NullInt64
 	err := r.scan("SELECT seq, created_at, ended_at FROM sessions WHERE id = ?", []any{id}, &seq, &created, &ended)
 	if err == sql.ErrNoRows {
-		return nil, errorf(CodeNotFound, "no session %q: list sessions with `memfs session list`", id)
+		return nil, objectError(CodeNotFound, ObjectSession, "", "no session %q: check its id", id)
 	}
 	if err != nil {
 		return nil, err

@@ -60,7 +60,7 @@ func scanStore(sc interface{ Scan(...any) error }) (*storeRow, error) {
 }
 
 func storeNotFound(id string) error {
-	return errorf(CodeNotFound, "no memory store %q: check the id or name with `memfs store list --include-archived`", id)
+	return objectError(CodeNotFound, ObjectStore, "", "no memory store %q: check its id", id)
 }
 
 // loadStore reads a store by id.
@@ -199,9 +199,9 @@ func (db *DB) ResolveStore(ctx context.Context, ref string) (*Store, error) {
 	case err != nil:
 		return nil, err
 	case len(found) == 0:
-		return nil, errorf(CodeNotFound, "no memory store has the id or name %q: list them with `memfs store list --include-archived`", ref)
+		return nil, objectError(CodeNotFound, ObjectStore, "", "no memory store has the id or name %q: check the id or name", ref)
 	case len(found) > 1:
-		return nil, errorf(CodeInvalid, "several memory stores are named %q: name the one you mean by its memstore_ id (see `memfs store list --include-archived`)", ref)
+		return nil, objectError(CodeInvalid, ObjectStore, "", "several memory stores are named %q: name the one you mean by its memstore_ id", ref)
 	}
 	return &found[0].Store, nil
 }

@@ -88,33 +88,6 @@ func allVersions(ctx context.Context, db *versions.DB, storeID string, o version
 	}
 }
 
-// historyMemoryID finds the memory whose history a person asks for: a mem_
-// id as it is, else the live memory at a path, else the memory that most
-// recently was at that path (deleted or renamed away since).
-func historyMemoryID(ctx context.Context, db *versions.DB, storeID, ref string) (string, error) {
-	if strings.HasPrefix(ref, "mem_") {
-		return ref, nil
-	}
-	m, err := db.GetMemory(ctx, storeID, ref)
-	if err == nil {
-		return m.ID, nil
-	}
-	if versions.ErrorCode(err) != versions.CodeNotFound {
-		return "", err
-	}
-	all, err := allVersions(ctx, db, storeID, versions.VersionListOptions{})
-	if err != nil {
-		return "", err
-	}
-	for _, v := range all {
-		if v.Path != nil && *v.Path == ref {
-			return v.MemoryID, nil
-		}
-	}
-	return "", &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
-		"no memory was ever at %s in store %s; see the paths in memfs log %s", ref, storeID, storeID)}
-}
-
 func logHistory(c *cli.Context) error {
 	if err := wantArgs(c, 1, "STORE", "PATH"); err != nil {
 		return err
@@ -122,7 +95,7 @@ func logHistory(c *cli.Context) error {
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
 		var o versions.VersionListOptions
 		if ref := c.Args().Get(1); ref != "" {
-			id, err := historyMemoryID(ctx, db, s.ID, ref)
+			id, err := db.HistoryMemoryID(ctx, s.ID, ref)
 			if err != nil {
 				return err
 			}
@@ -167,7 +140,7 @@ func diff(c *cli.Context) error {
 			if from, err = db.GetVersion(ctx, s.ID, c.Args().Get(1)); err != nil {
 				return err
 			}
-		} else if from, err = previousVersion(ctx, db, s.ID, to); err != nil {
+		} else if from, err = db.PreviousVersion(ctx, s.ID, to.ID); err != nil {
 			return err
 		}
 		a, err := diffContent(from)
@@ -194,24 +167,6 @@ func diff(c *cli.Context) error {
 		}
 		return emit(c, res, func(w io.Writer) { io.WriteString(w, text) })
 	})
-}
-
-// previousVersion is the version of v's memory just before v, or nil when v
-// began the memory.
-func previousVersion(ctx context.Context, db *versions.DB, storeID string, v *versions.Version) (*versions.Version, error) {
-	if v.Operation == versions.OpCreated {
-		return nil, nil
-	}
-	all, err := allVersions(ctx, db, storeID, versions.VersionListOptions{MemoryID: v.MemoryID})
-	if err != nil {
-		return nil, err
-	}
-	for i, x := range all {
-		if x.ID == v.ID && i+1 < len(all) {
-			return db.GetVersion(ctx, storeID, all[i+1].ID)
-		}
-	}
-	return nil, nil
 }
 
 // diffContent is what a version held for a diff: nothing before a memory

@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs/httpapi"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -192,19 +193,20 @@ func reportError(err error, asJSON bool, stderr io.Writer) int {
 	if errors.As(err, &ec) && err.Error() == "" {
 		return code // a status passed through, e.g. run's command's
 	}
+	msg := err.Error() + cliHint(err)
 	if !asJSON {
-		fmt.Fprintf(stderr, "memfs: %v\n", err)
+		fmt.Fprintf(stderr, "memfs: %s\n", msg)
 		return code
 	}
-	body := map[string]string{"type": "invalid_request_error", "message": err.Error()}
+	body := map[string]string{"type": httpapi.TypeInvalidRequest, "message": msg}
 	switch code {
 	case exitInternal:
-		body["type"] = "api_error"
+		body["type"] = httpapi.TypeAPI
 	case exitUsage:
 	default:
 		var e *versions.Error
 		if errors.As(err, &e) {
-			body["type"] = e.Code.APIType()
+			body["type"] = httpapi.ErrorType(e.Code)
 			if e.Code == versions.CodePathConflict {
 				body["conflicting_memory_id"] = e.ConflictingMemoryID
 				body["conflicting_path"] = e.ConflictingPath
@@ -217,6 +219,33 @@ func reportError(err error, asJSON bool, stderr io.Writer) int {
 	}{"error", body})
 	fmt.Fprintf(stderr, "%s\n", out)
 	return code
+}
+
+// cliHint names the command that lists what an engine error is about.
+func cliHint(err error) string {
+	var e *versions.Error
+	if !errors.As(err, &e) {
+		return ""
+	}
+	store := e.StoreID
+	if store == "" {
+		store = "STORE"
+	}
+	switch {
+	case e.Object == versions.ObjectStore && (e.Code == versions.CodeNotFound || e.Code == versions.CodeInvalid):
+		return "; list stores with `memfs store list --include-archived`"
+	case e.Object == versions.ObjectMemory && e.Code == versions.CodeNotFound:
+		return fmt.Sprintf("; list its memories with `memfs memory list %s`, past paths with `memfs log %s`", store, store)
+	case e.Object == versions.ObjectVersion && e.Code == versions.CodeNotFound:
+		return fmt.Sprintf("; list them with `memfs version list %s`", store)
+	case e.Object == versions.ObjectVersion:
+		return fmt.Sprintf(" (see `memfs log %s`)", store)
+	case e.Object == versions.ObjectSession && e.Code == versions.CodeNotFound:
+		return "; list sessions with `memfs session list`"
+	case e.Object == versions.ObjectSession:
+		return "; start one with --store, or with `memfs session create`"
+	}
+	return ""
 }
 
 // jsonRequested reports whether --format json was given, for errors raised

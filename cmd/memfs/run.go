@@ -60,9 +60,9 @@ func runSandboxed(c *cli.Context) error {
 		return usageFor(c, "give --session or --store, not both")
 	case sessionID != "" && len(c.StringSlice("instructions")) > 0:
 		return usageFor(c, "--instructions applies to --store: a session's instructions were fixed when it was created")
-	case len(stores) > versions.MaxAttachments:
-		return &versions.Error{Code: versions.CodeInvalid, Message: fmt.Sprintf(
-			"a session can attach at most %d memory stores, not %d (X1): attach fewer", versions.MaxAttachments, len(stores))}
+	}
+	if err := versions.CheckAttachmentCount(len(stores)); sessionID == "" && err != nil {
+		return err
 	}
 	root, err := runMountRoot(c)
 	if err != nil {
@@ -133,9 +133,8 @@ func runSession(c *cli.Context, db *versions.DB, id string, stores []string, roo
 		if sess, err = db.GetSession(cx, id); err != nil {
 			return nil, "", err
 		}
-		if sess.EndedAt != nil {
-			return nil, "", &versions.Error{Code: versions.CodeConflict, Message: fmt.Sprintf(
-				"session %s ended at %s: start a new one with --store, or create one with `memfs session create`", id, when(*sess.EndedAt))}
+		if err := sess.CheckOpen(); err != nil {
+			return nil, "", err
 		}
 	} else {
 		attach, err := runAttachments(cx, c, db, stores)
@@ -164,10 +163,6 @@ func runAttachments(ctx context.Context, c *cli.Context, db *versions.DB, stores
 		s, err := resolveStore(ctx, db, ref)
 		if err != nil {
 			return nil, err
-		}
-		if s.ArchivedAt != nil {
-			return nil, &versions.Error{Code: versions.CodeReadOnly, Message: fmt.Sprintf(
-				"memory store %s (%q) is archived: archived stores cannot be attached to a session; attach another store", s.ID, s.Name)}
 		}
 		index[s.ID] = len(attach)
 		attach = append(attach, versions.AttachmentParams{StoreID: s.ID, Access: access})

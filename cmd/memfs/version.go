@@ -84,7 +84,7 @@ func versionList(c *cli.Context) error {
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
 		if ref := c.String("memory"); ref != "" {
-			if o.MemoryID, err = historyMemoryID(ctx, db, s.ID, ref); err != nil {
+			if o.MemoryID, err = db.HistoryMemoryID(ctx, s.ID, ref); err != nil {
 				return err
 			}
 		}
