@@ -91,6 +91,9 @@ func ForSession(ctx context.Context, db *versions.DB, storeID, sessionID string)
 	if err != nil {
 		return nil, err
 	}
+	if err := sess.CheckOpen(); err != nil {
+		return nil, err
+	}
 	for _, a := range sess.Resources {
 		if a.StoreID != storeID {
 			continue

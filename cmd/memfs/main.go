@@ -82,6 +82,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			sessionCommand(),
 			mountCommand(),
 			runCommand(),
+			toolCommand(),
 		},
 		// Values of repeated flags (--metadata k=v, --store S) may hold commas.
 		DisableSliceFlagSeparator: true,

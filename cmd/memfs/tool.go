@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/memtool"
+	"github.com/memfs/memfs/versions"
+)
+
+func toolCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "tool",
+		Usage: "run memory tool (memory_20250818) commands on a store: one JSON command per line on stdin, one tool_result per line on stdout",
+		Description: `Each input line is the input of a memory tool_use block, e.g.
+   {"command":"view","path":"/memories"}
+and each output line the matching result:
+   {"type":"tool_result","content":"…","is_error":false}
+/memories is the store's root. Writes are versions attributed to the OS user,
+or to the session named by --session (which must have the store attached; a
+read_only attachment refuses every change). A command that fails is a result
+with is_error true, not a failure of memfs tool, which exits 0 at the end of
+its input.`,
+		ArgsUsage: "STORE",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "session", Usage: "act for session `ID`: its writes, its access to the store"},
+		},
+		Action: toolRun,
+	}
+}
+
+func toolRun(c *cli.Context) error {
+	if err := wantArgs(c, 1, "STORE"); err != nil {
+		return err
+	}
+	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		tool := memtool.New(db, s.ID, cliActor())
+		if id := c.String("session"); id != "" {
+			var err error
+			if tool, err = memtool.ForSession(ctx, db, s.ID, id); err != nil {
+				return err
+			}
+		}
+		return serveLines(ctx, tool, os.Stdin, c.App.Writer)
+	})
+}
+
+// serveLines answers each non-empty line of in with one line on out,
+// flushed at once so that a harness can wait for each answer.
+func serveLines(ctx context.Context, tool *memtool.Tool, in io.Reader, out io.Writer) error {
+	r := bufio.NewReader(in)
+	w := bufio.NewWriter(out)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			if err := enc.Encode(tool.RunJSON(ctx, line)); err != nil {
+				return err
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
