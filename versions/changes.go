@@ -26,7 +26,7 @@ func recordChange(r *run, storeID, path string) error {
 	}
 	cutoff := r.db.now().Add(-changeRetention).UnixNano()
 	_, err := r.exec(`DELETE FROM changes WHERE seq IN (SELECT seq FROM
-		(SELECT seq, at FROM changes ORDER BY seq LIMIT ?) WHERE at < ?)
+		(SELECT seq, at FROM changes ORDER BY seq LIMIT ?) AS oldest WHERE at < ?)
 		AND seq < (SELECT max(seq) FROM changes)`, trimBatch, cutoff)
 	return err
 }

@@ -2,7 +2,6 @@ package versions_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -11,7 +10,7 @@ import (
 )
 
 func TestChanges(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "memfs.db")
+	path := testDSN(t)
 	db, err := versions.Open(path, versions.Options{})
 	ok(t, err)
 	t.Cleanup(func() { db.Close() })

@@ -42,10 +42,10 @@ const writerInit = "PRAGMA wal_autocheckpoint=0"
 
 func (db *DB) startCheckpointer() {
 	ctx, cancel := context.WithCancel(context.Background())
-	db.stopCheckpoints = cancel
-	db.checkpoints.Add(1)
+	db.stopBackground = cancel
+	db.background.Add(1)
 	go func() {
-		defer db.checkpoints.Done()
+		defer db.background.Done()
 		t := time.NewTicker(checkpointEvery)
 		defer t.Stop()
 		for {
@@ -55,13 +55,13 @@ func (db *DB) startCheckpointer() {
 			case <-t.C:
 			}
 			var busy, frames, done int
-			err := db.inTx(ctx, db.rp, "", func(r *run) error {
+			err := db.inTx(ctx, db.rp, "", false, func(r *run) error {
 				return r.c.c.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &done)
 			})
 			if err == nil && frames > walRestartFrames {
-				err = db.inTx(ctx, db.wp, "", func(r *run) error { return db.restartWAL(ctx, r) })
+				err = db.inTx(ctx, db.wp, "", true, func(r *run) error { return db.restartWAL(ctx, r) })
 			}
-			if err != nil && ctx.Err() == nil && !isBusy(err) {
+			if err != nil && ctx.Err() == nil && !sqliteBusy(err) {
 				slog.Warn("background WAL checkpoint failed; the next one retries", "db", db.path, "err", err)
 			}
 		}

@@ -1,6 +1,16 @@
 // Package versions is the store engine: memory stores, their memories and
-// the immutable versions every change appends, kept in one SQLite file. It
-// is the only package that speaks SQL.
+// the immutable versions every change appends. It is the only package that
+// speaks SQL, and it runs on two backends: an embedded SQLite file (the
+// default) and PostgreSQL, for stores shared by daemons on several hosts.
+//
+// Every store rule is written once, in Go, over database/sql; a backend
+// only brings its driver, the text of the few statements that differ (see
+// dialect), its migrations and its change notification. PostgreSQL is
+// reached through pgx's database/sql adapter (pgx/v5/stdlib) rather than
+// its native interface so that one code path — the same connection pools,
+// prepared statements, transactions and retries — serves both backends;
+// the native pgx connection is used only for LISTEN, which database/sql
+// cannot express.
 package versions
 
 import (
@@ -11,49 +21,54 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
-
-	"github.com/mattn/go-sqlite3"
 )
 
 // Durability is how hard a commit tries to survive a crash.
 type Durability int
 
 const (
-	// DurabilityNormal: WAL with synchronous=NORMAL. A commit survives a
-	// crash of any process once it returns; a power loss or kernel crash
-	// may lose the last commits (never corrupts the database).
+	// DurabilityNormal: on SQLite, WAL with synchronous=NORMAL. A commit
+	// survives a crash of any process once it returns; a power loss or
+	// kernel crash may lose the last commits (never corrupts the database).
+	// PostgreSQL commits as its server is configured.
 	DurabilityNormal Durability = iota
-	// DurabilityFull: WAL with synchronous=FULL. Every commit is fsynced
-	// before it returns: it survives a power loss.
+	// DurabilityFull: on SQLite, WAL with synchronous=FULL. Every commit
+	// is fsynced before it returns: it survives a power loss. On
+	// PostgreSQL, synchronous_commit=on for this daemon's sessions.
 	DurabilityFull
 )
 
 // Options configure Open. The zero value is the default.
 type Options struct {
-	Durability  Durability
-	BusyTimeout time.Duration // how long a writer waits for another process; default 30s
+	Durability Durability
+	// BusyTimeout is how long a SQLite writer waits for another process;
+	// default 30s. On PostgreSQL it bounds how long a statement waits for
+	// a lock (lock_timeout).
+	BusyTimeout time.Duration
 	// Now replaces the clock (tests of retention); nil means time.Now.
 	Now func() time.Time
 }
 
-// DB is a memfs database: one SQLite file in WAL mode, safe for concurrent
-// use by many goroutines and by several processes at once.
+// DB is a memfs database, safe for concurrent use by many goroutines and by
+// several processes (on PostgreSQL: several hosts) at once.
 //
-// It holds two pools on the same file: a single writer connection whose
-// transactions begin IMMEDIATE (so a write never fails half-way on a lock
-// upgrade), and a pool of readers that never queue behind the writer.
+// It holds two pools of connections: writers, whose transactions serialize
+// the writers of a store (on SQLite: one writer connection whose
+// transactions begin IMMEDIATE; on PostgreSQL: a lock on the store's row),
+// and readers that never queue behind the writers.
 type DB struct {
-	path string
+	// where names the database in messages and logs: a SQLite file's
+	// absolute path, or a PostgreSQL server's host, port and database
+	// (never a password).
+	where string
+	path  string // the SQLite file; "" on PostgreSQL
+	d     *dialect
 	// busyTimeout is how long a statement waits for another's lock.
 	busyTimeout time.Duration
 	w, r        *sql.DB
@@ -65,13 +80,15 @@ type DB struct {
 	// on every lookup; a store's row number never changes or is reused.
 	seqs      sync.Map
 	closeOnce sync.Once
-	// The background checkpointer (checkpoint.go).
-	stopCheckpoints context.CancelFunc
-	checkpoints     sync.WaitGroup
-	closeErr        error
+	// Background work (the SQLite checkpointer, the PostgreSQL listener)
+	// stopped by Close.
+	stopBackground context.CancelFunc
+	background     sync.WaitGroup
+	closeErr       error
 	// changesWritten counts change rows this handle wrote, to trim the feed
 	// now and then rather than on every write.
 	changesWritten atomic.Int64
+	pg             *pgState // PostgreSQL only
 }
 
 // DefaultPath is $MEMFS_DB, else $XDG_DATA_HOME/memfs/memfs.db, else
@@ -90,116 +107,57 @@ func DefaultPath() (string, error) {
 	return filepath.Join(home, ".local", "share", "memfs", "memfs.db"), nil
 }
 
-// Open opens (creating it and its directory if needed) and migrates the
-// database at path.
-func Open(path string, opts Options) (*DB, error) {
-	if path == "" {
+// Open opens and migrates the database dsn names: a PostgreSQL URL
+// (postgres://… or postgresql://…) or keyword DSN (host=… dbname=…), whose
+// missing parts come from the PG* environment variables as with libpq;
+// anything else is the path of a SQLite file, created with its directory
+// if needed.
+func Open(dsn string, opts Options) (*DB, error) {
+	if dsn == "" {
 		return nil, errorf(CodeInvalid, "no database path given: pass --db or set MEMFS_DB")
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, errorf(CodeInvalid, "database path %s: %v", path, err)
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 30 * time.Second
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, errorf(CodeInvalid, "cannot create the database directory %s: %v: check its permissions or choose another path with --db or MEMFS_DB", filepath.Dir(abs), err)
-	}
-	// Memories may be private: create the file readable by its owner only
-	// (SQLite gives the -wal and -shm files the same mode).
-	if f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
-		f.Close()
-	} else if !errors.Is(err, fs.ErrExist) {
-		return nil, errorf(CodeInvalid, "cannot create the database %s: %v: check the directory's permissions or choose another path with --db or MEMFS_DB", abs, err)
-	}
-	timeout := opts.BusyTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	syncMode := "NORMAL"
-	if opts.Durability == DurabilityFull {
-		syncMode = "FULL"
-	}
-	base := (&url.URL{Scheme: "file", Path: abs}).String()
-	// A 4 MiB page cache per connection (SQLite's default is 2 MiB). At
-	// 16 MiB the five connections of a daemon serving 8 stores of 2,000
-	// memories reached 100 MiB of RSS (scripts/bench), for no measurable
-	// gain in the bench's workload.
-	params := fmt.Sprintf("_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_synchronous=%s&_cache_size=-4096",
-		timeout.Milliseconds(), syncMode)
-
-	db := &DB{path: abs, now: opts.Now, origin: randomHex(8), busyTimeout: timeout}
+	db := &DB{now: opts.Now, origin: randomHex(8), busyTimeout: opts.BusyTimeout}
 	if db.now == nil {
 		db.now = time.Now
 	}
 	db.ids.init()
-	if db.w, err = sql.Open("sqlite3", base+"?"+params+"&_txlock=immediate"); err != nil {
-		return nil, fmt.Errorf("open database %s: %w", abs, err)
+	var err error
+	if IsPostgres(dsn) {
+		err = db.openPostgres(dsn, opts)
+	} else {
+		err = db.openSQLite(dsn, opts)
 	}
-	db.w.SetMaxOpenConns(1)
-	db.w.SetMaxIdleConns(1)
-	db.w.SetConnMaxLifetime(0)
-	if db.r, err = sql.Open("sqlite3", base+"?"+params+"&_txlock=deferred"); err != nil {
-		db.w.Close()
-		return nil, fmt.Errorf("open database %s: %w", abs, err)
-	}
-	n := max(4, runtime.NumCPU())
-	db.r.SetMaxOpenConns(n)
-	db.r.SetMaxIdleConns(n)
-	db.wp, db.rp = newConnPool(db.w, 1), newConnPool(db.r, n)
-	db.wp.init = writerInit
-
-	if err := db.setup(syncMode, timeout); err != nil {
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	db.startCheckpointer()
 	return db, nil
-}
-
-// setup checks that the DSN's settings took effect and migrates.
-func (db *DB) setup(syncMode string, timeout time.Duration) error {
-	ctx := context.Background()
-	var mode string
-	var fk, syn, busy int
-	err := retryBusy(ctx, func() error {
-		return db.inTx(ctx, db.wp, "", func(r *run) error {
-			if err := r.c.c.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-				return err
-			}
-			if err := r.c.c.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
-				return err
-			}
-			if err := r.c.c.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy); err != nil {
-				return err
-			}
-			return r.c.c.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&syn)
-		})
-	})
-	if err != nil {
-		return fmt.Errorf("open database %s: %w (is it a SQLite file memfs can write?)", db.path, err)
-	}
-	if mode != "wal" {
-		return fmt.Errorf("open database %s: journal_mode is %q, not wal: the file system may not support WAL (shared memory); put the database on a local disk", db.path, mode)
-	}
-	wantSyn := map[string]int{"NORMAL": 1, "FULL": 2}[syncMode]
-	if fk != 1 || syn != wantSyn || busy != int(timeout.Milliseconds()) {
-		return fmt.Errorf("open database %s: settings did not take effect (foreign_keys=%d, synchronous=%d, busy_timeout=%d)", db.path, fk, syn, busy)
-	}
-	return db.migrate(ctx)
 }
 
 // Close waits for the calls in progress and closes the database; closing
 // twice is harmless.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
-		if db.stopCheckpoints != nil {
-			db.stopCheckpoints()
-			db.checkpoints.Wait()
+		if db.stopBackground != nil {
+			db.stopBackground()
+			db.background.Wait()
 		}
-		db.wp.close()
-		db.rp.close()
-		db.closeErr = db.r.Close()
-		if err := db.w.Close(); db.closeErr == nil {
-			db.closeErr = err
+		if db.wp != nil {
+			db.wp.close()
+		}
+		if db.rp != nil {
+			db.rp.close()
+		}
+		if db.r != nil && db.r != db.w {
+			db.closeErr = db.r.Close()
+		}
+		if db.w != nil {
+			if err := db.w.Close(); db.closeErr == nil {
+				db.closeErr = err
+			}
 		}
 	})
 	return db.closeErr
@@ -208,8 +166,21 @@ func (db *DB) Close() error {
 // Origin identifies this handle in the Changes it records.
 func (db *DB) Origin() string { return db.origin }
 
-// Path is the absolute path of the database file.
-func (db *DB) Path() string { return db.path }
+// Path is the absolute path of a SQLite database file; on PostgreSQL, the
+// server and database without credentials (as Where).
+func (db *DB) Path() string {
+	if db.path != "" {
+		return db.path
+	}
+	return db.where
+}
+
+// Where names the database for messages and logs: a SQLite file's path, or
+// a PostgreSQL server's host:port/database. It never holds a password.
+func (db *DB) Where() string { return db.where }
+
+// Backend is "sqlite" or "postgres".
+func (db *DB) Backend() string { return db.d.name }
 
 func randomHex(n int) string {
 	b := make([]byte, n)
@@ -219,10 +190,10 @@ func randomHex(n int) string {
 
 // ---- connections and transactions ----
 
-// conn is one SQLite connection with the statements prepared on it. The
-// engine holds connections itself (rather than letting database/sql pick
-// one per statement) so that a prepared statement is reused for the life
-// of the connection and a transaction never waits for a second connection.
+// conn is one connection with the statements prepared on it. The engine
+// holds connections itself (rather than letting database/sql pick one per
+// statement) so that a prepared statement is reused for the life of the
+// connection and a transaction never waits for a second connection.
 type conn struct {
 	c     *sql.Conn
 	stmts map[string]*sql.Stmt
@@ -240,10 +211,12 @@ type connPool struct {
 	db   *sql.DB
 	ch   chan *conn // nil entries are connections not opened yet
 	init string     // run on each new connection, if set
+	// broken tells an error after which the connection cannot serve again.
+	broken func(error) bool
 }
 
-func newConnPool(db *sql.DB, n int) *connPool {
-	p := &connPool{db: db, ch: make(chan *conn, n)}
+func newConnPool(db *sql.DB, n int, broken func(error) bool) *connPool {
+	p := &connPool{db: db, ch: make(chan *conn, n), broken: broken}
 	for range n {
 		p.ch <- nil
 	}
@@ -277,7 +250,7 @@ func (p *connPool) get(ctx context.Context) (*conn, error) {
 
 // put returns c; a connection that broke is dropped and reopened later.
 func (p *connPool) put(c *conn, err error) {
-	if c != nil && err != nil && (errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone)) {
+	if c != nil && err != nil && (errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || p.broken(err)) {
 		c.close()
 		c = nil
 	}
@@ -298,13 +271,18 @@ type run struct {
 	ctx context.Context
 	c   *conn
 	db  *DB
+	// write: a write transaction, whose first read of a store's row locks
+	// it on PostgreSQL (lockStore).
+	write bool
 }
 
+// stmt prepares q once per connection. Statements are written with
+// SQLite's placeholders (? and ?NNN); the dialect rewrites them.
 func (r *run) stmt(q string) (*sql.Stmt, error) {
 	if s, ok := r.c.stmts[q]; ok {
 		return s, nil
 	}
-	s, err := r.c.c.PrepareContext(r.ctx, q)
+	s, err := r.c.c.PrepareContext(r.ctx, r.db.d.rebind(q))
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", q, err)
 	}
@@ -337,15 +315,29 @@ func (r *run) scan(q string, args []any, dest ...any) error {
 	return s.QueryRowContext(r.ctx, args...).Scan(dest...)
 }
 
+// insertKey runs the INSERT q and returns the integer key col it assigned.
+func (r *run) insertKey(col, q string, args ...any) (int64, error) {
+	var key int64
+	if r.db.d.returning {
+		err := r.scan(q+" RETURNING "+col, args, &key)
+		return key, err
+	}
+	res, err := r.exec(q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
 // inTx runs fn between begin and COMMIT on a connection of p, rolling back
 // when fn fails. An empty begin runs fn in autocommit mode.
-func (db *DB) inTx(ctx context.Context, p *connPool, begin string, fn func(r *run) error) (err error) {
+func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, fn func(r *run) error) (err error) {
 	c, err := p.get(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() { p.put(c, err) }() // c is nil once dropped
-	r := &run{ctx: ctx, c: c, db: db}
+	r := &run{ctx: ctx, c: c, db: db, write: write}
 	if begin == "" {
 		return fn(r)
 	}
@@ -369,28 +361,29 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, fn func(r *ru
 	return err
 }
 
-// write runs fn in one immediate transaction on the writer connection,
-// retrying when another process keeps the database busy beyond the busy
-// timeout. One exported method = one call of write.
+// write runs fn in one write transaction on a writer connection, retrying
+// when another process keeps the database busy (SQLite) or the server
+// aborts it to resolve a deadlock or serialization failure (PostgreSQL).
+// One exported method = one call of write.
 func (db *DB) write(ctx context.Context, what string, fn func(r *run) error) error {
-	err := retryBusy(ctx, func() error { return db.inTx(ctx, db.wp, "BEGIN IMMEDIATE", fn) })
-	return wrap(what, err)
+	err := db.retry(ctx, func() error { return db.inTx(ctx, db.wp, db.d.beginWrite, true, fn) })
+	return db.wrap(what, err)
 }
 
 // read runs fn in one read transaction, so that its queries see one snapshot.
 func (db *DB) read(ctx context.Context, what string, fn func(r *run) error) error {
-	err := retryBusy(ctx, func() error { return db.inTx(ctx, db.rp, "BEGIN", fn) })
-	return wrap(what, err)
+	err := db.retry(ctx, func() error { return db.inTx(ctx, db.rp, db.d.beginRead, false, fn) })
+	return db.wrap(what, err)
 }
 
 // one runs fn on a reader without a transaction: for reads where each
 // statement stands alone.
 func (db *DB) one(ctx context.Context, what string, fn func(r *run) error) error {
-	err := retryBusy(ctx, func() error { return db.inTx(ctx, db.rp, "", fn) })
-	return wrap(what, err)
+	err := db.retry(ctx, func() error { return db.inTx(ctx, db.rp, "", false, fn) })
+	return db.wrap(what, err)
 }
 
-func wrap(what string, err error) error {
+func (db *DB) wrap(what string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -398,33 +391,20 @@ func wrap(what string, err error) error {
 	if errors.As(err, &e) {
 		return err
 	}
-	if isBusy(err) {
-		return &Error{Code: CodeInternal, Message: fmt.Sprintf("%s: the database stayed locked by another process: retry in a moment (%v)", what, err)}
-	}
-	var se sqlite3.Error
-	if errors.As(err, &se) && se.Code == sqlite3.ErrFull {
-		// Wraps ENOSPC so that a mount reports it as a full disk would.
-		return fmt.Errorf("%s: the disk holding the database is full: free some space, then retry (%w: %w)", what, syscall.ENOSPC, err)
-	}
-	return fmt.Errorf("%s: %w", what, err)
+	return db.d.wrap(db, what, err)
 }
 
-func isBusy(err error) bool {
-	var se sqlite3.Error
-	if errors.As(err, &se) {
-		return se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked
-	}
-	return false
-}
-
-// retryBusy retries fn a few times with backoff while SQLite reports the
-// database busy or locked (busy_timeout covers most waits; this covers the
-// cases SQLite refuses to wait in, such as WAL recovery).
-func retryBusy(ctx context.Context, fn func() error) error {
+// retry retries fn a few times with backoff while the dialect says its
+// error is transient: SQLite reports the database busy or locked
+// (busy_timeout covers most waits; this covers the cases SQLite refuses
+// to wait in, such as WAL recovery), PostgreSQL a deadlock or a
+// serialization failure. Every fn is a whole transaction, so retrying it
+// is safe.
+func (db *DB) retry(ctx context.Context, fn func() error) error {
 	backoff := 5 * time.Millisecond
 	for attempt := 0; ; attempt++ {
 		err := fn()
-		if err == nil || !isBusy(err) || attempt == 6 {
+		if err == nil || !db.d.transient(err) || attempt == 6 {
 			return err
 		}
 		select {

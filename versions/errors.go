@@ -26,6 +26,7 @@ const (
 	CodeIsDir                          // a file operation on a directory
 	CodeNotDir                         // a directory operation on a file
 	CodeStale                          // strict mode: the head moved since the writer read it (F13)
+	CodeUnavailable                    // the database server cannot be reached, or the connection dropped
 )
 
 // Error is the engine's error. Message says what was wrong and what to do

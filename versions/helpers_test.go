@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/memfs/memfs/versions"
+	"github.com/memfs/memfs/versions/pgtest"
 )
 
 var (
@@ -15,10 +16,32 @@ var (
 	me  = versions.UserActor("tester")
 )
 
-// openDB opens a fresh database file under t.TempDir().
+// testDSN names a fresh, empty database: a file under t.TempDir(), or,
+// when MEMFS_TEST_POSTGRES names a server, a new PostgreSQL database on it,
+// so that the same tests run on both backends.
+func testDSN(t testing.TB) string {
+	t.Helper()
+	if onPostgres() {
+		return pgtest.Database(t)
+	}
+	return filepath.Join(t.TempDir(), "memfs.db")
+}
+
+func onPostgres() bool { return pgtest.Server() != "" }
+
+// sqliteOnly skips a test of the SQLite file itself when the suite runs
+// on PostgreSQL.
+func sqliteOnly(t testing.TB) {
+	t.Helper()
+	if onPostgres() {
+		t.Skip("a test of the SQLite backend; the suite runs on PostgreSQL")
+	}
+}
+
+// openDB opens a fresh database (testDSN).
 func openDB(t testing.TB) *versions.DB {
 	t.Helper()
-	db, err := versions.Open(filepath.Join(t.TempDir(), "memfs.db"), versions.Options{})
+	db, err := versions.Open(testDSN(t), versions.Options{})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -289,7 +289,7 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 		cutoff := r.db.now().Add(-olderThan).UnixNano()
 		const victims = `SELECT seq FROM (SELECT seq, created_at,
 				row_number() OVER (PARTITION BY memory_id ORDER BY seq DESC) AS rn
-				FROM versions WHERE store = ?1)
+				FROM versions WHERE store = ?1) AS ranked
 			WHERE rn > ?2 AND created_at < ?3 AND seq NOT IN (SELECT head FROM memories WHERE store = ?1)`
 		rows, err := r.query("SELECT "+versionCols+" FROM versions WHERE seq IN ("+victims+") ORDER BY seq", s.seq, keepLast, cutoff)
 		if err != nil {

@@ -2,7 +2,6 @@ package versions_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -32,7 +31,7 @@ func (c *clock) advance(d time.Duration) {
 
 func openClocked(t *testing.T) (*versions.DB, *clock) {
 	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	db, err := versions.Open(filepath.Join(t.TempDir(), "memfs.db"), versions.Options{Now: c.now})
+	db, err := versions.Open(testDSN(t), versions.Options{Now: c.now})
 	ok(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db, c

@@ -40,6 +40,8 @@ func (db *DB) ListMemories(ctx context.Context, storeID string, o MemoryListOpti
 		if c < lo || c > hi {
 			return nil, badCursor(o.Page)
 		}
+		// Cursors of earlier versions ended a path with NUL.
+		c = strings.Replace(c, "\x00", "\x01", 1)
 		lo = c
 	}
 	full := o.View == ViewFull
@@ -80,7 +82,9 @@ func (db *DB) ListMemories(ctx context.Context, storeID string, o MemoryListOpti
 						}
 					}
 					page.Data = append(page.Data, MemoryItem{Memory: &m.Memory})
-					lo = m.Path + "\x00"
+					// The next path in byte order: paths hold no control
+					// character, and PostgreSQL's text takes no NUL.
+					lo = m.Path + "\x01"
 				}
 				return false, rows.Err()
 			}()

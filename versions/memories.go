@@ -226,12 +226,8 @@ func insertMemory(r *run, s *storeRow, path, content string, by Actor) (*Memory,
 		return nil, err
 	}
 	m.VersionID = vid
-	res, err := r.exec(`INSERT INTO memories (id, store, path, head, version_id, sha, size, created_at, updated_at)
+	ino, err := r.insertKey("ino", `INSERT INTO memories (id, store, path, head, version_id, sha, size, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, m.ID, s.seq, path, head, vid, m.ContentSHA256, m.ContentSize, now, now)
-	if err != nil {
-		return nil, err
-	}
-	ino, err := res.LastInsertId()
 	if err != nil {
 		return nil, err
 	}
@@ -356,14 +352,10 @@ func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err
 	}
 	var size any
 	if v.content != nil {
-		sha, content, size = v.sha, *v.content, len(*v.content)
+		sha, content, size = v.sha, r.db.d.blob(*v.content), len(*v.content)
 	}
-	res, err := r.exec(`INSERT INTO versions (id, store, memory_id, operation, created_at, actor_type, actor_id,
+	seq, err = r.insertKey("seq", `INSERT INTO versions (id, store, memory_id, operation, created_at, actor_type, actor_id,
 		conflict, path, sha, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		id, s.seq, v.memoryID, string(v.op), v.at, actorType, actorID, v.conflict, v.path, sha, size, content)
-	if err != nil {
-		return 0, "", err
-	}
-	seq, err = res.LastInsertId()
 	return seq, id, err
 }

@@ -11,28 +11,47 @@ import (
 	"strings"
 )
 
-//go:embed migrations/*.sql
+// Migrations live in migrations/<dialect>/NNNN_name.sql (see
+// migrations/README.md): each is applied once, in its own write
+// transaction, and recorded in schema_migrations.
+//
+//go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
 var migrationFiles embed.FS
 
-// migrate applies every embedded migration not yet recorded, each in its own
-// immediate transaction, so that two processes opening a new database at
-// once apply each migration exactly once.
+// migrate applies every embedded migration of the dialect not yet
+// recorded. Two processes opening a new database at once apply each
+// migration exactly once: on SQLite each transaction begins IMMEDIATE, on
+// PostgreSQL each first takes an advisory lock.
 func (db *DB) migrate(ctx context.Context) error {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	names, err := fs.Glob(migrationFiles, "migrations/"+db.d.name+"/*.sql")
 	if err != nil {
 		return fmt.Errorf("list migrations: %w", err)
 	}
 	sort.Strings(names)
-	err = db.write(ctx, "migrate "+db.path, func(r *run) error {
+	lock := func(r *run) error {
+		if db.d.name != "postgres" {
+			return nil
+		}
+		_, err := r.c.c.ExecContext(ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrationLock))
+		return err
+	}
+	integer := "INTEGER" // SQLite's rowid
+	if db.d.name == "postgres" {
+		integer = "BIGINT"
+	}
+	err = db.write(ctx, "migrate "+db.where, func(r *run) error {
+		if err := lock(r); err != nil {
+			return err
+		}
 		_, err := r.c.c.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-			version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
+			version `+integer+` PRIMARY KEY, name TEXT NOT NULL, applied_at `+integer+` NOT NULL)`)
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
-		base := strings.TrimPrefix(name, "migrations/")
+		base := name[strings.LastIndexByte(name, '/')+1:]
 		num, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
 		if err != nil {
 			return fmt.Errorf("migration %s: its name must start with a number", name)
@@ -41,9 +60,12 @@ func (db *DB) migrate(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("read migration %s: %w", name, err)
 		}
-		err = db.write(ctx, "migrate "+base, func(r *run) error {
+		err = db.write(ctx, "migrate "+db.d.name+"/"+base, func(r *run) error {
+			if err := lock(r); err != nil {
+				return err
+			}
 			var done int
-			err := r.c.c.QueryRowContext(ctx, "SELECT 1 FROM schema_migrations WHERE version = ?", num).Scan(&done)
+			err := r.c.c.QueryRowContext(ctx, db.d.rebind("SELECT 1 FROM schema_migrations WHERE version = ?"), num).Scan(&done)
 			if err == nil {
 				return nil
 			}
@@ -53,7 +75,7 @@ func (db *DB) migrate(ctx context.Context) error {
 			if _, err := r.c.c.ExecContext(ctx, string(body)); err != nil {
 				return err
 			}
-			_, err = r.c.c.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+			_, err = r.c.c.ExecContext(ctx, db.d.rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
 				num, base, db.nowNanos())
 			return err
 		})

@@ -63,7 +63,7 @@ func TestTwoProcessesWriting(t *testing.T) {
 	if os.Getenv(writerEnv) != "" {
 		t.Skip("running as a helper")
 	}
-	path := filepath.Join(t.TempDir(), "memfs.db")
+	path := testDSN(t)
 	db, err := versions.Open(path, versions.Options{})
 	ok(t, err)
 	defer db.Close()
@@ -147,6 +147,7 @@ func TestTwoProcessesWriting(t *testing.T) {
 // not reported: the holder here is another connection, as another process
 // would be.
 func TestBusyBeyondTimeoutIsRetried(t *testing.T) {
+	sqliteOnly(t)
 	path := filepath.Join(t.TempDir(), "memfs.db")
 	db, err := versions.Open(path, versions.Options{BusyTimeout: 20 * time.Millisecond})
 	ok(t, err)

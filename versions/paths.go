@@ -153,9 +153,10 @@ func keepDir(r *run, s *storeRow, dir string) error {
 		return nil
 	}
 	lo, hi := subtree(dir)
-	res, err := r.exec(`INSERT OR IGNORE INTO dirs (store, path) SELECT ?1, ?2
+	res, err := r.exec(`INSERT INTO dirs (store, path) SELECT CAST(?1 AS BIGINT), CAST(?2 AS TEXT)
 		WHERE NOT EXISTS (SELECT 1 FROM memories WHERE store = ?1 AND path > ?3 AND path < ?4)
-		AND NOT EXISTS (SELECT 1 FROM dirs WHERE store = ?1 AND path > ?3 AND path < ?4)`, s.seq, dir, lo, hi)
+		AND NOT EXISTS (SELECT 1 FROM dirs WHERE store = ?1 AND path > ?3 AND path < ?4)
+		ON CONFLICT DO NOTHING`, s.seq, dir, lo, hi)
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,10 @@ func (db *DB) CreateSession(ctx context.Context, attach []AttachmentParams) (*Se
 	}
 	var out *Session
 	err := db.write(ctx, "create session", func(r *run) error {
+		// Attaching reads the stores and changes none: no store's row is
+		// locked (sessions attaching the same stores in another order
+		// would deadlock).
+		r.write = false
 		now := r.db.nowNanos()
 		sess := Session{ID: r.db.ids.make(prefixSession, fromNanos(now)), CreatedAt: fromNanos(now)}
 		names := make([]string, len(attach))
@@ -65,11 +69,7 @@ func (db *DB) CreateSession(ctx context.Context, attach []AttachmentParams) (*Se
 			sess.Resources[i].Slug = slug
 			sess.Resources[i].MountPath = MountRoot + "/" + slug
 		}
-		res, err := r.exec("INSERT INTO sessions (id, created_at) VALUES (?, ?)", sess.ID, now)
-		if err != nil {
-			return err
-		}
-		seq, err := res.LastInsertId()
+		seq, err := r.insertKey("seq", "INSERT INTO sessions (id, created_at) VALUES (?, ?)", sess.ID, now)
 		if err != nil {
 			return err
 		}

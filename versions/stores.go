@@ -65,7 +65,7 @@ func storeNotFound(id string) error {
 
 // loadStore reads a store by id.
 func loadStore(r *run, id string) (*storeRow, error) {
-	s, err := r.stmt("SELECT " + storeCols + " FROM stores WHERE id = ?")
+	s, err := r.stmt("SELECT " + storeCols + " FROM stores WHERE id = ?" + r.lockClause())
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func loadWritable(r *run, id string) (*storeRow, error) {
 func loadStoreLite(r *run, id string, writable bool) (*storeRow, error) {
 	s := storeRow{Store: Store{ID: id}}
 	var archived sql.NullInt64
-	err := r.scan("SELECT seq, name, max_memories, max_memory_bytes, memory_count, archived_at FROM stores WHERE id = ?",
+	err := r.scan("SELECT seq, name, max_memories, max_memory_bytes, memory_count, archived_at FROM stores WHERE id = ?"+r.lockClause(),
 		[]any{id}, &s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.MemoryCount, &archived)
 	if err == sql.ErrNoRows {
 		return nil, storeNotFound(id)

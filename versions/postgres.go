@@ -1,0 +1,168 @@
+package versions
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// Connections a daemon holds to PostgreSQL, however many stores it mounts:
+// pgWriters for write transactions, pgReaders for reads, and one more for
+// LISTEN (the change feed's notifications). They open on first use and
+// stay open.
+const (
+	pgWriters = 4
+	pgReaders = 4
+	// PostgresConnections is the most connections one DB holds.
+	PostgresConnections = pgWriters + pgReaders + 1
+)
+
+// On PostgreSQL, a transaction runs at READ COMMITTED and its first
+// statement locks the store's row (SELECT … FROM stores WHERE id = ? FOR
+// UPDATE), so the writers of one store, from any host, run one at a time,
+// and each later statement sees every commit made before the lock was
+// granted: the per-store limits, path uniqueness, preconditions and
+// conflict marking are decided exactly as under SQLite's single writer,
+// while writers of different stores do not wait for each other. Reads
+// that span statements use REPEATABLE READ, one snapshot, as SQLite's read
+// transactions do.
+var postgresDialect = &dialect{
+	name:       "postgres",
+	beginWrite: "BEGIN ISOLATION LEVEL READ COMMITTED",
+	beginRead:  "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+	lockStore:  " FOR UPDATE",
+	returning:  true,
+	dollar:     true,
+	blob:       func(s string) any { return []byte(s) },
+	transient:  pgTransient,
+	broken:     pgBroken,
+	wrap:       pgWrap,
+}
+
+// pgState is what a DB on PostgreSQL holds besides its pools.
+type pgState struct {
+	config *pgx.ConnConfig
+}
+
+// migrationLock is the advisory lock that makes daemons starting at once
+// migrate one after the other.
+const migrationLock = 0x6d656d6673 // "memfs"
+
+func (db *DB) openPostgres(dsn string, opts Options) error {
+	db.d = postgresDialect
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		// pgx's message quotes no password, but may quote the DSN's
+		// syntax error; the DSN itself is shown redacted.
+		return errorf(CodeInvalid, "the database URL %s is not a valid PostgreSQL URL or DSN: %v", RedactDSN(dsn), redactErr(err, dsn))
+	}
+	db.where = pgWhere(cfg)
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+		cfg.RuntimeParams["application_name"] = "memfs"
+	}
+	cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)
+	if opts.Durability == DurabilityFull {
+		cfg.RuntimeParams["synchronous_commit"] = "on"
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	db.pg = &pgState{config: cfg}
+	sdb := stdlib.OpenDB(*cfg)
+	sdb.SetMaxOpenConns(pgWriters + pgReaders)
+	sdb.SetMaxIdleConns(pgWriters + pgReaders)
+	sdb.SetConnMaxIdleTime(0)
+	sdb.SetConnMaxLifetime(0)
+	db.w, db.r = sdb, sdb
+	db.wp, db.rp = newConnPool(sdb, pgWriters, nil), newConnPool(sdb, pgReaders, nil)
+	db.wp.broken, db.rp.broken = pgBroken, pgBroken
+	ctx := context.Background()
+	if err := db.retry(ctx, func() error {
+		return db.inTx(ctx, db.rp, "", false, func(r *run) error { return r.c.c.PingContext(ctx) })
+	}); err != nil {
+		return db.wrap("open database", err)
+	}
+	return db.migrate(ctx)
+}
+
+// pgWhere is host:port/database, for messages.
+func pgWhere(cfg *pgx.ConnConfig) string {
+	host := cfg.Host
+	if strings.Contains(host, ":") && !strings.HasPrefix(host, "/") {
+		host = "[" + host + "]"
+	}
+	return fmt.Sprintf("%s:%d/%s", host, cfg.Port, cfg.Database)
+}
+
+// redactErr is err's message without the DSN's password.
+func redactErr(err error, dsn string) string {
+	msg := err.Error()
+	if cfg, perr := pgx.ParseConfig(dsn); perr == nil && cfg.Password != "" {
+		msg = strings.ReplaceAll(msg, cfg.Password, "xxxxx")
+	}
+	return msg
+}
+
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// pgTransient: a serialization failure or a deadlock the server broke by
+// aborting this transaction.
+func pgTransient(err error) bool {
+	switch pgCode(err) {
+	case "40001", "40P01":
+		return true
+	}
+	return false
+}
+
+// pgBroken: an error the server did not report (a dropped connection, a
+// timeout, a cancelled context mid-statement) leaves the connection in an
+// unknown state; it is closed rather than reused.
+func pgBroken(err error) bool {
+	var e *Error
+	if errors.As(err, &e) || errors.Is(err, sql.ErrNoRows) || pgCode(err) != "" {
+		return false
+	}
+	return true
+}
+
+// unreachable reports errors that mean the server could not be reached or
+// the connection was lost.
+func unreachable(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) ||
+		errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "conn closed") ||
+		strings.HasPrefix(pgCode(err), "08") || pgCode(err) == "57P01" || pgCode(err) == "57P03"
+}
+
+func pgWrap(db *DB, what string, err error) error {
+	switch code := pgCode(err); {
+	case unreachable(err):
+		return &Error{Code: CodeUnavailable, Message: fmt.Sprintf("%s: cannot reach the database at %s: %v: check that the server is running and reachable; nothing was changed unless the commit reached it, and memfs reconnects by itself",
+			what, db.where, err)}
+	case code == "22021" || code == "22P05":
+		return errorf(CodeInvalid, "%s: a text holds a character PostgreSQL cannot store (NUL): remove it (%v)", what, err)
+	case code == "55P03":
+		return &Error{Code: CodeInternal, Message: fmt.Sprintf("%s: another writer of this store held its lock too long: retry in a moment (%v)", what, err)}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
