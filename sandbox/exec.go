@@ -20,6 +20,17 @@ func execStage(spec *Spec, out *os.File) int {
 	runtime.LockOSThread()
 	parent := os.Getppid()
 
+	// A keyring of its own: not the caller's session keyring (keyctl is
+	// refused anyway, but a program it runs might have been given one).
+	if _, _, e := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); e != 0 {
+		sendReport(out, failure(errorf(KindSetup, "give the command a session keyring of its own: %v", e)))
+		return 1
+	}
+	if err := limitProcesses(spec.Limits.Pids); err != nil {
+		sendReport(out, failure(errorf(KindSetup, "limit the command's processes: %v", err)))
+		return 1
+	}
+
 	// As the user Cmd runs as: a directory it could not enter is refused.
 	if err := dropPrivileges(spec.User); err != nil {
 		sendReport(out, failure(errorf(KindSetup, "drop privileges: %v", err)))
@@ -40,8 +51,8 @@ func execStage(spec *Spec, out *os.File) int {
 		sendReport(out, report{Kind: KindExec, Error: fmt.Sprintf("cannot run %s: %v", spec.Cmd[0], err), Code: code})
 		return code
 	}
-	if err := refuseTerminalInjection(); err != nil {
-		sendReport(out, failure(errorf(KindSetup, "install the seccomp filter against terminal injection: %v", err)))
+	if err := installSeccomp(); err != nil {
+		sendReport(out, failure(errorf(KindSetup, "install the command's seccomp filter: %v", err)))
 		return 1
 	}
 	if err := closeOnExecAbove(2); err != nil {
@@ -57,45 +68,16 @@ func execStage(spec *Spec, out *os.File) int {
 	return 126
 }
 
-// hide overmounts each hidden directory with an empty tmpfs and makes it
-// and the prompt directory read-only, in this namespace only.
+// hide overmounts each hidden directory with an empty read-only tmpfs, in
+// this namespace only.
 func hide(spec *Spec) error {
-	// This namespace is a copy of the namespace stage's, which the daemon
-	// lives in: keep what is mounted here from propagating there.
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return errorf(KindSetup, "make the command's mounts private: %v", err)
-	}
-	promptFD := -1
-	if spec.PromptDir != "" {
-		fd, err := unix.Open(spec.PromptDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	for _, dir := range spec.Hide {
+		err := unix.Mount("memfs-hidden", dir, "tmpfs", unix.MS_RDONLY|inert, "size=4k,nr_inodes=2,mode=0555")
+		if errors.Is(err, unix.ENOENT) {
+			continue // not in this view at all
+		}
 		if err != nil {
-			return errorf(KindSetup, "open the prompt directory %s: %v", spec.PromptDir, err)
-		}
-		defer unix.Close(fd)
-		promptFD = fd
-	}
-	for _, dir := range spec.Hide {
-		if err := unix.Mount("memfs-hidden", dir, "tmpfs", inert, "size=4k,nr_inodes=64,mode=0755"); err != nil {
 			return errorf(KindSetup, "hide %s from the command: %v", dir, err)
-		}
-	}
-	if promptFD >= 0 {
-		// The prompt directory may lie under a hidden one: recreate its
-		// path in the tmpfs and bind the original over it through the
-		// descriptor opened before the hiding.
-		if err := os.MkdirAll(spec.PromptDir, 0o755); err != nil {
-			return errorf(KindSetup, "recreate the prompt directory %s: %v", spec.PromptDir, err)
-		}
-		if err := bindFD(promptFD, spec.PromptDir); err != nil {
-			return errorf(KindSetup, "bind the prompt directory %s: %v", spec.PromptDir, err)
-		}
-		if err := unix.Mount("", spec.PromptDir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|inert, ""); err != nil {
-			return errorf(KindSetup, "make the prompt directory %s read-only: %v", spec.PromptDir, err)
-		}
-	}
-	for _, dir := range spec.Hide {
-		if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY|inert, ""); err != nil {
-			return errorf(KindSetup, "make the tmpfs hiding %s read-only: %v", dir, err)
 		}
 	}
 	return nil

@@ -103,7 +103,9 @@ func supervise() int {
 
 // env is a sandbox layout under a test's temporary directory.
 type env struct {
-	dir, root, db, prompt, stopped string
+	dir, root, db, stopped string
+	out                    string // granted to the command: where it leaves what tests read
+	ids                    *sandbox.IDMap
 }
 
 func newEnv(t *testing.T) *env {
@@ -120,16 +122,24 @@ func newEnv(t *testing.T) *env {
 		dir:     dir,
 		root:    filepath.Join(dir, "memory"),
 		db:      filepath.Join(dir, "db"),
-		prompt:  filepath.Join(dir, "prompt"),
 		stopped: filepath.Join(dir, "stopped"),
+		out:     filepath.Join(dir, "out"),
 	}
-	for _, d := range []string{e.root, e.db, e.prompt} {
+	ids, release, err := sandbox.AllocateIDs(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	e.ids = ids
+	for _, d := range []string{e.root, e.db, e.out} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if err := os.Chmod(e.out, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	mustWrite(t, filepath.Join(e.db, "memfs.db"), "secret database\n")
-	mustWrite(t, filepath.Join(e.prompt, "prompt.md"), "# Memory\nstores at "+e.root+"\n")
 	t.Cleanup(func() { assertNoMountUnder(t, dir) })
 	return e
 }
@@ -140,9 +150,11 @@ func (e *env) spec(cmd ...string) *sandbox.Spec {
 		MountRoot: e.root,
 		Serve:     []string{self, "fake-serve", e.root, e.stopped},
 		Hide:      []string{e.db},
-		PromptDir: e.prompt,
+		Prompt:    "# Memory\nstores at " + e.root + "\n",
+		IDs:       e.ids,
+		RW:        []string{e.out},
 		Cmd:       cmd,
-		Env:       append(os.Environ(), "MEMFS_PROMPT_FILE="+filepath.Join(e.prompt, "prompt.md"), "ROOT="+e.root, "DB="+e.db),
+		Env:       append(os.Environ(), "MEMFS_PROMPT_FILE="+sandbox.PromptFile, "ROOT="+e.root, "DB="+e.db),
 	}
 }
 

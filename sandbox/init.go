@@ -45,15 +45,37 @@ var unforwarded = []os.Signal{
 }
 
 func initAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
-	if err := hide(spec); err != nil {
+	if err := (&cgroup{dirs: spec.Cgroup}).join(); err != nil {
 		return failure(err)
 	}
-	if err := mountKernelFS(); err != nil {
-		return failure(err)
+	// No process of the host's may attach to this one (it is root there).
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return failure(errorf(KindSetup, "make the sandbox's init undumpable: %v", err))
+	}
+	// This namespace is a copy of the namespace stage's, which the daemon
+	// lives in: keep what is mounted here from propagating there.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return failure(errorf(KindSetup, "make the command's mounts private: %v", err))
+	}
+	for _, step := range []func(*Spec) error{readOnlyHost, mountKernelFS, mountPrivateTmp, hide, verifyHidden} {
+		if err := step(spec); err != nil {
+			return failure(err)
+		}
 	}
 	// Cmd gets a process group of its own, the terminal's foreground when
 	// there is one, so that ^C reaches it once and this init not at all.
+	// With IDs it gets a user namespace too, created by this process (root
+	// on the host, so it may map any range), owning neither this mount
+	// namespace nor the PID namespace: nothing Cmd's root is capable of
+	// there reaches them.
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if spec.IDs != nil {
+		attr.Cloneflags = syscall.CLONE_NEWUSER
+		attr.UidMappings, attr.GidMappings = spec.IDs.mappings(), spec.IDs.mappings()
+		attr.GidMappingsEnableSetgroups = true
+		// Without it the child would keep the host's uid 0, unmapped.
+		attr.Credential = &syscall.Credential{Uid: 0, Gid: 0}
+	}
 	if spec.Foreground {
 		attr.Foreground, attr.Ctty = true, 0
 	}

@@ -30,7 +30,7 @@ const inert = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
 // mountKernelFS mounts the command's /proc, of init's PID namespace, makes
 // what the kernel exposes there and in its other file systems read-only or
 // hidden, and gives the command its own /dev.
-func mountKernelFS() error {
+func mountKernelFS(*Spec) error {
 	if err := unix.Mount("proc", "/proc", "proc", inert, ""); err != nil {
 		return errorf(KindSetup, "mount /proc for the command's PID namespace: %v; in a container that masks parts of its /proc (rootless engines), allow it, e.g. --security-opt systempaths=unconfined", err)
 	}
@@ -62,12 +62,12 @@ func mountKernelFS() error {
 var devices = []string{"full", "null", "random", "tty", "urandom", "zero"}
 
 // mountDev gives the command a /dev of its own, as container runtimes do:
-// the harmless nodes, the host's terminals (/dev/pts, so that a terminal
-// it was given keeps its name), /dev/ptmx for new ones, a private /dev/shm
-// and the usual links.
+// the harmless nodes, a devpts instance of its own (its new terminals; no
+// other session's is there: the caller's terminal reaches it only as its
+// standard streams and /dev/tty), a private /dev/shm and the usual links.
 func mountDev() error {
 	fds := map[string]int{}
-	for _, name := range append(devices, "pts") {
+	for _, name := range devices {
 		fd, err := unix.Open("/dev/"+name, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return errorf(KindSetup, "open /dev/%s for the command's /dev: %v", name, err)
@@ -75,40 +75,29 @@ func mountDev() error {
 		defer unix.Close(fd)
 		fds[name] = fd
 	}
-	// Not nodev: /dev/ptmx below is a node of this tmpfs.
-	if err := unix.Mount("memfs-dev", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64"); err != nil {
+	if err := unix.Mount("memfs-dev", "/dev", "tmpfs", inert, "mode=0755,size=64k,nr_inodes=64"); err != nil {
 		return errorf(KindSetup, "mount the command's /dev: %v", err)
 	}
-	bind := func(name string, dir bool) error {
+	for _, name := range devices {
 		target := "/dev/" + name
-		var err error
-		if dir {
-			err = os.Mkdir(target, 0o755)
-		} else {
-			err = os.WriteFile(target, nil, 0o644)
-		}
+		err := os.WriteFile(target, nil, 0o644)
 		if err == nil {
 			err = bindFD(fds[name], target)
 		}
-		return err
-	}
-	for _, name := range devices {
-		if err := bind(name, false); err != nil {
+		// The bind has the flags of the host's /dev, nodev by now: a
+		// node of this list must open.
+		if err == nil {
+			err = unix.Mount("", target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_NOSUID|unix.MS_NOEXEC, "")
+		}
+		if err != nil {
 			return errorf(KindSetup, "bind /dev/%s into the command's /dev: %v", name, err)
 		}
 	}
-	if err := bind("pts", true); err != nil {
-		return errorf(KindSetup, "bind /dev/pts into the command's /dev: %v", err)
+	if err := os.Mkdir("/dev/pts", 0o755); err != nil {
+		return errorf(KindSetup, "make the command's /dev/pts: %v", err)
 	}
-	// A node of its own, not a bind: the kernel opens a new terminal in
-	// the devpts mounted at "pts" beside the ptmx node it was opened by,
-	// which a bound file has none of. Where nodes cannot be made (a user
-	// namespace) the command gets no new terminals.
-	if err := unix.Mknod("/dev/ptmx", unix.S_IFCHR|0o666, int(unix.Mkdev(5, 2))); err != nil && !errors.Is(err, unix.EPERM) {
-		return errorf(KindSetup, "make /dev/ptmx in the command's /dev: %v", err)
-	}
-	if err := os.Chmod("/dev/ptmx", 0o666); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return errorf(KindSetup, "make /dev/ptmx in the command's /dev: %v", err)
+	if err := unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
+		return errorf(KindSetup, "mount a devpts of the command's own: %v", err)
 	}
 	if err := os.Mkdir("/dev/shm", 0o1777); err != nil {
 		return errorf(KindSetup, "make the command's /dev/shm: %v", err)
@@ -119,12 +108,13 @@ func mountDev() error {
 	for link, target := range map[string]string{
 		"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0",
 		"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2",
+		"ptmx": "pts/ptmx",
 	} {
 		if err := os.Symlink(target, "/dev/"+link); err != nil {
 			return errorf(KindSetup, "link /dev/%s in the command's /dev: %v", link, err)
 		}
 	}
-	if err := unix.Mount("", "/dev", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC, ""); err != nil {
+	if err := unix.Mount("", "/dev", "", unix.MS_REMOUNT|unix.MS_RDONLY|inert, ""); err != nil {
 		return errorf(KindSetup, "make the command's /dev read-only: %v", err)
 	}
 	return nil

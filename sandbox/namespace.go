@@ -21,10 +21,30 @@ import (
 // removes every mount. It always exits 0; the report says how Cmd ended.
 func namespaceStage(spec *Spec, out *os.File) int {
 	runtime.LockOSThread() // for Pdeathsig of the children
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
-	sendReport(out, serveAndRun(spec, sigs, out))
+	sendReport(out, serveAndRun(spec, orphanedKills(sigs), out))
 	return 0
+}
+
+// orphanedKills passes sigs on, except that the SIGTERM this stage gets
+// when the supervisor dies (its parent-death signal) becomes SIGKILL: the
+// command ends at once, and this stage lives on to stop the daemon and
+// remove what the run made, so that nothing of a run killed with SIGKILL
+// stays.
+func orphanedKills(sigs <-chan os.Signal) <-chan os.Signal {
+	parent := os.Getppid()
+	out := make(chan os.Signal, 8)
+	go func() {
+		for s := range sigs {
+			if s == syscall.SIGTERM && os.Getppid() != parent {
+				s = syscall.SIGKILL
+			}
+			out <- s
+		}
+	}()
+	return out
 }
 
 func serveAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
@@ -36,6 +56,12 @@ func serveAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return failure(errorf(KindSetup, "become the sandbox's subreaper: %v", err))
 	}
+	cg, err := makeCgroup(spec.Limits, fmt.Sprintf("memfs-run-%d", os.Getpid()))
+	if err != nil {
+		return failure(err)
+	}
+	defer cg.remove()
+	spec.Cgroup = cg.dirs
 	d, err := startDaemon(spec)
 	if err != nil {
 		return failure(err)
@@ -91,7 +117,7 @@ func startDaemon(spec *Spec) (*daemon, error) {
 	cmd := exec.Command(spec.Serve[0], spec.Serve[1:]...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if spec.ServeLog != "" {
-		log, err := os.OpenFile(spec.ServeLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		log, err := OpenLog(spec.ServeLog)
 		if err != nil {
 			r.Close()
 			w.Close()
@@ -221,4 +247,30 @@ func procStat(pid int) stat {
 		return stat{ppid: -1}
 	}
 	return s
+}
+
+// OpenLog opens the daemon's log file for appending: never through a
+// symlink, created 0600, and only a regular file of this process's user.
+func OpenLog(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o600)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			return nil, fmt.Errorf("%s is a symlink", path)
+		}
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() || st.Nlink != 1 {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file of this user's with one link", path)
+	}
+	if err := unix.SetNonblock(int(f.Fd()), false); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }

@@ -53,9 +53,10 @@ func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	// Each stage and Cmd get a process group of their own, so a signal to
 	// memfs's group (or a terminal's ^C, which goes to Cmd's group alone)
 	// reaches Cmd once, not once per stage.
-	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGTERM, Setpgid: true}
 	spec.Terminal = stdin == os.Stdin && controllingTerminal()
 	spec.Foreground = spec.Terminal && inForeground()
+	saved, termErr := unix.IoctlGetTermios(0, unix.TCGETS)
 	st, err := startStage(stageNamespace, spec, attr, nil, stdin, stdout, stderr)
 	if err != nil {
 		if errors.Is(err, syscall.EPERM) {
@@ -71,6 +72,11 @@ func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		// it back, unless the shell continued us in the background.
 		if foreground.Load() {
 			giveTerminal(unix.Getpgrp())
+		}
+		// And the terminal's modes as they were: a command that turned
+		// off echo or left raw mode must not leave the shell so.
+		if spec.Terminal && termErr == nil {
+			restoreTerminal(saved)
 		}
 	}()
 	state, err := st.wait(sigs)
@@ -100,8 +106,26 @@ func (s *Spec) Validate() error {
 		return errorf(KindInvalid, "no serving daemon given for the mount root")
 	case !filepath.IsAbs(s.MountRoot):
 		return errorf(KindInvalid, "mount root %q is not an absolute path", s.MountRoot)
-	case s.PromptDir != "" && !filepath.IsAbs(s.PromptDir):
-		return errorf(KindInvalid, "prompt directory %q is not an absolute path", s.PromptDir)
+	case within(s.MountRoot, filepath.Dir(PromptFile)) || within(s.MountRoot, Home):
+		return errorf(KindInvalid, "mount root %s lies in the command's private %s or %s: choose another", s.MountRoot, filepath.Dir(PromptFile), Home)
+	case s.IDs != nil && s.User != nil && (s.User.UID >= s.IDs.Size || s.User.GID >= s.IDs.Size):
+		return errorf(KindInvalid, "user %d:%d is outside the %d ids the command's user namespace maps: give a --user below %d", s.User.UID, s.User.GID, s.IDs.Size, s.IDs.Size)
+	}
+	for _, d := range s.RW {
+		if !filepath.IsAbs(d) || filepath.Clean(d) != d || d == "/" {
+			return errorf(KindInvalid, "--rw %q: give an absolute, clean directory other than /", d)
+		}
+		if d == "/tmp" || within(d, filepath.Dir(PromptFile)) || within(d, Home) || within(d, "/dev") || within(d, "/proc") || within(d, "/sys") {
+			return errorf(KindInvalid, "--rw %s: the command's /tmp, /dev, /proc and /sys are its own; grant a directory elsewhere", d)
+		}
+		if within(d, s.MountRoot) || within(s.MountRoot, d) {
+			return errorf(KindInvalid, "--rw %s and the mount root %s overlap: grant a directory outside it", d, s.MountRoot)
+		}
+		for _, h := range s.Hide {
+			if within(d, h) || within(h, d) {
+				return errorf(KindInvalid, "--rw %s and the database's directory %s overlap: the command could replace the database; grant another directory", d, h)
+			}
+		}
 	}
 	for _, h := range s.Hide {
 		h = filepath.Clean(h)
@@ -137,6 +161,14 @@ func giveTerminal(pgid int) {
 	signal.Ignore(syscall.SIGTTOU)
 	defer signal.Reset(syscall.SIGTTOU)
 	_ = unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, pgid)
+}
+
+// restoreTerminal sets the modes of the terminal on standard input.
+func restoreTerminal(t *unix.Termios) {
+	// From the background the kernel would stop us with SIGTTOU.
+	signal.Ignore(syscall.SIGTTOU)
+	defer signal.Reset(syscall.SIGTTOU)
+	_ = unix.IoctlSetTermios(0, unix.TCSETSW, t)
 }
 
 // within reports whether path is dir or lies below it.

@@ -42,11 +42,25 @@ type Spec struct {
 	ServeLog string `json:"serve_log,omitempty"`
 	// Hide lists directories overmounted, in Cmd's namespace only, by an
 	// empty read-only tmpfs (the database's directory: the daemon keeps
-	// seeing it).
-	Hide []string `json:"hide"`
-	// PromptDir, if set, is bind-mounted read-only for Cmd, even when it
-	// lies under a hidden directory.
-	PromptDir string `json:"prompt_dir"`
+	// seeing it). Unreachable lists files that must then be gone from
+	// Cmd's view (the database and its journal): Cmd does not start
+	// otherwise.
+	Hide        []string `json:"hide"`
+	Unreachable []string `json:"unreachable,omitempty"`
+	// RW lists host directories that stay writable for Cmd; every other
+	// host file system is read-only, nosuid and nodev in its view.
+	RW []string `json:"rw,omitempty"`
+	// Prompt is the content of PromptFile, which only Cmd's namespace has.
+	Prompt string `json:"prompt"`
+	// IDs, if set, gives Cmd a user namespace mapping its ids onto an
+	// unprivileged host range. The daemon must then own its files as the
+	// mapped ids (see HostIDs).
+	IDs *IDMap `json:"ids,omitempty"`
+	// Limits bound Cmd's resources.
+	Limits Limits `json:"limits"`
+	// Cgroup is set by the namespace stage: the cgroup directories init
+	// joins.
+	Cgroup []string `json:"cgroup,omitempty"`
 	// Cmd is the command and its arguments; Cmd[0] is looked up in the PATH
 	// of Env.
 	Cmd []string `json:"cmd"`
@@ -111,6 +125,7 @@ const (
 	stageNamespace = "__memfs_sandbox_namespace"
 	stageInit      = "__memfs_sandbox_init"
 	stageExec      = "__memfs_sandbox_exec"
+	stageProbe     = "__memfs_sandbox_probe" // CheckUserNamespace's: does nothing
 )
 
 // Every stage reads its Spec from fd 3 and reports on fd 4.
@@ -159,6 +174,8 @@ func RunStage(args []string) (code int, ok bool) {
 	}
 	var stage func(*Spec, *os.File) int
 	switch args[1] {
+	case stageProbe:
+		return 0, true
 	case stageNamespace:
 		stage = namespaceStage
 	case stageInit:

@@ -84,7 +84,7 @@ fails umount-root umount -l "$ROOT"
 fails remount mount -o remount,rw "$ROOT"
 fails mount-tmpfs mount -t tmpfs none "$ROOT/rw"
 fails read-db cat "$DB/memfs.db"
-check db-dir-empty sh -c 'out=$(ls -A "$DB") && test -z "$out"' 
+check db-dir-empty sh -c 'out=$(ls -A "$DB" 2>/dev/null); test -z "$out"' 
 fails write-db-dir touch "$DB/x"
 check prompt grep -q "$ROOT" "$MEMFS_PROMPT_FILE"
 fails write-prompt sh -c 'echo x >> "$MEMFS_PROMPT_FILE"'
@@ -150,8 +150,8 @@ func TestSignalsReachCommand(t *testing.T) {
 	}{{syscall.SIGTERM, "TERM"}, {syscall.SIGINT, "INT"}, {syscall.SIGHUP, "HUP"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			marker := filepath.Join(e.dir, "trapped")
-			started := filepath.Join(e.dir, "started")
+			marker := filepath.Join(e.out, "trapped")
+			started := filepath.Join(e.out, "started")
 			// The trap counts deliveries and the command lingers after
 			// the first, so that a second one would show.
 			script := `got=0
@@ -187,8 +187,8 @@ exit 42`
 // A supervisor killed outright takes the whole sandbox with it.
 func TestSupervisorKilled(t *testing.T) {
 	e := newEnv(t)
-	started := filepath.Join(e.dir, "started")
-	nsFile := filepath.Join(e.dir, "ns")
+	started := filepath.Join(e.out, "started")
+	nsFile := filepath.Join(e.out, "ns")
 	spec := e.spec("sh", "-c", `readlink /proc/self/ns/pid > "$NSFILE"; touch "$STARTED"; while :; do sleep 0.05; done`)
 	spec.Env = append(spec.Env, "NSFILE="+nsFile, "STARTED="+started)
 	sup := supervisorCmd(t, spec)
@@ -370,7 +370,7 @@ check firmware-hidden sh -c 'test -z "$(ls -A /sys/firmware 2>/dev/null)"'
 `
 	// A proc mounted elsewhere, as in a chroot or build root on the host.
 	e := newEnv(t)
-	otherProc := filepath.Join(e.dir, "chroot-proc")
+	otherProc := filepath.Join(e.out, "chroot-proc")
 	if err := os.Mkdir(otherProc, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +473,11 @@ func TestInitSurvivesSignals(t *testing.T) {
 		}
 	}
 	script := `for s in ` + strings.Join(sigs, " ") + `; do kill -s $s 1 || exit 1; done; sleep 0.2; exit 5`
-	code, out := run(t, e.spec("sh", "-c", script))
+	// Without a user namespace: in one, root inside is not init's user
+	// and may not signal it at all.
+	spec := e.spec("sh", "-c", script)
+	spec.IDs = nil
+	code, out := run(t, spec)
 	if code != 5 {
 		t.Fatalf("exit status %d, want the command's 5; output:\n%s", code, out)
 	}
@@ -481,7 +485,7 @@ func TestInitSurvivesSignals(t *testing.T) {
 
 func TestOrphansEnded(t *testing.T) {
 	e := newEnv(t)
-	nsFile := filepath.Join(e.dir, "ns")
+	nsFile := filepath.Join(e.out, "ns")
 	spec := e.spec("sh", "-c", `sleep 300 & readlink /proc/self/ns/pid > "$NSFILE"; exit 3`)
 	spec.Env = append(spec.Env, "NSFILE="+nsFile)
 	if code, out := run(t, spec); code != 3 {
@@ -561,22 +565,6 @@ func TestErrors(t *testing.T) {
 			t.Fatalf("err = %v, want a KindBusy error", err)
 		}
 	})
-}
-
-// The prompt directory stays readable when it lies inside a hidden one.
-func TestPromptUnderHiddenDir(t *testing.T) {
-	e := newEnv(t)
-	inner := filepath.Join(e.db, "prompt")
-	if err := os.Mkdir(inner, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	mustWrite(t, filepath.Join(inner, "p.md"), "hello prompt\n")
-	spec := e.spec("sh", "-c", `cat "$DB/prompt/p.md"; ls -A "$DB"`)
-	spec.PromptDir = inner
-	code, out := run(t, spec)
-	if got, want := out, "hello prompt\nprompt\n"; code != 0 || got != want {
-		t.Errorf("exit %d, output %q; want 0, %q", code, got, want)
-	}
 }
 
 func TestMakeMountRoot(t *testing.T) {

@@ -8,8 +8,12 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -40,8 +44,16 @@ func runCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "store", Usage: "attach `STORE[:read_only]` to a new session; repeat for more (at most 8)"},
 			&cli.StringSliceFlag{Name: "instructions", Usage: "`STORE=TEXT`: instructions for the agent about a --store"},
 			runMountRootFlag("mount the stores at `DIR` inside the sandbox"),
-			&cli.StringFlag{Name: "user", Usage: "run CMD as `UID[:GID]` (numbers or names) instead of root"},
-			&cli.StringFlag{Name: "log", Usage: "append the mount daemon's log to `FILE` instead of standard error, off the screen of an interactive agent"},
+			&cli.StringFlag{Name: "user", Usage: "run CMD as `UID[:GID]` (numbers or names, below 65536) instead of root"},
+			&cli.StringFlag{Name: "log", Usage: "append the mount daemon's log to `FILE` (created 0600, never through a symlink) instead of standard error, off the screen of an interactive agent"},
+			&cli.StringSliceFlag{Name: "rw", Usage: "keep host directory `DIR` writable for CMD (every other host file system is read-only to it); repeat for more"},
+			&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in CMD's environment; repeat for more"},
+			&cli.StringSliceFlag{Name: "pass-env", Usage: "pass variable `K` of memfs's environment on to CMD; repeat for more"},
+			&cli.Int64Flag{Name: "uid-base", Value: -1, Usage: "map CMD's root to host uid and gid `N` (and its ids 1-65535 to the ones after it); default: a free range from 1879048192 on, one per run"},
+			&cli.BoolFlag{Name: "require-userns", Usage: "fail instead of running CMD without a user namespace where the kernel or container refuses one"},
+			&cli.IntFlag{Name: "pids", Value: sandbox.DefaultPids, Usage: "at most `N` processes and threads for CMD (0: no limit)"},
+			&cli.StringFlag{Name: "memory", Usage: "at most `SIZE` of memory for CMD, e.g. 2G or 512M (needs a cgroup memory controller)"},
+			&cli.Float64Flag{Name: "cpus", Usage: "at most `N` CPUs' time for CMD, e.g. 1.5 (needs a cgroup cpu controller)"},
 		},
 		Action: runSandboxed,
 	}
@@ -84,7 +96,20 @@ func runSandboxed(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	spec := &sandbox.Spec{MountRoot: root, Hide: []string{filepath.Dir(dbPath)}, Cmd: argv, User: who, ServeLog: logFile}
+	limits, err := runLimits(c)
+	if err != nil {
+		return err
+	}
+	rw, err := runRWDirs(c.StringSlice("rw"))
+	if err != nil {
+		return err
+	}
+	env, err := runEnviron(c.StringSlice("env"), c.StringSlice("pass-env"))
+	if err != nil {
+		return usageFor(c, "%v", err)
+	}
+	spec := &sandbox.Spec{MountRoot: root, Cmd: argv, User: who, ServeLog: logFile, RW: rw, Limits: limits, Env: env}
+	spec.Hide, spec.Unreachable = runHidden(dbPath)
 	spec.Dir, _ = os.Getwd()
 	spec.Serve = []string{self, "--db", dbPath, "mount", "--ready-fd", "3"} // completed with the session below
 	if err := spec.Validate(); err != nil {
@@ -95,6 +120,16 @@ func runSandboxed(c *cli.Context) error {
 		if err := check(); err != nil {
 			return runSandboxError(err)
 		}
+	}
+
+	ids, releaseIDs, err := runIDs(c)
+	if err != nil {
+		return runSandboxError(err)
+	}
+	defer releaseIDs()
+	spec.IDs = ids
+	if err := spec.Validate(); err != nil {
+		return runSandboxError(err)
 	}
 
 	db, err := openDB(c)
@@ -185,37 +220,27 @@ func runAttachments(ctx context.Context, c *cli.Context, db *versions.DB, stores
 	return attach, nil
 }
 
-// runInSandbox writes the prompt file, prepares the mount root and runs the
-// command; everything it made is gone when it returns.
+// runInSandbox prepares the mount root and runs the command; everything it
+// made is gone when it returns.
 func runInSandbox(c *cli.Context, spec *sandbox.Spec, sess *versions.Session, prompt string, who *sandbox.User) (int, error) {
-	dir, err := os.MkdirTemp("", "memfs-run-")
-	if err != nil {
-		return 0, fmt.Errorf("make a directory for the prompt file: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	promptFile := filepath.Join(dir, "memory-prompt.md")
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return 0, err
-	}
-	if err := os.WriteFile(promptFile, []byte(prompt), 0o644); err != nil {
-		return 0, fmt.Errorf("write the prompt file: %w", err)
-	}
 	removeRoot, err := sandbox.MakeMountRoot(spec.MountRoot)
 	if err != nil {
 		return 0, runSandboxError(err)
 	}
 	defer removeRoot()
 
-	spec.PromptDir = dir
+	spec.Prompt = prompt
 	// The daemon ends the session too: it outlives a run killed by
 	// SIGKILL long enough to unmount (its parent-death signal is SIGTERM).
 	spec.Serve = append(spec.Serve, "--session", sess.ID, "--end-session")
-	if who != nil {
-		spec.Serve = append(spec.Serve, "--uid", strconv.Itoa(int(who.UID)), "--gid", strconv.Itoa(int(who.GID)))
+	// The files belong to the command's user as the host knows it: the
+	// kernel checks the modes the daemon reports against host ids.
+	if uid, gid := spec.HostIDs(); who != nil || spec.IDs != nil {
+		spec.Serve = append(spec.Serve, "--uid", strconv.Itoa(uid), "--gid", strconv.Itoa(gid))
 	}
 	spec.Serve = append(spec.Serve, spec.MountRoot)
-	spec.Env = append(runEnviron(),
-		"MEMFS_PROMPT_FILE="+promptFile,
+	spec.Env = append(spec.Env,
+		"MEMFS_PROMPT_FILE="+sandbox.PromptFile,
 		"MEMFS_SESSION_ID="+sess.ID,
 		"MEMFS_MOUNT_ROOT="+spec.MountRoot)
 	slog.Debug("memfs run", "session", sess.ID, "root", spec.MountRoot, "cmd", spec.Cmd)
@@ -226,16 +251,133 @@ func runInSandbox(c *cli.Context, spec *sandbox.Spec, sess *versions.Session, pr
 	return code, nil
 }
 
-// runEnviron is memfs's environment for the command, less what would point
-// it at the hidden database.
-func runEnviron() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "MEMFS_") {
-			env = append(env, kv)
+// runEnviron is the command's environment: PATH, TERM and LANG from
+// memfs's, a HOME it can write, then --pass-env and --env. Nothing else of
+// memfs's reaches it: not MEMFS_DB nor any other secret.
+func runEnviron(set, pass []string) ([]string, error) {
+	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + sandbox.Home}
+	if p := os.Getenv("PATH"); p != "" {
+		env[0] = "PATH=" + p
+	}
+	for _, k := range []string{"TERM", "LANG"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
 		}
 	}
-	return env
+	for _, k := range pass {
+		if k == "" || strings.Contains(k, "=") {
+			return nil, fmt.Errorf("--pass-env %q: give a variable's name", k)
+		}
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, kv := range set {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return nil, fmt.Errorf("--env %q is not K=V", kv)
+		}
+		env = append(env, kv)
+	}
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "MEMFS_") {
+			return nil, fmt.Errorf("%s: memfs sets the MEMFS_ variables itself; the database stays out of the command's reach", k)
+		}
+	}
+	return env, nil
+}
+
+// runHidden is what the command must not see of the database: the
+// directory holding it, as named and with symlinks resolved (SQLite keeps
+// its -wal and -shm beside the file itself), and those files.
+func runHidden(dbPath string) (dirs, files []string) {
+	paths := []string{dbPath}
+	if real, err := filepath.EvalSymlinks(dbPath); err == nil && real != dbPath {
+		paths = append(paths, real)
+	} else if dir, err := filepath.EvalSymlinks(filepath.Dir(dbPath)); err == nil && dir != filepath.Dir(dbPath) {
+		paths = append(paths, filepath.Join(dir, filepath.Base(dbPath)))
+	}
+	for _, p := range paths {
+		if d := filepath.Dir(p); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+		files = append(files, p, p+"-wal", p+"-shm", p+"-journal")
+	}
+	return dirs, files
+}
+
+// runIDs takes the host id range the command's user namespace maps, or nil
+// where no user namespace can be made and --require-userns is not given.
+func runIDs(c *cli.Context) (*sandbox.IDMap, func(), error) {
+	ids, release, err := sandbox.AllocateIDs(c.Int64("uid-base"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := sandbox.CheckUserNamespace(ids); err != nil {
+		release()
+		if c.Bool("require-userns") {
+			return nil, nil, &sandbox.Error{Kind: sandbox.KindPrivilege, ExitCode: 1, Message: fmt.Sprintf(
+				"cannot create a user namespace (%v): allow them (sysctl user.max_user_namespaces; in a container, a seccomp profile that permits unshare/clone of user namespaces), or drop --require-userns", err)}
+		}
+		slog.Warn("memfs run: no user namespace here, so root inside is root on the host for the files it can reach (all read-only except the stores and --rw directories); run with --require-userns to refuse this", "reason", err.Error())
+		return nil, func() {}, nil
+	}
+	return ids, release, nil
+}
+
+// runRWDirs resolves the --rw directories.
+func runRWDirs(dirs []string) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		if err == nil {
+			var fi os.FileInfo
+			if fi, err = os.Stat(abs); err == nil && !fi.IsDir() {
+				err = errors.New("not a directory")
+			}
+		}
+		if err != nil {
+			return nil, &versions.Error{Code: versions.CodeInvalid, Message: fmt.Sprintf("--rw %s: %v; give an existing directory", d, err)}
+		}
+		out = append(out, abs)
+	}
+	return out, nil
+}
+
+// runLimits reads --pids, --memory and --cpus.
+func runLimits(c *cli.Context) (sandbox.Limits, error) {
+	l := sandbox.Limits{Pids: c.Int("pids"), CPUs: c.Float64("cpus")}
+	if l.Pids < 0 || l.CPUs < 0 {
+		return l, usageFor(c, "--pids and --cpus must not be negative")
+	}
+	if m := c.String("memory"); m != "" {
+		n, err := parseSize(m)
+		if err != nil {
+			return l, usageFor(c, "--memory %q: %v", m, err)
+		}
+		l.Memory = n
+	}
+	return l, nil
+}
+
+// parseSize reads a byte count with an optional K, M, G or T suffix
+// (powers of 1024).
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	t := strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B")
+	for i, suffix := range []string{"K", "M", "G", "T"} {
+		if strings.HasSuffix(t, suffix) {
+			t, mult = strings.TrimSuffix(t, suffix), int64(1)<<(10*(i+1))
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, errors.New("give a positive size such as 512M or 2G")
+	}
+	return n * mult, nil
 }
 
 // runEndSession ends the session on a fresh handle: the run may have taken
@@ -317,20 +459,89 @@ func runSandboxError(err error) error {
 }
 
 // runLogFile checks that the --log file can be written, before anything
-// starts, and returns its absolute path ("" for standard error).
+// starts, and returns its absolute path ("" for standard error). It is never
+// opened through a symlink, is created 0600, and is refused in a directory
+// others may write (one could plant a link or a file there for memfs, run as
+// root, to append to).
 func runLogFile(name string) (string, error) {
 	if name == "" {
 		return "", nil
 	}
+	bad := func(why string) error {
+		return &versions.Error{Code: versions.CodeInvalid, Message: fmt.Sprintf("cannot use the --log file %q: %s", name, why)}
+	}
 	path, err := filepath.Abs(name)
-	if err == nil {
-		var f *os.File
-		if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
-			err = f.Close()
-		}
-	}
 	if err != nil {
-		return "", &versions.Error{Code: versions.CodeInvalid, Message: fmt.Sprintf("cannot write the --log file %s: %v; give a file in a writable directory", name, err)}
+		return "", bad(err.Error())
 	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return "", bad(fmt.Sprintf("%v; give a file in an existing directory", err))
+	}
+	path = filepath.Join(dir, filepath.Base(path))
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		return "", bad(err.Error())
+	}
+	if st.Mode&0o002 != 0 || (st.Mode&0o020 != 0 && st.Gid != 0) {
+		return "", bad(fmt.Sprintf("its directory %s may be written by others; give a file in a directory only its owner writes", dir))
+	}
+	if st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+		return "", bad(fmt.Sprintf("its directory %s belongs to another user; give a file in a directory of root's or yours", dir))
+	}
+	f, err := sandbox.OpenLog(path)
+	if err != nil {
+		return "", bad(fmt.Sprintf("%v; give a regular file in a writable directory, not a symlink", err))
+	}
+	f.Close()
 	return path, nil
+}
+
+// logSafe escapes, in every logged value, what a shell or a terminal would
+// act on: a log line holds paths the agent chose, and a log appended to a
+// file that is later sourced, or shown on a terminal, must not run or draw
+// anything. Letters of any script, digits, spaces and path punctuation
+// stay; any other character becomes \xNN for each of its bytes. (The text
+// handler then quotes what has spaces.)
+func logSafe(_ []string, a slog.Attr) slog.Attr {
+	var s string
+	switch v := a.Value.Resolve(); v.Kind() {
+	case slog.KindString:
+		s = v.String()
+	case slog.KindAny:
+		switch x := v.Any().(type) {
+		case error:
+			s = x.Error()
+		case fmt.Stringer:
+			s = x.String()
+		default:
+			return a
+		}
+	default:
+		return a
+	}
+	return slog.String(a.Key, escapeLogValue(s))
+}
+
+func escapeLogValue(s string) string {
+	safe := func(r rune) bool {
+		return r == ' ' || strings.ContainsRune("_./:@%+,=-#[]{}", r) ||
+			r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r))
+	}
+	if strings.IndexFunc(s, func(r rune) bool { return !safe(r) }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if safe(r) {
+			b.WriteString(s[i : i+n])
+		} else {
+			for _, c := range []byte(s[i : i+n]) {
+				fmt.Fprintf(&b, `\x%02x`, c)
+			}
+		}
+		i += n
+	}
+	return b.String()
 }

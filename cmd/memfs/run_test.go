@@ -23,6 +23,7 @@ import (
 // hides) and a mount root beside it.
 type runEnv struct {
 	dir, db, root string
+	out           string // granted to the command with --rw: where it leaves what tests read
 }
 
 func newRunEnv(t *testing.T) *runEnv {
@@ -38,7 +39,13 @@ func newRunEnv(t *testing.T) *runEnv {
 			t.Fatal(err)
 		}
 	}
-	e := &runEnv{dir: dir, db: filepath.Join(dir, "db", "memfs.db"), root: filepath.Join(dir, "memory")}
+	e := &runEnv{dir: dir, db: filepath.Join(dir, "db", "memfs.db"), root: filepath.Join(dir, "memory"), out: filepath.Join(dir, "out")}
+	if err := os.Mkdir(e.out, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(e.out, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { runAssertNoMounts(t, dir) })
 	return e
 }
@@ -157,7 +164,8 @@ func TestRunSandbox(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newRunEnv(t)
 			e.stores(t)
-			args := append([]string{"run", "--store", "Agent Notes", "--store", "Reference:read_only", "--mount-root", e.root}, tc.user...)
+			args := append([]string{"run", "--store", "Agent Notes", "--store", "Reference:read_only", "--mount-root", e.root,
+				"--pass-env", "ROOT", "--env", "DBFILE=" + e.db}, tc.user...)
 			out, errs, code := e.memfs(t, append(args, "--", "sh", "-c", agentScript)...)
 			if code != 0 {
 				t.Fatalf("memfs run exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
@@ -246,11 +254,11 @@ func TestRunSignal(t *testing.T) {
 	e := newRunEnv(t)
 	e.stores(t)
 	id := e.ok(t, "session", "create", "--store", "Agent Notes")
-	marker, started := filepath.Join(e.dir, "trapped"), filepath.Join(e.dir, "started")
+	marker, started := filepath.Join(e.out, "trapped"), filepath.Join(e.out, "started")
 	script := fmt.Sprintf(`trap 'echo TERM > %q; exit 42' TERM
 touch %q
 while :; do sleep 0.05; done`, marker, started)
-	cmd := e.command("run", "--session", id, "--mount-root", e.root, "--", "sh", "-c", script)
+	cmd := e.command("run", "--session", id, "--mount-root", e.root, "--rw", e.out, "--", "sh", "-c", script)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
@@ -288,9 +296,9 @@ while :; do sleep 0.05; done`, marker, started)
 func TestRunKilled(t *testing.T) {
 	e := newRunEnv(t)
 	e.stores(t)
-	idFile := filepath.Join(e.dir, "session")
+	idFile := filepath.Join(e.out, "session")
 	script := fmt.Sprintf(`echo "$MEMFS_SESSION_ID" > %q; exec sleep 300`, idFile)
-	cmd := e.command("run", "--store", "Agent Notes", "--mount-root", e.root, "--", "sh", "-c", script)
+	cmd := e.command("run", "--store", "Agent Notes", "--mount-root", e.root, "--rw", e.out, "--", "sh", "-c", script)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {

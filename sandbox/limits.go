@@ -1,0 +1,189 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Limits bound what Cmd and everything it starts may use. Zero means no
+// limit.
+type Limits struct {
+	// Pids is how many processes and threads may run at once: the cgroup
+	// pids controller where there is one, and RLIMIT_NPROC of Cmd's user
+	// besides (root on the host, without a user namespace, is exempt
+	// from it).
+	Pids int `json:"pids"`
+	// Memory is in bytes; CPUs in cores. Both need a cgroup controller:
+	// Run fails when asked for one it cannot apply.
+	Memory int64   `json:"memory"`
+	CPUs   float64 `json:"cpus"`
+}
+
+// DefaultPids is memfs run's process limit unless the operator sets one.
+const DefaultPids = 1024
+
+// cgroup is one run's cgroup: one directory on cgroup v2, one per
+// controller on v1. Each is a child of this process's own cgroup there.
+type cgroup struct {
+	dirs []string
+}
+
+// cgroupLimits makes a cgroup for l and returns it, or an error when a
+// limit other than Pids cannot be applied (Pids then falls back to
+// RLIMIT_NPROC alone, logged).
+func makeCgroup(l Limits, name string) (*cgroup, error) {
+	if l.Pids == 0 && l.Memory == 0 && l.CPUs == 0 {
+		return &cgroup{}, nil
+	}
+	cg, err := tryCgroup(l, name)
+	if err == nil {
+		return cg, nil
+	}
+	if l.Memory != 0 || l.CPUs != 0 {
+		return nil, errorf(KindSetup, "cannot apply --memory or --cpus: %v; give the limits to the container or service memfs runs in instead", err)
+	}
+	slog.Warn("sandbox: no cgroup pids controller to limit the command's processes; RLIMIT_NPROC of its user limits them instead", "reason", err.Error())
+	return &cgroup{}, nil
+}
+
+func tryCgroup(l Limits, name string) (*cgroup, error) {
+	own, err := ownCgroups()
+	if err != nil {
+		return nil, err
+	}
+	cg := &cgroup{}
+	fail := func(err error) (*cgroup, error) {
+		cg.remove()
+		return nil, err
+	}
+	type setting struct{ file, value string }
+	want := map[string][]setting{}
+	if l.Pids > 0 {
+		want["pids"] = []setting{{"pids.max", strconv.Itoa(l.Pids)}}
+	}
+	if l.Memory > 0 {
+		want["memory"] = []setting{{"memory.max", strconv.FormatInt(l.Memory, 10)}}
+	}
+	if l.CPUs > 0 {
+		want["cpu"] = []setting{{"cpu.max", fmt.Sprintf("%d 100000", int64(l.CPUs*100000))}}
+	}
+	if root, ok := own[""]; ok && isCgroup2("/sys/fs/cgroup"+root) {
+		dir := filepath.Join("/sys/fs/cgroup", root)
+		var ctrl []string
+		for c := range want {
+			ctrl = append(ctrl, "+"+c)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte(strings.Join(ctrl, " ")), 0); err != nil {
+			return nil, fmt.Errorf("enable %s in %s: %w", strings.Join(ctrl, " "), dir, err)
+		}
+		child := filepath.Join(dir, name)
+		if err := os.Mkdir(child, 0o755); err != nil {
+			return nil, err
+		}
+		cg.dirs = append(cg.dirs, child)
+		for _, s := range want {
+			for _, kv := range s {
+				if err := os.WriteFile(filepath.Join(child, kv.file), []byte(kv.value), 0); err != nil {
+					return fail(fmt.Errorf("set %s: %w", kv.file, err))
+				}
+			}
+		}
+		return cg, nil
+	}
+	// cgroup v1: one hierarchy per controller, with v1's file names.
+	v1 := map[string]string{"pids.max": "pids.max", "memory.max": "memory.limit_in_bytes"}
+	for c, settings := range want {
+		path, ok := own[c]
+		if !ok {
+			return fail(fmt.Errorf("no %s controller", c))
+		}
+		child := filepath.Join("/sys/fs/cgroup", c, path, name)
+		if err := os.Mkdir(child, 0o755); err != nil {
+			return fail(fmt.Errorf("make the cgroup %s: %w", child, err))
+		}
+		cg.dirs = append(cg.dirs, child)
+		for _, kv := range settings {
+			files := map[string]string{v1[kv.file]: kv.value}
+			if kv.file == "cpu.max" {
+				q, _, _ := strings.Cut(kv.value, " ")
+				files = map[string]string{"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": q}
+			}
+			for f, v := range files {
+				if err := os.WriteFile(filepath.Join(child, f), []byte(v), 0); err != nil {
+					return fail(fmt.Errorf("set %s: %w", filepath.Join(child, f), err))
+				}
+			}
+		}
+	}
+	return cg, nil
+}
+
+// ownCgroups maps each controller (v2: "") to this process's cgroup in it.
+func ownCgroups() (map[string]string, error) {
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		for c := range strings.SplitSeq(parts[1], ",") {
+			m[c] = parts[2]
+		}
+	}
+	return m, sc.Err()
+}
+
+func isCgroup2(dir string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(dir, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC
+}
+
+// join moves the calling process into the cgroup.
+func (cg *cgroup) join() error {
+	for _, d := range cg.dirs {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte("0"), 0); err != nil {
+			return errorf(KindSetup, "join the command's cgroup %s: %v", d, err)
+		}
+	}
+	return nil
+}
+
+// remove removes the cgroup once the processes in it are gone.
+func (cg *cgroup) remove() {
+	for _, d := range cg.dirs {
+		var err error
+		for range 100 {
+			if err = unix.Rmdir(d); err == nil || errors.Is(err, unix.ENOENT) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond) // its last processes are dying
+		}
+		if err != nil && !errors.Is(err, unix.ENOENT) {
+			slog.Warn("sandbox: remove the command's cgroup", "cgroup", d, "err", err)
+		}
+	}
+}
+
+// limitProcesses sets RLIMIT_NPROC on this process, which Cmd inherits.
+func limitProcesses(n int) error {
+	if n <= 0 {
+		return nil
+	}
+	lim := unix.Rlimit{Cur: uint64(n), Max: uint64(n)}
+	return unix.Setrlimit(unix.RLIMIT_NPROC, &lim)
+}
