@@ -87,9 +87,11 @@ const (
 	nrAt, archAt, arg0At, arg1At = 0, 4, 16, 24
 )
 
-func (p *program) op(code uint16, k uint32)      { p.code = append(p.code, unix.SockFilter{Code: code, K: k}) }
-func (p *program) label(name string)             { p.labels[name] = len(p.code) }
-func (p *program) ret(k uint32)                  { p.op(bpfRet, k) }
+func (p *program) op(code uint16, k uint32) {
+	p.code = append(p.code, unix.SockFilter{Code: code, K: k})
+}
+func (p *program) label(name string) { p.labels[name] = len(p.code) }
+func (p *program) ret(k uint32)      { p.op(bpfRet, k) }
 func (p *program) jump(code uint16, k uint32, to string) {
 	p.fixups[len(p.code)] = to
 	p.op(code, k)

@@ -109,7 +109,12 @@ func runSandboxed(c *cli.Context) error {
 		return usageFor(c, "%v", err)
 	}
 	spec := &sandbox.Spec{MountRoot: root, Cmd: argv, User: who, ServeLog: logFile, RW: rw, Limits: limits, Env: env}
-	spec.Hide, spec.Unreachable = runHidden(dbPath)
+	if !versions.IsPostgres(dbPath) {
+		// A PostgreSQL database has no file to hide: its URL reaches
+		// only the daemon, outside the command's PID namespace, and no
+		// MEMFS_ or PG variable reaches the command.
+		spec.Hide, spec.Unreachable = runHidden(dbPath)
+	}
 	spec.Dir, _ = os.Getwd()
 	spec.Serve = []string{self, "--db", dbPath, "mount", "--ready-fd", "3"} // completed with the session below
 	if err := spec.Validate(); err != nil {
@@ -399,6 +404,9 @@ func runDBPath(c *cli.Context) (string, error) {
 		if p, err = versions.DefaultPath(); err != nil {
 			return "", err
 		}
+	}
+	if versions.IsPostgres(p) {
+		return p, nil
 	}
 	return filepath.Abs(p)
 }
