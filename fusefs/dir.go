@@ -3,10 +3,11 @@ package fusefs
 import (
 	"context"
 	"errors"
+	"path"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -16,13 +17,11 @@ import (
 
 // dirNode is a directory of a store: the store's top directory or a path
 // prefix of its memories (F7). Nothing about its children is kept here:
-// Lookup and Readdir ask the engine each time (the store changes under us).
+// the index answers Lookup and Readdir, its mode and times are in the
+// mount's meta table by path.
 type dirNode struct {
 	fs.Inode
 	sm *storeMount
-
-	mu   sync.Mutex
-	mode uint32 // permission bits; kept in memory only, never stored
 }
 
 func (n *dirNode) path() (string, bool) { return n.sm.pathOf(&n.Inode) }
@@ -55,40 +54,64 @@ func (sm *storeMount) pathOf(in *fs.Inode) (string, bool) {
 	return string(b), true
 }
 
-func (n *dirNode) fillAttr(a *fuse.Attr) {
-	n.mu.Lock()
-	mode := n.mode
-	n.mu.Unlock()
-	s := n.sm.srv
-	a.Mode = syscall.S_IFDIR | mode
+func (n *dirNode) fillAttr(ctx context.Context, a *fuse.Attr) {
+	p, _ := n.path()
+	n.sm.dirAttr(ctx, p, n.StableAttr().Ino, a)
+}
+
+// dirAttr fills a directory's attributes: its link count is 2 plus its
+// subdirectories, as on any POSIX file system (find and du rely on it).
+func (sm *storeMount) dirAttr(ctx context.Context, p string, ino uint64, a *fuse.Attr) {
+	s := sm.srv
+	m := sm.meta.dir(p)
+	a.Ino = ino
+	a.Mode = syscall.S_IFDIR | m.mode
 	a.Nlink = 2
+	if entries, err := sm.listDir(ctx, p); err == nil {
+		for _, e := range entries {
+			if e.Dir {
+				a.Nlink++
+			}
+		}
+	}
 	a.Size = 4096
 	a.Uid, a.Gid = s.opts.UID, s.opts.GID
-	a.SetTimes(&s.started, &s.started, &s.started)
+	a.SetTimes(&m.atime, &m.mtime, &m.ctime)
 }
 
 func (n *dirNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	n.fillAttr(&out.Attr)
+	n.fillAttr(ctx, &out.Attr)
 	out.SetTimeout(cacheTimeout)
 	return 0
 }
 
-// Setattr accepts chmod (kept in memory, setuid/setgid dropped) and ignores
-// chown and times: directories are only path prefixes in the store.
+// Setattr keeps chmod (the sticky bit too; setuid and setgid dropped) and
+// times in the mount's memory, and ignores chown: directories are only path
+// prefixes in the store.
 func (n *dirNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	p, _ := n.path()
+	p, ok := n.path()
+	if !ok {
+		return syscall.ENOENT
+	}
 	if e := n.sm.writable("setattr", p); e != 0 {
 		return e
 	}
 	if _, ok := in.GetSize(); ok {
 		return n.sm.srv.refuse("truncate", p, syscall.EISDIR, "a directory has no content")
 	}
+	a := n.sm.meta.dir(p)
+	now := time.Now()
 	if mode, ok := in.GetMode(); ok {
-		n.mu.Lock()
-		n.mode = mode & 0o777
-		n.mu.Unlock()
+		a.mode, a.ctime = mode&0o1777, now
 	}
-	n.fillAttr(&out.Attr)
+	if t, ok := in.GetATime(); ok {
+		a.atime, a.ctime = t, now
+	}
+	if t, ok := in.GetMTime(); ok {
+		a.mtime, a.ctime = t, now
+	}
+	n.sm.meta.setDir(p, a)
+	n.fillAttr(ctx, &out.Attr)
 	out.SetTimeout(cacheTimeout)
 	return 0
 }
@@ -122,15 +145,15 @@ func (n *dirNode) entryNode(ctx context.Context, e *versions.Entry, out *fuse.En
 	if e.Dir {
 		if known != nil {
 			if d, ok := known.Operations().(*dirNode); ok {
-				d.fillAttr(&out.Attr)
+				d.fillAttr(ctx, &out.Attr)
 				out.SetAttrTimeout(cacheTimeout)
 				return known
 			}
 		}
-		d := &dirNode{sm: sm, mode: 0o755}
-		d.fillAttr(&out.Attr)
+		ino := sm.dirIno(e.Path)
+		sm.dirAttr(ctx, e.Path, ino, &out.Attr)
 		out.SetAttrTimeout(cacheTimeout)
-		return n.NewInode(ctx, d, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: sm.dirIno(e.Path)})
+		return n.NewInode(ctx, &dirNode{sm: sm}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino})
 	}
 	m := e.Memory
 	if known != nil {
@@ -196,12 +219,16 @@ func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 		}
 		return nil, n.sm.failed("mkdir", p, err)
 	}
-	n.sm.noteOwn(p)
-	n.sm.idx.madeDir(p)
-	d := &dirNode{sm: n.sm, mode: mode & 0o777}
-	d.fillAttr(&out.Attr)
+	sm := n.sm
+	sm.noteOwn(p)
+	sm.idx.madeDir(p)
+	now := time.Now()
+	sm.meta.setDir(p, attrs{mode: mode & 0o1777, atime: now, mtime: now, ctime: now})
+	sm.meta.entriesChanged(path.Dir(p))
+	ino := sm.dirIno(p)
+	sm.dirAttr(ctx, p, ino, &out.Attr)
 	out.SetAttrTimeout(cacheTimeout)
-	return n.NewInode(ctx, d, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: n.sm.dirIno(p)}), 0
+	return n.NewInode(ctx, &dirNode{sm: sm}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0
 }
 
 func (n *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
@@ -215,6 +242,8 @@ func (n *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 	n.sm.noteOwn(p)
 	n.sm.idx.removed(p)
 	n.sm.bumpDirGen(p)
+	n.sm.meta.removedDir(p)
+	n.sm.meta.entriesChanged(path.Dir(p))
 	return 0
 }
 
@@ -232,6 +261,7 @@ func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	if e := n.sm.reserveCreate(ctx, p); e != 0 {
 		return nil, nil, 0, e
 	}
+	n.sm.meta.entriesChanged(path.Dir(p))
 	f, h := newPendingFile(ctx, n.sm, mode&0o777, flags)
 	f.fillAttr(&out.Attr)
 	ch := n.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: n.sm.srv.nextPendingIno()})
@@ -249,6 +279,7 @@ func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 	}
 	if f != nil && f.pendingLive() {
 		f.markUnlinked()
+		n.sm.meta.entriesChanged(path.Dir(p))
 		return 0
 	}
 	id := ""
@@ -277,6 +308,8 @@ func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 		return n.sm.failed("unlink", p, derr)
 	}
 	n.sm.srv.contents.forget(id)
+	n.sm.meta.forgetFile(id)
+	n.sm.meta.entriesChanged(path.Dir(p))
 	n.sm.noteOwn(p)
 	n.sm.idx.removed(p)
 	n.sm.adjust(-1, 0)

@@ -26,14 +26,14 @@ type fileNode struct {
 	head     string // the memory's head version, as last learnt
 	pending  bool   // created in the mount, not saved yet
 	unlinked bool   // Nlink 0: deleted, or replaced by a rename onto its path
-	mode     uint32 // permission bits; kept in memory only, never stored
+	mode     uint32 // permission bits; kept in memory only (meta.go)
 	size     int64  // content size when no buffer is loaded
 	// kernelSize is the size the kernel may believe: the last one reported
 	// to it, grown by writes (the kernel grows it itself).
-	kernelSize int64
-	mtime      time.Time
-	buf        *buffer
-	opens      int
+	kernelSize          int64
+	atime, mtime, ctime time.Time
+	buf                 *buffer
+	opens               int
 }
 
 // buffer is the content of an open file.
@@ -42,6 +42,10 @@ type buffer struct {
 	base  string // the head version the content started from (F13)
 	dirty bool   // written since the last save
 	stale bool   // clean, and another writer saved since: the next open reloads it
+	// overLimit: a write or truncate went past the per-memory size. Every
+	// save fails with EFBIG until the content starts over (truncated to
+	// nothing), so that no prefix of an oversized save becomes the head.
+	overLimit bool
 }
 
 // handle is one open file description. Handles are used by one request at
@@ -53,13 +57,34 @@ type handle struct {
 }
 
 func newFileNode(sm *storeMount, m *versions.Memory) *fileNode {
-	return &fileNode{sm: sm, memID: m.ID, head: m.VersionID, mode: sm.modeOf(m.ID), size: int64(m.ContentSize), mtime: m.UpdatedAt}
+	n := &fileNode{sm: sm, memID: m.ID, head: m.VersionID, mode: 0o644, size: int64(m.ContentSize)}
+	n.atime, n.mtime, n.ctime = m.UpdatedAt, m.UpdatedAt, m.UpdatedAt
+	if a, ok := sm.meta.file(m.ID, m.VersionID); ok {
+		n.mode = a.mode
+		if !a.mtime.IsZero() {
+			n.atime, n.mtime, n.ctime = a.atime, a.mtime, a.ctime
+		}
+	}
+	return n
+}
+
+// keepMetaLocked records the node's mode and times for the next inode of
+// its memory.
+func (n *fileNode) keepMetaLocked() {
+	n.sm.meta.setFile(n.memID, attrs{mode: n.mode, atime: n.atime, mtime: n.mtime, ctime: n.ctime, head: n.head})
+}
+
+// modifiedLocked is a change of content: mtime and ctime move.
+func (n *fileNode) modifiedLocked() {
+	now := time.Now()
+	n.mtime, n.ctime = now, now
 }
 
 // newPendingFile is a file made by create(2): it is saved as a new memory
 // by the first flush of its creating handle.
 func newPendingFile(ctx context.Context, sm *storeMount, mode, flags uint32) (*fileNode, *handle) {
-	f := &fileNode{sm: sm, pending: true, mode: mode, mtime: time.Now(), buf: &buffer{}, opens: 1}
+	now := time.Now()
+	f := &fileNode{sm: sm, pending: true, mode: mode, atime: now, mtime: now, ctime: now, buf: &buffer{}, opens: 1}
 	h := &handle{wrote: true, append: flags&syscall.O_APPEND != 0}
 	h.noteUser(ctx)
 	return f, h
@@ -121,7 +146,11 @@ func (n *fileNode) refresh(m *versions.Memory, foreign bool) {
 	}
 	if n.buf == nil || foreign {
 		n.size = int64(m.ContentSize)
-		n.mtime = m.UpdatedAt
+		if a, ok := n.sm.meta.file(m.ID, m.VersionID); ok && !a.mtime.IsZero() {
+			n.atime, n.mtime, n.ctime = a.atime, a.mtime, a.ctime
+		} else if foreign || n.mtime.Before(m.UpdatedAt) {
+			n.atime, n.mtime, n.ctime = m.UpdatedAt, m.UpdatedAt, m.UpdatedAt
+		}
 	}
 }
 
@@ -137,6 +166,7 @@ func (n *fileNode) fillAttrLocked(a *fuse.Attr) {
 		size = int64(len(n.buf.data))
 	}
 	n.kernelSize = size
+	a.Ino = n.StableAttr().Ino
 	a.Mode = syscall.S_IFREG | n.mode
 	a.Size = uint64(size)
 	a.Nlink = 1
@@ -144,7 +174,7 @@ func (n *fileNode) fillAttrLocked(a *fuse.Attr) {
 		a.Nlink = 0
 	}
 	a.Uid, a.Gid = n.sm.srv.opts.UID, n.sm.srv.opts.GID
-	a.SetTimes(&n.mtime, &n.mtime, &n.mtime)
+	a.SetTimes(&n.atime, &n.mtime, &n.ctime)
 }
 
 func (n *fileNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -215,11 +245,14 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
 		h.noteUser(ctx) // only a handle that can write ever saves
 	}
-	if flags&syscall.O_TRUNC != 0 && len(n.buf.data) > 0 {
-		n.buf.data = n.buf.data[:0]
-		n.buf.dirty = true
-		n.mtime = time.Now()
-		h.wrote = true
+	if flags&syscall.O_TRUNC != 0 {
+		n.buf.overLimit = false
+		if len(n.buf.data) > 0 {
+			n.buf.data = n.buf.data[:0]
+			n.buf.dirty = true
+			n.modifiedLocked()
+			h.wrote = true
+		}
 	}
 	return h, fuseFlags, 0
 }
@@ -238,9 +271,10 @@ func (n *fileNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off i
 	return fuse.ReadResultData(dest[:k]), 0
 }
 
-// Write changes the shared buffer. Nothing past the store's per-memory size
-// is kept (F9): a write that crosses it is cut short there, the next one
-// fails with EFBIG.
+// Write changes the shared buffer. A write that would take the content past
+// the store's per-memory size fails with EFBIG, writes nothing, and makes
+// every later save of this content fail too: nothing of an oversized save
+// is kept, the previous version stays the head.
 func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
 	h, _ := f.(*handle)
 	n.mu.Lock()
@@ -255,18 +289,20 @@ func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 		return 0, 0
 	}
 	_, maxBytes := n.sm.limits()
-	if off >= int64(maxBytes) {
+	if off+int64(len(data)) > int64(maxBytes) {
+		n.buf.overLimit, n.buf.dirty = true, true
+		if h != nil {
+			h.wrote = true
+			h.noteUser(ctx)
+		}
 		p, _ := n.path()
-		return 0, n.sm.srv.refuse("write", p, syscall.EFBIG, tooLarge(maxBytes))
-	}
-	if end := off + int64(len(data)); end > int64(maxBytes) {
-		data = data[:int64(maxBytes)-off]
+		return 0, n.sm.srv.refuse("write", p, syscall.EFBIG, tooLarge(maxBytes)+"; this save fails whole and the previous version stays the head")
 	}
 	n.resizeLocked(max(int64(len(n.buf.data)), off+int64(len(data))))
 	copy(n.buf.data[off:], data)
 	n.kernelSize = max(n.kernelSize, off+int64(len(data)))
 	n.buf.dirty = true
-	n.mtime = time.Now()
+	n.modifiedLocked()
 	if h != nil {
 		h.wrote = true
 		h.noteUser(ctx)
@@ -327,7 +363,7 @@ func (n *fileNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) sys
 func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	n.mu.Lock()
 	n.opens--
-	ghost := false
+	ghost, discarded := false, false
 	if n.opens <= 0 {
 		n.opens = 0
 		if n.pending && !n.unlinked && n.buf != nil {
@@ -336,6 +372,10 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 		if n.buf != nil && n.buf.dirty && !n.unlinked {
 			p, _ := n.path()
 			n.sm.srv.log.Warn("unsaved content discarded: its save failed and the last handle closed", "path", p)
+			// The kernel's pages and size hold the refused content: the
+			// next open reads past them (direct I/O), and they are dropped.
+			n.kernelSize = -1
+			discarded = true
 		}
 		n.buf = nil
 		if n.pending && !n.unlinked {
@@ -344,6 +384,9 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 		}
 	}
 	n.mu.Unlock()
+	if discarded {
+		go n.NotifyContent(0, 0)
+	}
 	if ghost {
 		if name, parent := n.Parent(); parent != nil {
 			go parent.NotifyEntry(name)
@@ -353,57 +396,83 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 }
 
 // Setattr: a size change edits the buffer; without a file handle
-// (truncate(2) on a path) it is saved at once. chmod is kept in memory
-// (setuid/setgid dropped), chown and times are accepted and ignored.
+// (truncate(2) on a path) it is saved at once. chmod and times are kept in
+// the mount's memory (meta.go; setuid and setgid dropped), chown is
+// accepted and ignored: every file belongs to the mount's owner.
 func (n *fileNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	p, _ := n.path()
 	if e := n.sm.writable("setattr", p); e != 0 {
 		return e
 	}
+	h, _ := f.(*handle)
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	now := time.Now()
 	if mode, ok := in.GetMode(); ok {
 		n.mode = mode & 0o777
-		n.sm.setMode(n.memID, n.mode)
+		n.ctime = now
+	}
+	if t, ok := in.GetATime(); ok {
+		n.atime, n.ctime = t, now
+	}
+	if t, ok := in.GetMTime(); ok {
+		n.mtime, n.ctime = t, now
 	}
 	if n.pending && n.buf != nil {
 		// touch: the creating handle's close saves the file.
 		n.buf.dirty = true
 	}
 	if size, ok := in.GetSize(); ok {
-		_, maxBytes := n.sm.limits()
-		if size > uint64(maxBytes) {
-			return n.sm.srv.refuse("truncate", p, syscall.EFBIG, tooLarge(maxBytes))
-		}
-		temporary := n.buf == nil
-		if e := n.loadLocked(ctx, false); e != 0 {
+		if e := n.truncateLocked(ctx, h, p, size); e != 0 {
 			return e
 		}
-		if int64(size) != int64(len(n.buf.data)) {
-			n.resizeLocked(int64(size))
-			n.buf.dirty = true
-			n.mtime = time.Now()
-		}
-		h, _ := f.(*handle)
-		if h != nil {
-			h.wrote = h.wrote || n.buf.dirty
+	}
+	n.keepMetaLocked()
+	n.fillAttrLocked(&out.Attr)
+	return 0
+}
+
+// truncateLocked sets the content's size. Past the per-memory size it fails
+// with EFBIG and changes nothing; through a handle, that handle's save then
+// fails too, as after an oversized write.
+func (n *fileNode) truncateLocked(ctx context.Context, h *handle, p string, size uint64) syscall.Errno {
+	_, maxBytes := n.sm.limits()
+	if size > uint64(maxBytes) {
+		if h != nil && n.buf != nil {
+			n.buf.overLimit, n.buf.dirty = true, true
+			h.wrote = true
 			h.noteUser(ctx)
-		} else if n.buf.dirty || n.pending {
-			e := n.saveLocked(ctx, "truncate")
-			if temporary {
-				if e == 0 {
-					n.size = int64(len(n.buf.data))
-				}
-				n.buf = nil
+		}
+		return n.sm.srv.refuse("truncate", p, syscall.EFBIG, tooLarge(maxBytes)+"; nothing was changed, the previous version stays the head")
+	}
+	temporary := n.buf == nil
+	if e := n.loadLocked(ctx, false); e != 0 {
+		return e
+	}
+	if size == 0 {
+		n.buf.overLimit = false
+	}
+	if int64(size) != int64(len(n.buf.data)) {
+		n.resizeLocked(int64(size))
+		n.buf.dirty = true
+		n.modifiedLocked()
+	}
+	switch {
+	case h != nil:
+		h.wrote = h.wrote || n.buf.dirty
+		h.noteUser(ctx)
+	case n.buf.dirty || n.pending:
+		e := n.saveLocked(ctx, "truncate")
+		if temporary {
+			if e == 0 {
+				n.size = int64(len(n.buf.data))
 			}
-			if e != 0 {
-				return e
-			}
-		} else if temporary {
 			n.buf = nil
 		}
+		return e
+	case temporary:
+		n.buf = nil
 	}
-	n.fillAttrLocked(&out.Attr)
 	return 0
 }
 

@@ -134,6 +134,9 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
 		NegativeTimeout: &negative,
+		// Mode bits as set, 0000 included: go-fuse would show 0644 instead,
+		// and default_permissions would let anyone read a locked file.
+		NullPermissions: true,
 		UID:             o.UID,
 		GID:             o.GID,
 		MountOptions: fuse.MountOptions{

@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"context"
+	"path"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -76,6 +77,7 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 		return sm.failed("rename", from+" -> "+to, err)
 	}
 	sm.noteOwn(from, to)
+	sm.meta.entriesChanged(path.Dir(from), path.Dir(to))
 	if moved != nil {
 		sm.idx.renamedFile(from, to, moved)
 		if srcMemory != "" && srcMemory != moved.ID {
@@ -83,6 +85,7 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 		}
 	} else {
 		// A directory: everything below it moved.
+		sm.meta.movedDir(from, to)
 		sm.idx.forget(from)
 		sm.idx.forget(to)
 	}

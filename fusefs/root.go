@@ -24,6 +24,7 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 
 func (r *rootNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	s := r.srv
+	out.Ino = r.StableAttr().Ino
 	out.Mode = syscall.S_IFDIR | 0o755
 	out.Nlink = uint32(2 + len(s.stores))
 	out.Size = 4096
@@ -38,7 +39,7 @@ func (r *rootNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 	if ch == nil {
 		return nil, syscall.ENOENT
 	}
-	ch.Operations().(*dirNode).fillAttr(&out.Attr)
+	ch.Operations().(*dirNode).fillAttr(ctx, &out.Attr)
 	out.SetAttrTimeout(cacheTimeout)
 	return ch, 0
 }

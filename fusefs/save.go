@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/memfs/memfs/versions"
@@ -27,6 +28,10 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 		return 0
 	}
 	sm, s := n.sm, n.sm.srv
+	if n.buf.overLimit {
+		_, maxBytes := sm.limits()
+		return s.refuse(op, path, syscall.EFBIG, tooLarge(maxBytes)+"; a write or truncate of this content went past it, so nothing of this save was kept and the previous version stays the head")
+	}
 	if !utf8.Valid(n.buf.data) {
 		return s.refuse(op, path, syscall.EILSEQ, "content is not valid UTF-8: nothing was saved, the previous version is intact; write UTF-8 text")
 	}
@@ -52,7 +57,6 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 	if created {
 		n.pending = false
 		sm.adjust(1, -1)
-		sm.setMode(m.ID, n.mode)
 	}
 	if created || m.VersionID != n.buf.base {
 		sm.noteOwn(path)
@@ -62,6 +66,7 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 	n.memID, n.head = m.ID, m.VersionID
 	n.buf.base, n.buf.dirty, n.buf.stale = m.VersionID, false, false
 	n.size = int64(m.ContentSize)
+	n.keepMetaLocked()
 	return 0
 }
 
@@ -87,4 +92,6 @@ func (n *fileNode) adopt(m *versions.Memory) {
 	if n.buf != nil && !n.buf.dirty {
 		n.buf.base = m.VersionID
 	}
+	n.ctime = time.Now() // a rename changes the file's ctime
+	n.keepMetaLocked()
 }

@@ -36,11 +36,8 @@ type storeMount struct {
 	// moved away keeps its inode number, a file replaced by a rename keeps
 	// standing for the destination memory. New lookups must not reuse them.
 	gen map[string]uint64
-	// modes holds the permission bits of memories whose mode was set to
-	// something other than 0644 through this mount (never stored: they
-	// last as long as the mount, so that a new inode of the same memory
-	// shows what chmod or create asked for).
-	modes map[string]uint32
+	// meta is the mode and times set on files and directories (meta.go).
+	meta *metaTable
 }
 
 type ownMark struct {
@@ -50,11 +47,11 @@ type ownMark struct {
 
 func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq int64) *storeMount {
 	sm := &storeMount{srv: s, id: a.StoreID, seq: seq, slug: a.Slug, readOnly: a.Access == versions.ReadOnly,
-		store: *st, own: map[string]ownMark{}, gen: map[string]uint64{}, modes: map[string]uint32{}}
+		store: *st, own: map[string]ownMark{}, gen: map[string]uint64{}, meta: newMetaTable(s.started)}
 	if sm.slug == "" {
 		sm.slug = strings.TrimPrefix(a.MountPath, "/mnt/memory/")
 	}
-	sm.top = &dirNode{sm: sm, mode: 0o755}
+	sm.top = &dirNode{sm: sm}
 	sm.idx = newIndex()
 	return sm
 }
@@ -244,29 +241,6 @@ func childPath(dir, name string) string {
 		return "/" + name
 	}
 	return dir + "/" + name
-}
-
-// modeOf is the permission bits a memory shows in this mount.
-func (sm *storeMount) modeOf(memID string) uint32 {
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
-	if m, ok := sm.modes[memID]; ok {
-		return m
-	}
-	return 0o644
-}
-
-func (sm *storeMount) setMode(memID string, mode uint32) {
-	if memID == "" {
-		return
-	}
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
-	if mode == 0o644 {
-		delete(sm.modes, memID)
-	} else {
-		sm.modes[memID] = mode
-	}
 }
 
 // detach keeps a request's values but not its cancellation for engine
