@@ -98,8 +98,8 @@ func TestCLIVersions(t *testing.T) {
 			t.Errorf("redacted version lost who/what/when or lacks redacted_*: %v", v)
 		}
 		_, errs, code := e.exec(t, "", "version", "get", "Hist", id)
-		if code != 0 || !strings.Contains(errs, "redacted") {
-			t.Errorf("version get of a redacted version: exit %d, stderr %q; want 0 and a note saying redacted", code, errs)
+		if code != exitInvalid || !strings.Contains(errs, "redacted") {
+			t.Errorf("version get of a redacted version: exit %d, stderr %q; want %d and a note saying redacted", code, errs, exitInvalid)
 		}
 	})
 
@@ -174,7 +174,7 @@ func TestCLIRestoreLogDiff(t *testing.T) {
 		out := e.ok(t, "log", "Hist")
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		header := strings.Fields(lines[0])
-		if strings.Join(header, " ") != "TIME AGE OPERATION ACTOR PATH SIZE SHA256 VERSION NOTE" {
+		if strings.Join(header, " ") != "PATH OPERATION ACTOR TIME SIZE SHA256 VERSION NOTE" {
 			t.Errorf("log header = %q", lines[0])
 		}
 		if len(lines) != 1+9 {
@@ -189,10 +189,10 @@ func TestCLIRestoreLogDiff(t *testing.T) {
 		if strings.Contains(newest, sha("one\ntwo\nthree\n")[:13]) {
 			t.Errorf("log line %q shows more than 12 hex digits of the sha", newest)
 		}
-		// The log of a path follows the live memory; the deleted one is found
-		// by its id.
-		if got := strings.Count(strings.TrimSpace(e.ok(t, "log", "Hist", "/plan.md")), "\n"); got != 3 {
-			t.Errorf("log /plan.md: %d versions, want 3 (restored, changed, restored onto)", got)
+		// The log of a path shows its whole lineage: the live memory restored
+		// there and the deleted one it was restored from.
+		if got := strings.Count(strings.TrimSpace(e.ok(t, "log", "Hist", "/plan.md")), "\n"); got != 7 {
+			t.Errorf("log /plan.md: %d versions, want 7 (restored, changed, restored onto, and the deleted memory's 4)", got)
 		}
 		if got := strings.Count(strings.TrimSpace(e.ok(t, "log", "Hist", memID)), "\n"); got != 4 {
 			t.Errorf("log %s: %d versions, want 4", memID, got)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -225,9 +226,72 @@ func viewFlag(usage string) cli.Flag {
 	return &cli.StringFlag{Name: "view", Usage: usage, Value: "basic"}
 }
 
-func pageFlags() []cli.Flag {
+func pageFlags(withView bool) []cli.Flag {
+	usage := fmt.Sprintf("at most `N` items per page, 1 to %d (default %d)", versions.MaxPageSize, versions.DefaultPageSize)
+	if withView {
+		usage = fmt.Sprintf("at most `N` items per page: 1 to %d (default %d), or to %d with --view full", versions.MaxPageSize, versions.DefaultPageSize, versions.MaxFullViewPage)
+	}
 	return []cli.Flag{
-		&cli.IntFlag{Name: "limit", Usage: "at most `N` items per page (default 100; 20 with --view full)"},
+		&cli.IntFlag{Name: "limit", Usage: usage},
 		&cli.StringFlag{Name: "page", Usage: "the `CURSOR` a previous listing printed as next_page"},
 	}
+}
+
+// pageLimit reads --limit and refuses what the engine would otherwise cap
+// without a word: a page holds at most 1,000 items, 20 with --view full.
+func pageLimit(c *cli.Context, view versions.View) (int, error) {
+	n := c.Int("limit")
+	max := versions.MaxPageSize
+	if view == versions.ViewFull {
+		max = versions.MaxFullViewPage
+	}
+	switch {
+	case n < 0:
+		return 0, usageFor(c, "--limit %d is negative: give a page size from 1 to %d", n, max)
+	case n > max && view == versions.ViewFull:
+		return 0, invalidf("--limit %d is over the %d items a page holds with --view full: give at most %d, or --view basic, and follow next_page", n, max, max)
+	case n > max:
+		return 0, invalidf("--limit %d is over the %d items a page holds: give at most %d and follow next_page (--page)", n, max, max)
+	}
+	return n, nil
+}
+
+// createdFlags are the API's created_at[gte] and created_at[lte] filters.
+func createdFlags(what string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "created-after", Usage: "only " + what + " created at or after `WHEN` (an age such as 2h or 3d, a date such as 2026-11-30, an RFC 3339 time)"},
+		&cli.StringFlag{Name: "created-before", Usage: "only " + what + " created at or before `WHEN`"},
+	}
+}
+
+func createdSpan(c *cli.Context) (gte, lte time.Time, err error) {
+	now := time.Now()
+	if gte, err = parseWhen("--created-after", c.String("created-after"), now); err != nil {
+		return
+	}
+	lte, err = parseWhen("--created-before", c.String("created-before"), now)
+	return
+}
+
+func yesFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation on a terminal"}
+}
+
+// stdin is where a confirmation is read (a variable for tests).
+var stdin = os.Stdin
+
+// confirmed asks a person at a terminal before a command destroys
+// something; scripts (no terminal on standard input) and --yes are not
+// asked. A refusal is a usage error: nothing was done.
+func confirmed(c *cli.Context, format string, args ...any) error {
+	if c.Bool("yes") || !isTerminal(stdin) {
+		return nil
+	}
+	fmt.Fprintf(c.App.ErrWriter, format+" [y/N] ", args...)
+	answer, _ := bufio.NewReader(stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return nil
+	}
+	return usageError("nothing done (give --yes to skip this question)")
 }

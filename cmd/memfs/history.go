@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
-	"github.com/pmezard/go-difflib/difflib"
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/versions"
@@ -16,9 +14,10 @@ import (
 
 func restoreCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "restore",
-		Usage:     "write an old version's content as a new version (recreating a deleted memory) and print the memory's id",
-		ArgsUsage: "STORE VERSION",
+		Name:        "restore",
+		Usage:       "write an old version's content as a new version (recreating a deleted memory) and print the memory's id",
+		ArgsUsage:   "STORE VERSION",
+		Description: "VERSION is a memver_ id, its end as memfs log shows it, or PATH~N: N versions before the\nlast of the memory at PATH (the last that held content when it was deleted is PATH~1).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "path", Usage: "restore to `PATH` (default: the path the version records)"},
 			viewFlag("the object printed with --format json: basic (no content) or full"),
@@ -29,19 +28,36 @@ func restoreCommand() *cli.Command {
 
 func logCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "log",
-		Usage:     "show a store's history, or one memory's (also after its deletion), newest first",
-		ArgsUsage: "STORE [PATH]",
-		Action:    logHistory,
+		Name:  "log",
+		Usage: "show a store's history for people, newest first: one memory's (also after its deletion) or a directory's",
+		Description: "PATH is a memory's path (its whole lineage, deleted and restored memories included), a mem_ id,\n" +
+			"or a directory ending in / (everything saved below it). On a terminal the log goes through $PAGER.",
+		ArgsUsage: "STORE [PATH | DIR/ | MEMORY_ID]",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "n", Aliases: []string{"max-count"}, Usage: "show at most `N` versions"},
+			&cli.StringFlag{Name: "since", Usage: "only versions saved since `WHEN` (an age such as 2h or 3d, a date, or an RFC 3339 time)"},
+			&cli.StringFlag{Name: "until", Usage: "only versions saved until `WHEN`"},
+			&cli.StringFlag{Name: "actor", Usage: "only versions written by `WHO`: a session id (or its end, as shown), a user name"},
+			&cli.BoolFlag{Name: "p", Aliases: []string{"patch"}, Usage: "show each version's change as a diff"},
+			colorFlag(),
+		},
+		Action: logHistory,
 	}
 }
 
 func diffCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "diff",
-		Usage:     "show what changed between two versions, or (one VERSION) since the version before it",
-		ArgsUsage: "STORE VERSION [VERSION]",
-		Action:    diff,
+		Name:  "diff",
+		Usage: "show what changed: a memory's last change, a span (--since), or between two versions",
+		Description: "VERSION is a memver_ id, its end as memfs log shows it, a PATH (its memory's last version) or\n" +
+			"PATH~N (N versions before that). With one VERSION, the change it made; with two, from the first to\n" +
+			"the second; with a PATH and --since, everything that changed since then.",
+		ArgsUsage: "STORE (VERSION [VERSION] | PATH)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "since", Usage: "with a PATH: from the version it had at `WHEN` (an age such as 2h, a date, an RFC 3339 time) to its last"},
+			colorFlag(),
+		},
+		Action: diff,
 	}
 }
 
@@ -63,7 +79,16 @@ func restore(c *cli.Context) error {
 		return err
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		m, err := db.Restore(ctx, s.ID, c.Args().Get(1), c.String("path"), cliActor())
+		v, err := resolveVersion(ctx, db, s.ID, c.Args().Get(1))
+		if err != nil {
+			return err
+		}
+		if v.Content == nil {
+			// The same exit code as diff and every other command that
+			// needs content a version no longer has.
+			return invalidf("version %s has no content to restore: %s; restore another version (see memfs log)", v.ID, noContentReason(v))
+		}
+		m, err := db.Restore(ctx, s.ID, v.ID, c.String("path"), cliActor())
 		if err != nil {
 			return err
 		}
@@ -88,85 +113,12 @@ func allVersions(ctx context.Context, db *versions.DB, storeID string, o version
 	}
 }
 
-func logHistory(c *cli.Context) error {
-	if err := wantArgs(c, 1, "STORE", "PATH"); err != nil {
-		return err
-	}
-	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		var o versions.VersionListOptions
-		if ref := c.Args().Get(1); ref != "" {
-			id, err := db.HistoryMemoryID(ctx, s.ID, ref)
-			if err != nil {
-				return err
-			}
-			o.MemoryID = id
-		}
-		all, err := allVersions(ctx, db, s.ID, o)
-		if err != nil {
-			return err
-		}
-		if len(all) == 0 && o.MemoryID != "" {
-			return &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
-				"no versions of memory %s in store %s (pruned, or never there); see memfs log %s", o.MemoryID, s.ID, s.ID)}
-		}
-		if all == nil {
-			all = []versions.Version{}
-		}
-		return emit(c, versions.Page[versions.Version]{Data: all}, func(w io.Writer) {
-			printVersions(w, all, time.Now())
-		})
-	})
-}
-
 // diffResult is diff's object with --format json.
 type diffResult struct {
 	Type          string `json:"type"`
 	FromVersionID string `json:"from_version_id"`
 	ToVersionID   string `json:"to_version_id"`
 	Diff          string `json:"diff"`
-}
-
-func diff(c *cli.Context) error {
-	if err := wantArgs(c, 2, "STORE", "VERSION", "VERSION"); err != nil {
-		return err
-	}
-	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		to, err := db.GetVersion(ctx, s.ID, c.Args().Get(c.Args().Len()-1))
-		if err != nil {
-			return err
-		}
-		var from *versions.Version
-		if c.Args().Len() == 3 {
-			if from, err = db.GetVersion(ctx, s.ID, c.Args().Get(1)); err != nil {
-				return err
-			}
-		} else if from, err = db.PreviousVersion(ctx, s.ID, to.ID); err != nil {
-			return err
-		}
-		a, err := diffContent(from)
-		if err != nil {
-			return err
-		}
-		b, err := diffContent(to)
-		if err != nil {
-			return err
-		}
-		text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-			A:        diffLines(a),
-			B:        diffLines(b),
-			FromFile: diffLabel(from),
-			ToFile:   diffLabel(to),
-			Context:  3,
-		})
-		if err != nil {
-			return fmt.Errorf("diff %s: %w", to.ID, err)
-		}
-		res := diffResult{Type: "memory_version_diff", ToVersionID: to.ID, Diff: text}
-		if from != nil {
-			res.FromVersionID = from.ID
-		}
-		return emit(c, res, func(w io.Writer) { io.WriteString(w, text) })
-	})
 }
 
 // diffContent is what a version held for a diff: nothing before a memory

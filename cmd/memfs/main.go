@@ -52,9 +52,16 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	return reportError(err, jsonRequested(args), stderr)
 }
 
+func init() {
+	cli.VersionPrinter = printVersion
+	cli.FlagStringer = flagString
+}
+
 func newApp(stdout, stderr io.Writer) *cli.App {
+	ver, _, _ := buildVersion()
 	app := &cli.App{
 		Name:      "memfs",
+		Version:   ver,
 		Usage:     "versioned memory stores for AI agents, mounted as plain files",
 		Writer:    stdout,
 		ErrWriter: stderr,
@@ -83,6 +90,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			mountCommand(),
 			runCommand(),
 			toolCommand(),
+			completionCommand(),
 		},
 		// Values of repeated flags (--metadata k=v, --store S) may hold commas.
 		DisableSliceFlagSeparator: true,
@@ -113,13 +121,18 @@ func strictUsage(c *cli.Command) {
 func needSubcommand(c *cli.Context) error {
 	if c.Args().First() == "help" {
 		// The app hides its help command; "memfs help [COMMAND]" still works.
-		if topic := c.Args().Get(1); topic != "" {
-			if findCommand(c.App.Commands, topic) == nil {
-				return usageFor(c, "no help for unknown command %q", topic)
+		if topics := c.Args().Slice()[1:]; len(topics) > 0 {
+			cmds := c.App.Commands
+			for _, topic := range topics {
+				cmd := findCommand(cmds, topic)
+				if cmd == nil {
+					return usageFor(c, "no help for unknown command %q", strings.Join(topics, " "))
+				}
+				cmds = cmd.Subcommands
 			}
-			// As "memfs TOPIC --help": urfave/cli lists a group's commands
-			// only once it has run the group.
-			return c.App.RunContext(c.Context, []string{c.App.Name, topic, "--help"})
+			// As "memfs TOPIC... --help": urfave/cli lists a group's
+			// commands only once it has run the group.
+			return c.App.RunContext(c.Context, append(append([]string{c.App.Name}, topics...), "--help"))
 		}
 		return cli.ShowAppHelp(c)
 	}
@@ -266,14 +279,39 @@ func jsonRequested(args []string) bool {
 // openDB opens the database named by --db, MEMFS_DB or the default path.
 // The caller closes it.
 func openDB(c *cli.Context) (*versions.DB, error) {
+	path, err := dbPath(c)
+	if err != nil {
+		return nil, err
+	}
+	return versions.Open(path, versions.Options{})
+}
+
+// dbPath is the database --db, MEMFS_DB or the default names. A command that
+// only reads (or mounts) refuses a file that does not exist rather than
+// create an empty database at a mistyped path.
+func dbPath(c *cli.Context) (string, error) {
 	path := c.String("db")
 	if path == "" {
 		var err error
 		if path, err = versions.DefaultPath(); err != nil {
-			return nil, err
+			return "", err
 		}
 	}
-	return versions.Open(path, versions.Options{})
+	if c.Command == nil || !readsOnly[strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ")] || strings.Contains(path, "://") {
+		return path, nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return "", &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
+			"no database at %s: check --db or MEMFS_DB, or create a store there first (memfs --db %s store create --name NAME)", path, path)}
+	}
+	return path, nil
+}
+
+// readsOnly names the commands that never need to create a database.
+var readsOnly = map[string]bool{
+	"store list": true, "store get": true, "memory get": true, "memory list": true,
+	"version list": true, "version get": true, "log": true, "diff": true, "export": true,
+	"session get": true, "session list": true, "session prompt": true, "mount": true,
 }
 
 // cliActor is the actor of writes made through the CLI: the OS user.

@@ -46,7 +46,7 @@ func memoryCommand() *cli.Command {
 					&cli.StringFlag{Name: "path-prefix", Usage: "only memories under `PREFIX`, which ends with / (e.g. /notes/)"},
 					&cli.IntFlag{Name: "depth", Usage: "0: everything below; 1: direct children, deeper ones as prefixes"},
 					viewFlag("basic (no content) or full (at most 20 per page)"),
-				}, pageFlags()...),
+				}, pageFlags(true)...),
 				Action: memoryList,
 			},
 			{
@@ -121,11 +121,15 @@ func memoryList(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	limit, err := pageLimit(c, view)
+	if err != nil {
+		return err
+	}
 	o := versions.MemoryListOptions{
 		PathPrefix: c.String("path-prefix"),
 		Depth:      c.Int("depth"),
 		View:       view,
-		Limit:      c.Int("limit"),
+		Limit:      limit,
 		Page:       c.String("page"),
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
@@ -163,7 +167,11 @@ func memoryUpdate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	u := versions.MemoryUpdate{IfSHA256: strings.ToLower(c.String("if-sha256"))}
+	sha, err := ifSHA256(c)
+	if err != nil {
+		return err
+	}
+	u := versions.MemoryUpdate{IfSHA256: sha}
 	if ok {
 		u.Content = &content
 	}
@@ -198,7 +206,11 @@ func memoryDelete(c *cli.Context) error {
 	if err := wantArgs(c, 2, "STORE", "MEMORY"); err != nil {
 		return err
 	}
-	d := versions.MemoryDelete{IfSHA256: strings.ToLower(c.String("if-sha256"))}
+	sha, err := ifSHA256(c)
+	if err != nil {
+		return err
+	}
+	d := versions.MemoryDelete{IfSHA256: sha}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
 		// MEMORY may be a path: the engine updates and deletes by id.
 		cur, err := db.GetMemory(ctx, s.ID, c.Args().Get(1))
@@ -212,4 +224,17 @@ func memoryDelete(c *cli.Context) error {
 			confirm(c, "deleted memory %s (%s); memfs restore brings it back from its versions", cur.ID, cur.Path)
 		})
 	})
+}
+
+// ifSHA256 reads --if-sha256: 64 hex digits, or the precondition could never
+// hold and a mistyped value would look like someone else's change.
+func ifSHA256(c *cli.Context) (string, error) {
+	sha := strings.ToLower(strings.TrimSpace(c.String("if-sha256")))
+	if !c.IsSet("if-sha256") {
+		return "", nil
+	}
+	if len(sha) != 64 || strings.Trim(sha, "0123456789abcdef") != "" {
+		return "", invalidf("--if-sha256 %q is not a sha256: give the 64 hex digits of content_sha256 (memfs --format json memory get STORE MEMORY)", c.String("if-sha256"))
+	}
+	return sha, nil
 }

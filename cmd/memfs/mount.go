@@ -24,8 +24,8 @@ func mountCommand() *cli.Command {
 		ArgsUsage: "(--session ID | --store STORE[:read_only]...) MOUNTPOINT",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "session", Usage: "mount the stores of session `ID`"},
-			&cli.StringSliceFlag{Name: "store", Usage: "attach `STORE[:read_only]` to a new session for this mount; repeat for more"},
-			&cli.BoolFlag{Name: "strict", Usage: "fail a save with ESTALE when another writer saved the file since it was read (F13)"},
+			&cli.StringSliceFlag{Name: "store", KeepSpace: true, Usage: "attach `STORE[:read_only]` to a new session for this mount; repeat for more"},
+			&cli.BoolFlag{Name: "strict", Usage: "fail a save with ESTALE when another writer saved the file since it was read (default: record it as a conflict)"},
 			&cli.IntFlag{Name: "ready-fd", Value: -1, Usage: "write \"ready\\n\" to file descriptor `N` and close it once the mount serves requests"},
 			&cli.StringFlag{Name: "durability", Value: "normal", Usage: "normal (survives a crash of any process) or full (survives a power loss; slower saves)"},
 			&cli.IntFlag{Name: "uid", Value: -1, Usage: "owner `UID` of every file (default: the daemon's)"},
@@ -72,12 +72,17 @@ func mountAction(c *cli.Context) error {
 		}
 		o.UID, o.GID = uint32(uid), uint32(gid)
 	}
-	path := c.String("db")
-	if path == "" {
-		var err error
-		if path, err = versions.DefaultPath(); err != nil {
-			return err
-		}
+	// Everything that can be wrong with the mountpoint or the machine is
+	// said before a session is created (and left behind, ended).
+	if err := checkMountpoint(mnt); err != nil {
+		return err
+	}
+	if err := checkFuseAccess(); err != nil {
+		return err
+	}
+	path, err := dbPath(c)
+	if err != nil {
+		return err
 	}
 	db, err := versions.Open(path, opts)
 	if err != nil {
@@ -129,8 +134,7 @@ func mountAction(c *cli.Context) error {
 func sessionFor(ctx context.Context, db *versions.DB, specs []string) (*versions.Session, error) {
 	attach := make([]versions.AttachmentParams, 0, len(specs))
 	for _, spec := range specs {
-		ref, access := parseStoreSpec(spec)
-		st, err := resolveStore(ctx, db, ref)
+		st, access, err := resolveStoreSpec(ctx, db, spec)
 		if err != nil {
 			return nil, err
 		}

@@ -17,7 +17,7 @@ import (
 func promptCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "prompt",
-		Usage:     "print the session's memory section for an agent's system prompt (X3)",
+		Usage:     "print the session's memory section for an agent's system prompt",
 		ArgsUsage: "ID",
 		Flags:     []cli.Flag{runMountRootFlag("show mount paths under `DIR`")},
 		Action:    sessionPrompt,

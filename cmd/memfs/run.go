@@ -32,7 +32,7 @@ func init() {
 func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "run",
-		Usage: "run an agent command in a sandbox where only the session's stores are mounted (X2–X4)",
+		Usage: "run an agent command in a sandbox where only the session's stores are mounted",
 		Description: "The command runs in a private mount namespace: the mount root is read-only and holds one\n" +
 			"directory per attached store, the database's directory is hidden, and the command has no\n" +
 			"capability (so it cannot mount, unmount or remount) and no_new_privs. $MEMFS_PROMPT_FILE names\n" +
@@ -41,8 +41,8 @@ func runCommand() *cli.Command {
 		ArgsUsage: "(--session ID | --store STORE[:read_only]...) -- CMD [ARG...]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "session", Usage: "run with the stores of session `ID` (it ends when CMD exits)"},
-			&cli.StringSliceFlag{Name: "store", Usage: "attach `STORE[:read_only]` to a new session; repeat for more (at most 8)"},
-			&cli.StringSliceFlag{Name: "instructions", Usage: "`STORE=TEXT`: instructions for the agent about a --store"},
+			&cli.StringSliceFlag{Name: "store", KeepSpace: true, Usage: "attach `STORE[:read_only]` to a new session; repeat for more (at most 8)"},
+			&cli.StringSliceFlag{Name: "instructions", KeepSpace: true, Usage: "`STORE=TEXT`: instructions for the agent about a --store"},
 			runMountRootFlag("mount the stores at `DIR` inside the sandbox"),
 			&cli.StringFlag{Name: "user", Usage: "run CMD as `UID[:GID]` (numbers or names, below 65536) instead of root"},
 			&cli.StringFlag{Name: "log", Usage: "append the mount daemon's log to `FILE` (created 0600, never through a symlink) instead of standard error, off the screen of an interactive agent"},
@@ -199,8 +199,7 @@ func runAttachments(ctx context.Context, c *cli.Context, db *versions.DB, stores
 	attach := make([]versions.AttachmentParams, 0, len(stores))
 	index := map[string]int{}
 	for _, spec := range stores {
-		ref, access := parseStoreSpec(spec)
-		s, err := resolveStore(ctx, db, ref)
+		s, access, err := resolveStoreSpec(ctx, db, spec)
 		if err != nil {
 			return nil, err
 		}

@@ -21,8 +21,8 @@ func sessionCommand() *cli.Command {
 				Usage:     "create a session with up to 8 attached stores and print its id",
 				ArgsUsage: " ",
 				Flags: []cli.Flag{
-					&cli.StringSliceFlag{Name: "store", Usage: "attach `STORE[:read_only]` (a memstore_ id or a name); repeat for more"},
-					&cli.StringSliceFlag{Name: "instructions", Usage: "`STORE=TEXT`: instructions for the agent about an attached store"},
+					&cli.StringSliceFlag{Name: "store", KeepSpace: true, Usage: "attach `STORE[:read_only]` (a memstore_ id or a name); repeat for more"},
+					&cli.StringSliceFlag{Name: "instructions", KeepSpace: true, Usage: "`STORE=TEXT`: instructions for the agent about an attached store"},
 				},
 				Action: sessionCreate,
 			},
@@ -36,7 +36,7 @@ func sessionCommand() *cli.Command {
 				Name:      "list",
 				Usage:     "list sessions",
 				ArgsUsage: " ",
-				Flags:     pageFlags(),
+				Flags:     pageFlags(false),
 				Action:    sessionList,
 			},
 			{
@@ -50,18 +50,26 @@ func sessionCommand() *cli.Command {
 	}
 }
 
-// parseStoreSpec splits "STORE[:read_only]" (or ":read_write"). A name that
-// itself contains ":" is kept whole unless it ends in an access mode.
-func parseStoreSpec(spec string) (ref string, access versions.Access) {
+// resolveStoreSpec finds the store and access of "STORE[:read_only]" (or
+// ":read_write"). The name is taken as it is, spaces included; a name that
+// itself contains ":" is found whole, unless the part before an access
+// mode names a store too (then add the mode again: "a:read_only:read_write").
+func resolveStoreSpec(ctx context.Context, db *versions.DB, spec string) (*versions.Store, versions.Access, error) {
 	if i := strings.LastIndexByte(spec, ':'); i >= 0 {
-		switch versions.Access(spec[i+1:]) {
-		case versions.ReadOnly:
-			return spec[:i], versions.ReadOnly
-		case versions.ReadWrite:
-			return spec[:i], versions.ReadWrite
+		switch access := versions.Access(spec[i+1:]); access {
+		case versions.ReadOnly, versions.ReadWrite:
+			s, err := resolveStore(ctx, db, spec[:i])
+			if versions.ErrorCode(err) != versions.CodeNotFound {
+				return s, access, err
+			}
+			if whole, werr := resolveStore(ctx, db, spec); werr == nil {
+				return whole, versions.ReadWrite, nil
+			}
+			return nil, "", err
 		}
 	}
-	return spec, versions.ReadWrite
+	s, err := resolveStore(ctx, db, spec)
+	return s, versions.ReadWrite, err
 }
 
 func sessionCreate(c *cli.Context) error {
@@ -86,8 +94,7 @@ func sessionCreate(c *cli.Context) error {
 		attach := make([]versions.AttachmentParams, 0, len(specs))
 		index := map[string]int{} // store id → attachment
 		for _, spec := range specs {
-			ref, access := parseStoreSpec(spec)
-			s, err := resolveStore(ctx, db, ref)
+			s, access, err := resolveStoreSpec(ctx, db, spec)
 			if err != nil {
 				return err
 			}
@@ -150,8 +157,12 @@ func sessionList(c *cli.Context) error {
 	if err := wantArgs(c, 0); err != nil {
 		return err
 	}
+	limit, err := pageLimit(c, versions.ViewBasic)
+	if err != nil {
+		return err
+	}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
-		page, err := db.ListSessions(ctx, c.Int("limit"), c.String("page"))
+		page, err := db.ListSessions(ctx, limit, c.String("page"))
 		if err != nil {
 			return err
 		}

@@ -24,7 +24,7 @@ func storeCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "name", Usage: "display name, 1-255 characters (required)"},
 					&cli.StringFlag{Name: "description", Usage: "what the store holds, up to 1,024 characters"},
-					&cli.StringSliceFlag{Name: "metadata", Usage: "a `KEY=VALUE` pair; repeat for more"},
+					&cli.StringSliceFlag{Name: "metadata", KeepSpace: true, Usage: "a `KEY=VALUE` pair; repeat for more"},
 					&cli.IntFlag{Name: "max-memories", Usage: "most memories the store may hold (default 2000)"},
 					&cli.IntFlag{Name: "max-memory-bytes", Usage: "largest memory in bytes (default 102400)"},
 				},
@@ -34,8 +34,9 @@ func storeCommand() *cli.Command {
 				Name:      "list",
 				Usage:     "list memory stores (archived ones only with --include-archived)",
 				ArgsUsage: " ",
-				Flags:     append([]cli.Flag{&cli.BoolFlag{Name: "include-archived", Usage: "list archived stores too"}}, pageFlags()...),
-				Action:    storeList,
+				Flags: append(append([]cli.Flag{&cli.BoolFlag{Name: "include-archived", Usage: "list archived stores too"}},
+					createdFlags("stores")...), pageFlags(false)...),
+				Action: storeList,
 			},
 			{
 				Name:      "get",
@@ -50,7 +51,7 @@ func storeCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "name", Usage: "new display name"},
 					&cli.StringFlag{Name: "description", Usage: "new description"},
-					&cli.StringSliceFlag{Name: "metadata", Usage: "set `KEY=VALUE`, or remove KEY with KEY=; repeat for more"},
+					&cli.StringSliceFlag{Name: "metadata", KeepSpace: true, Usage: "set `KEY=VALUE`, or remove KEY with KEY=; repeat for more"},
 				},
 				Action: storeUpdate,
 			},
@@ -62,8 +63,9 @@ func storeCommand() *cli.Command {
 			},
 			{
 				Name:      "delete",
-				Usage:     "delete a store with all its memories and versions",
+				Usage:     "delete a store with all its memories and versions (asks first on a terminal)",
 				ArgsUsage: "STORE",
+				Flags:     []cli.Flag{yesFlag()},
 				Action:    storeDelete,
 			},
 		},
@@ -131,7 +133,14 @@ func storeList(c *cli.Context) error {
 	if err := wantArgs(c, 0); err != nil {
 		return err
 	}
-	o := versions.StoreListOptions{IncludeArchived: c.Bool("include-archived"), Limit: c.Int("limit"), Page: c.String("page")}
+	limit, err := pageLimit(c, versions.ViewBasic)
+	if err != nil {
+		return err
+	}
+	o := versions.StoreListOptions{IncludeArchived: c.Bool("include-archived"), Limit: limit, Page: c.String("page")}
+	if o.CreatedGTE, o.CreatedLTE, err = createdSpan(c); err != nil {
+		return err
+	}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
 		page, err := db.ListStores(ctx, o)
 		if err != nil {
@@ -243,6 +252,9 @@ func storeDelete(c *cli.Context) error {
 		return err
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		if err := confirmed(c, "delete store %s (%s) with its %d memories and every version, for good?", s.ID, s.Name, s.MemoryCount); err != nil {
+			return err
+		}
 		if err := db.DeleteStore(ctx, s.ID); err != nil {
 			return err
 		}

@@ -136,7 +136,7 @@ func TestToolCLIAndMount(t *testing.T) {
 		t.Errorf("history:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	log := env.cli(t, "log", store)
-	if n := strings.Count(log, "session "+toolSess); n != 4 {
+	if n := strings.Count(log, "session "+shortID(toolSess)); n != 4 {
 		t.Errorf("memfs log names the tool's session %d times, want 4:\n%s", n, log)
 	}
 

@@ -25,7 +25,7 @@ func versionCommand() *cli.Command {
 					&cli.StringFlag{Name: "session", Usage: "only versions written by session `ID`"},
 					&cli.StringFlag{Name: "operation", Usage: "only `OP` versions: created, modified or deleted"},
 					viewFlag("basic (no content) or full (at most 20 per page)"),
-				}, pageFlags()...),
+				}, append(createdFlags("versions"), pageFlags(true)...)...),
 				Action: versionList,
 			},
 			{
@@ -36,17 +36,20 @@ func versionCommand() *cli.Command {
 			},
 			{
 				Name:      "redact",
-				Usage:     "remove a version's content for good, keeping who changed what when",
+				Usage:     "remove a version's content for good, keeping who changed what when (asks first on a terminal)",
 				ArgsUsage: "STORE VERSION",
+				Flags:     []cli.Flag{yesFlag()},
 				Action:    versionRedact,
 			},
 			{
 				Name:      "prune",
-				Usage:     "delete old versions, keeping each memory's most recent ones, and list what was removed",
+				Usage:     "delete old versions, keeping each memory's most recent ones, and list what was removed (asks first on a terminal)",
 				ArgsUsage: "STORE",
 				Flags: []cli.Flag{
-					&cli.DurationFlag{Name: "older-than", Value: 720 * time.Hour, Usage: "prune versions older than `AGE`"},
+					&cli.DurationFlag{Name: "older-than", Value: 720 * time.Hour, DefaultText: "720h", Usage: "prune versions older than `AGE`"},
 					&cli.IntFlag{Name: "keep-last", Value: 10, Usage: "always keep each memory's `N` most recent versions (at least 1)"},
+					&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "list what would be pruned, and prune nothing"},
+					yesFlag(),
 				},
 				Action: versionPrune,
 			},
@@ -75,12 +78,19 @@ func versionList(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	limit, err := pageLimit(c, view)
+	if err != nil {
+		return err
+	}
 	o := versions.VersionListOptions{
 		SessionID: c.String("session"),
 		Operation: op,
 		View:      view,
-		Limit:     c.Int("limit"),
+		Limit:     limit,
 		Page:      c.String("page"),
+	}
+	if o.CreatedGTE, o.CreatedLTE, err = createdSpan(c); err != nil {
+		return err
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
 		if ref := c.String("memory"); ref != "" {
@@ -114,17 +124,16 @@ func versionGet(c *cli.Context) error {
 		return err
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		v, err := db.GetVersion(ctx, s.ID, c.Args().Get(1))
+		v, err := resolveVersion(ctx, db, s.ID, c.Args().Get(1))
 		if err != nil {
 			return err
 		}
-		return emit(c, v, func(w io.Writer) {
-			if v.Content != nil {
-				io.WriteString(w, *v.Content)
-				return
-			}
-			confirm(c, "version %s has no content: %s", v.ID, noContentReason(v))
-		})
+		if v.Content == nil && !asJSON(c) {
+			// As diff and restore of such a version: the JSON object
+			// says so with its null content.
+			return invalidf("version %s has no content to print: %s", v.ID, noContentReason(v))
+		}
+		return emit(c, v, func(w io.Writer) { io.WriteString(w, *v.Content) })
 	})
 }
 
@@ -144,7 +153,14 @@ func versionRedact(c *cli.Context) error {
 		return err
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		v, err := db.RedactVersion(ctx, s.ID, c.Args().Get(1), cliActor())
+		v, err := resolveVersion(ctx, db, s.ID, c.Args().Get(1))
+		if err != nil {
+			return err
+		}
+		if err := confirmed(c, "redact version %s of %s (%s %s): its content is gone for good?", v.ID, orDash(v.Path), v.Operation, when(v.CreatedAt)); err != nil {
+			return err
+		}
+		v, err = db.RedactVersion(ctx, s.ID, v.ID, cliActor())
 		if err != nil {
 			return err
 		}
@@ -161,6 +177,23 @@ func versionPrune(c *cli.Context) error {
 		return usageFor(c, "--older-than must not be negative and --keep-last must be at least 1")
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		plan, err := prunePlan(ctx, db, s.ID, olderThan, keep)
+		if err != nil {
+			return err
+		}
+		if c.Bool("dry-run") {
+			return emit(c, versions.Page[versions.Version]{Data: plan}, func(w io.Writer) {
+				if len(plan) > 0 {
+					printVersions(w, plan, time.Now())
+				}
+				confirm(c, "would prune %d versions older than %s from store %s, keeping each memory's %d most recent (dry run: nothing removed)", len(plan), olderThan, s.ID, keep)
+			})
+		}
+		if len(plan) > 0 {
+			if err := confirmed(c, "prune %d versions of store %s (%s) for good?", len(plan), s.ID, s.Name); err != nil {
+				return err
+			}
+		}
 		removed, err := db.PruneVersions(ctx, s.ID, olderThan, keep)
 		if err != nil {
 			return err
@@ -175,4 +208,48 @@ func versionPrune(c *cli.Context) error {
 			confirm(c, "pruned %d versions older than %s from store %s, keeping each memory's %d most recent", len(removed), olderThan, s.ID, keep)
 		})
 	})
+}
+
+// prunePlan is what version prune would remove now: versions older than
+// olderThan beyond each memory's keep most recent, never a live memory's
+// head — the engine's rule, read without changing anything.
+func prunePlan(ctx context.Context, db *versions.DB, storeID string, olderThan time.Duration, keep int) ([]versions.Version, error) {
+	all, err := allVersions(ctx, db, storeID, versions.VersionListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	heads := map[string]bool{}
+	o := versions.MemoryListOptions{Limit: versions.MaxPageSize}
+	for {
+		page, err := db.ListMemories(ctx, storeID, o)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range page.Data {
+			if it.Memory != nil {
+				heads[it.Memory.VersionID] = true
+			}
+		}
+		if page.NextPage == nil || *page.NextPage == "" {
+			break
+		}
+		o.Page = *page.NextPage
+	}
+	cutoff := time.Now().Add(-olderThan)
+	seen := map[string]int{}
+	var plan []versions.Version
+	for _, v := range all { // newest first
+		seen[v.MemoryID]++
+		if seen[v.MemoryID] > keep && v.CreatedAt.Before(cutoff) && !heads[v.ID] {
+			plan = append(plan, v)
+		}
+	}
+	// Oldest first, as the engine reports what it pruned.
+	for i, j := 0, len(plan)-1; i < j; i, j = i+1, j-1 {
+		plan[i], plan[j] = plan[j], plan[i]
+	}
+	if plan == nil {
+		plan = []versions.Version{}
+	}
+	return plan, nil
 }

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// Set by scripts/install (-ldflags "-X main.version=… -X main.commit=…");
+// otherwise read from the build information Go records.
+var (
+	version = ""
+	commit  = ""
+)
+
+// buildVersion is the version, the commit (with "+dirty" when built from a
+// modified tree) and the Go version of this binary.
+func buildVersion() (ver, rev, goVersion string) {
+	ver, rev, goVersion = version, commit, runtime.Version()
+	info, ok := debug.ReadBuildInfo()
+	if ok {
+		if ver == "" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+			ver = info.Main.Version
+		}
+		var dirty bool
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				if rev == "" {
+					rev = s.Value
+				}
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if dirty && rev != "" && commit == "" {
+			rev += "+dirty"
+		}
+	}
+	if ver == "" {
+		ver = "devel"
+	}
+	if rev == "" {
+		rev = "unknown"
+	}
+	return ver, rev, goVersion
+}
+
+func printVersion(c *cli.Context) {
+	ver, rev, gover := buildVersion()
+	fmt.Fprintf(c.App.Writer, "memfs %s\ncommit: %s\ngo:     %s\nsqlite: %s\n", ver, rev, gover, versions.SQLiteVersion())
+}
+
+// urfave/cli appends "(default: …)" to every flag's usage, also for false,
+// 0 and -1, and where the usage already says what the default is.
+var cliFlagStringer = cli.FlagStringer
+
+var defaultSuffix = regexp.MustCompile(` \(default: [^()]*\)$`)
+
+func flagString(f cli.Flag) string {
+	s := cliFlagStringer(f)
+	m := defaultSuffix.FindString(s)
+	if m == "" {
+		return s
+	}
+	rest := strings.TrimSuffix(s, m)
+	switch v := strings.TrimSuffix(strings.TrimPrefix(m, " (default: "), ")"); {
+	case v == "false", v == "0", v == "-1", v == `""`, strings.Contains(rest, "(default"), strings.Contains(rest, "default:"):
+		return rest
+	}
+	return s
+}
+
+func completionCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "completion",
+		Usage:     "print a shell completion script: bash, zsh or fish",
+		ArgsUsage: "bash|zsh|fish",
+		Description: "bash:  source <(memfs completion bash)   (or save it in /etc/bash_completion.d/memfs)\n" +
+			"zsh:   source <(memfs completion zsh)\n" +
+			"fish:  memfs completion fish > ~/.config/fish/completions/memfs.fish",
+		Action: func(c *cli.Context) error {
+			if err := wantArgs(c, 1, "SHELL"); err != nil {
+				return err
+			}
+			switch sh := c.Args().First(); sh {
+			case "bash":
+				return writeBashCompletion(c.App.Writer, c.App, false)
+			case "zsh":
+				return writeBashCompletion(c.App.Writer, c.App, true)
+			case "fish":
+				return writeFishCompletion(c.App.Writer, c.App)
+			default:
+				return usageFor(c, "no completion for %q: give bash, zsh or fish", sh)
+			}
+		},
+	}
+}
+
+// commandPaths lists every command path ("store", "store create") with the
+// words that may follow it: subcommands and flags.
+func commandPaths(app *cli.App) map[string][]string {
+	paths := map[string][]string{}
+	var walk func(prefix string, cmds []*cli.Command, flags []cli.Flag)
+	walk = func(prefix string, cmds []*cli.Command, flags []cli.Flag) {
+		var words []string
+		for _, c := range cmds {
+			if c.Hidden {
+				continue
+			}
+			words = append(words, c.Name)
+		}
+		for _, f := range flags {
+			for _, n := range f.Names() {
+				if len(n) == 1 {
+					words = append(words, "-"+n)
+				} else {
+					words = append(words, "--"+n)
+				}
+			}
+		}
+		words = append(words, "--help")
+		paths[prefix] = words
+		for _, c := range cmds {
+			if c.Hidden {
+				continue
+			}
+			walk(strings.TrimSpace(prefix+" "+c.Name), c.Subcommands, c.Flags)
+		}
+	}
+	walk("", app.Commands, app.Flags)
+	return paths
+}
+
+func writeBashCompletion(w io.Writer, app *cli.App, zsh bool) error {
+	paths := commandPaths(app)
+	keys := make([]string, 0, len(paths))
+	for k := range paths {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("# memfs completion for bash" + map[bool]string{true: " and zsh (through bashcompinit)", false: ""}[zsh] + "\n")
+	if zsh {
+		b.WriteString("autoload -U +X bashcompinit && bashcompinit\n")
+	}
+	b.WriteString(`_memfs() {
+	local cur=${COMP_WORDS[COMP_CWORD]} path="" w i
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		w=${COMP_WORDS[i]}
+		case "$w" in -*) continue ;; esac
+		if _memfs_words "${path:+$path }$w" >/dev/null; then path="${path:+$path }$w"; fi
+	done
+	if [[ "$cur" == -* || -z "$path" ]] || _memfs_has_sub "$path"; then
+		COMPREPLY=($(compgen -W "$(_memfs_words "$path")" -- "$cur"))
+	else
+		COMPREPLY=($(compgen -f -- "$cur"))
+	fi
+}
+_memfs_has_sub() {
+	local x
+	for x in $(_memfs_words "$1"); do case "$x" in -*) ;; *) return 0 ;; esac; done
+	return 1
+}
+_memfs_words() {
+	case "$1" in
+`)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\t\t%q) echo %q ;;\n", k, strings.Join(paths[k], " "))
+	}
+	b.WriteString("\t\t*) return 1 ;;\n\tesac\n}\ncomplete -o default -F _memfs memfs\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeFishCompletion(w io.Writer, app *cli.App) error {
+	paths := commandPaths(app)
+	keys := make([]string, 0, len(paths))
+	for k := range paths {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("# memfs completion for fish\n")
+	b.WriteString(`function __memfs_path
+	set -l words (commandline -opc)
+	set -e words[1]
+	set -l path
+	for w in $words
+		string match -q -- '-*' $w; and continue
+		contains -- (string join ' ' $path $w) $__memfs_paths; and set path $path $w
+	end
+	string join ' ' $path
+end
+`)
+	b.WriteString("set -g __memfs_paths")
+	for _, k := range keys {
+		if k != "" {
+			fmt.Fprintf(&b, " %q", k)
+		}
+	}
+	b.WriteString("\ncomplete -c memfs -f\n")
+	for _, k := range keys {
+		var subs, flags []string
+		for _, word := range paths[k] {
+			if strings.HasPrefix(word, "--") {
+				flags = append(flags, "-l "+strings.TrimPrefix(word, "--"))
+			} else if strings.HasPrefix(word, "-") {
+				flags = append(flags, "-s "+strings.TrimPrefix(word, "-"))
+			} else {
+				subs = append(subs, word)
+			}
+		}
+		cond := fmt.Sprintf("test (__memfs_path) = %q", k)
+		if len(subs) > 0 {
+			fmt.Fprintf(&b, "complete -c memfs -n '%s' -a %q\n", cond, strings.Join(subs, " "))
+		}
+		for _, f := range flags {
+			fmt.Fprintf(&b, "complete -c memfs -n '%s' %s\n", cond, f)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

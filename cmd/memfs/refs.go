@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// shortIDLen is how many trailing characters of an id the log shows: the
+// random end of a ULID, where the leading characters are its time and so
+// alike for versions saved close together.
+const shortIDLen = 8
+
+// shortID is the end of an id, as people read and type it.
+func shortID(id string) string {
+	if i := strings.IndexByte(id, '_'); i >= 0 && len(id)-i-1 > shortIDLen {
+		return id[len(id)-shortIDLen:]
+	}
+	return id
+}
+
+// backRef is "PATH~N": the version N saves before the last of the memory at
+// PATH.
+var backRef = regexp.MustCompile(`^(/.*)~([0-9]+)$`)
+
+// resolveVersion finds the version a person names: a memver_ id, the end of
+// one (at least 6 characters, as the log shows them), a PATH (its memory's
+// last version) or PATH~N (N versions before that).
+func resolveVersion(ctx context.Context, db *versions.DB, storeID, ref string) (*versions.Version, error) {
+	switch {
+	case strings.HasPrefix(ref, "memver_"):
+		return db.GetVersion(ctx, storeID, ref)
+	case strings.HasPrefix(ref, "/"):
+		path, back := ref, 0
+		if m := backRef.FindStringSubmatch(ref); m != nil {
+			if _, err := db.GetMemory(ctx, storeID, ref); err != nil {
+				// Not a live memory named so: read the ~N.
+				path = m[1]
+				n, err := strconv.Atoi(m[2])
+				if err != nil {
+					return nil, invalidf("%s: %s is not a number of versions", ref, m[2])
+				}
+				back = n
+			}
+		}
+		lineage, err := pathHistory(ctx, db, storeID, path, versions.VersionListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		if back >= len(lineage) {
+			return nil, &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
+				"%s has %d versions, so %s names none (%s~0 is the last); see memfs log %s %s",
+				path, len(lineage), ref, path, storeID, path)}
+		}
+		return db.GetVersion(ctx, storeID, lineage[back].ID)
+	}
+	if len(ref) < 6 || strings.ContainsAny(ref, "_/") {
+		return nil, &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
+			"no version %q in store %s: give a memver_ id, the last %d characters of one as memfs log shows them, or PATH~N",
+			ref, storeID, shortIDLen)}
+	}
+	all, err := allVersions(ctx, db, storeID, versions.VersionListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var found []string
+	for _, v := range all {
+		if strings.HasSuffix(strings.ToUpper(v.ID), strings.ToUpper(ref)) {
+			found = append(found, v.ID)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
+			"no version of store %s ends in %q: see the ids in memfs log %s", storeID, ref, storeID)}
+	case 1:
+		return db.GetVersion(ctx, storeID, found[0])
+	}
+	return nil, invalidf("%d versions of store %s end in %q (%s, …): give more characters", len(found), storeID, ref, found[0])
+}
+
+// invalidf is an invalid-input error (exit 5).
+func invalidf(format string, args ...any) error {
+	return &versions.Error{Code: versions.CodeInvalid, Message: fmt.Sprintf(format, args...)}
+}
+
+// parseWhen reads a point in time for --since, --until and the
+// --created-after/--created-before filters: a duration back from now ("2h",
+// "3d", "90m"), a date (2026-11-30) or an RFC 3339 time.
+func parseWhen(flag, s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		if days, err := strconv.Atoi(n); err == nil && days >= 0 {
+			return now.Add(-time.Duration(days) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			// Times are kept as nanoseconds since 1970 in an int64.
+			if last := time.Unix(0, 1<<63-1); t.After(last) {
+				t = last
+			}
+			return t, nil
+		}
+	}
+	return time.Time{}, usageError("%s %q is not a time: give an age such as 2h, 90m or 3d, a date such as 2026-11-30, or an RFC 3339 time", flag, s)
+}
