@@ -10,13 +10,20 @@ import (
 
 	"github.com/memfs/memfs/memtool"
 	"github.com/memfs/memfs/versions"
+	"github.com/memfs/memfs/versions/pgtest"
 )
 
 var ctx = context.Background()
 
+// openDB opens a fresh database: a SQLite file, or a PostgreSQL database
+// when MEMFS_TEST_POSTGRES names a server.
 func openDB(t *testing.T) *versions.DB {
 	t.Helper()
-	db, err := versions.Open(filepath.Join(t.TempDir(), "memfs.db"), versions.Options{})
+	dsn := filepath.Join(t.TempDir(), "memfs.db")
+	if pgtest.Server() != "" {
+		dsn = pgtest.Database(t)
+	}
+	db, err := versions.Open(dsn, versions.Options{})
 	if err != nil {
 		t.Fatalf("open database: %v", err)
 	}
