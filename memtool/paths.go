@@ -43,14 +43,23 @@ func storePath(p string) (string, *Result) {
 		}
 	}
 	if err := versions.ValidatePath(rest); err != nil {
-		return refuse(fail("The path %s is not a valid memory path: %s", shown(p), pathProblem(err, rest, p)))
+		return refuse(fail("The path %s is not a valid memory path: %s", shown(p), pathProblem(err, rest)))
 	}
 	return rest, nil
 }
 
 // pathProblem is the engine's reason, naming the path as Claude wrote it.
-func pathProblem(err error, store, tool string) string {
-	return strings.ReplaceAll(err.Error(), strconv.Quote(store), strconv.Quote(strings.TrimRight(tool, "/")))
+// A character or segment the rules refuse is refused in the /memories
+// spelling too, whose message points into the path Claude sent; a length
+// limit applies to the store path, whose message gives its numbers.
+func pathProblem(err error, store string) string {
+	tool := root + store
+	if versions.ErrorCode(err) == versions.CodeInvalid {
+		if terr := versions.ValidatePath(tool); versions.ErrorCode(terr) == versions.CodeInvalid {
+			return terr.Error()
+		}
+	}
+	return strings.ReplaceAll(err.Error(), strconv.Quote(store), strconv.Quote(tool))
 }
 
 // controlChar returns the byte offset and value of the first control

@@ -54,7 +54,7 @@ func TestHostilePaths(t *testing.T) {
 		{"/memories/%00", escape("/memories/%00") + ": it hides a traversal in percent-encoding; write the path plainly"},
 		{"/memories/a//b", `Error: The path /memories/a//b is not a valid memory path: path "/memories/a//b" has an empty segment (//): remove it`},
 		{"/memories/./a", `Error: The path /memories/./a is not a valid memory path: path "/memories/./a" has a "." segment: write the path without . and .. segments`},
-		{"/memories/a\u200bb", `Error: The path "/memories/a\u200bb" is not a valid memory path: path "/memories/a\u200bb" contains the control or format character U+200B at byte 2: remove it`},
+		{"/memories/a\u200bb", `Error: The path "/memories/a\u200bb" is not a valid memory path: path "/memories/a\u200bb" contains the control or format character U+200B at byte 11: remove it`},
 		{"/memories/" + strings.Repeat("x", 256), "Error: The path /memories/" + strings.Repeat("x", 256) + " is not a valid memory path: path segment \"" + strings.Repeat("x", 40) + "\"… is 256 bytes, over the limit of 255 bytes per name: use a shorter name"},
 	}
 	for _, tc := range tests {

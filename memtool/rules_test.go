@@ -140,6 +140,13 @@ func TestReadOnly(t *testing.T) {
 		t.Errorf("a session acting on a store it was not given: %v", err)
 	}
 
+	if _, err := db.EndSession(ctx, sess.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := memtool.ForSession(ctx, db, st.ID, sess.ID); versions.ErrorCode(err) != versions.CodeConflict {
+		t.Errorf("acting for an ended session: %v, want a conflict", err)
+	}
+
 	rw := memtool.New(db, st.ID, versions.UserActor("test"))
 	if _, err := db.ArchiveStore(ctx, st.ID); err != nil {
 		t.Fatal(err)
