@@ -2,16 +2,13 @@ package memtool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/memfs/memfs/versions"
 )
-
-// attempts bounds how often an edit is redone when another writer changed
-// the memory between reading it and saving the edit.
-const attempts = 5
 
 func (t *Tool) create(ctx context.Context, c Command) Result {
 	sp, bad := storePath(c.Path)
@@ -41,9 +38,9 @@ func (t *Tool) create(ctx context.Context, c Command) Result {
 	return ok("File created successfully at: %s", c.Path)
 }
 
-// edit reads the file at the tool path, lets change compute the new content
-// (or refuse), and saves it as one version, conditional on the content it
-// read: an edit never overwrites a save it did not see.
+// edit lets change compute the new content of the file at the tool path
+// (or refuse) and saves it as one version, reading and writing in one
+// engine transaction, so that an edit never overwrites a save it did not see.
 func (t *Tool) edit(ctx context.Context, verb, path string, missing func() Result, change func(content string) (string, *Result)) (string, Result) {
 	sp, bad := storePath(path)
 	if bad != nil {
@@ -52,32 +49,33 @@ func (t *Tool) edit(ctx context.Context, verb, path string, missing func() Resul
 	if r := t.writable(ctx, verb, path); r != nil {
 		return "", *r
 	}
-	for range attempts {
-		m, err := t.db.GetMemory(ctx, t.storeID, sp)
-		if versions.ErrorCode(err) == versions.CodeNotFound || sp == "/" {
-			return "", missing()
-		}
-		if err != nil {
-			return "", engineFailure(verb, path, err)
-		}
-		next, refused := change(*m.Content)
-		if refused != nil {
-			return "", *refused
-		}
-		_, err = t.db.UpdateMemory(ctx, t.storeID, m.ID, versions.MemoryUpdate{Content: &next, IfSHA256: m.ContentSHA256}, t.actor)
-		switch versions.ErrorCode(err) {
-		case versions.CodePreconditionFailed:
-			continue // saved by someone else meanwhile: redo the edit on their content
-		case versions.CodeNotFound:
-			return "", missing()
-		}
-		if err != nil {
-			return "", engineFailure(verb, path, err)
-		}
-		return next, Result{}
+	if sp == "/" {
+		return "", missing()
 	}
-	return "", fail("Cannot %s %s: other writers kept changing it while this edit was saved; view it and try again", verb, shown(path))
+	m, err := t.db.EditMemory(ctx, t.storeID, sp, func(content string) (string, error) {
+		next, refused := change(content)
+		if refused != nil {
+			return "", refusal{*refused}
+		}
+		return next, nil
+	}, t.actor)
+	var ref refusal
+	switch {
+	case errors.As(err, &ref):
+		return "", ref.Result
+	case versions.ErrorCode(err) == versions.CodeNotFound:
+		return "", missing()
+	case err != nil:
+		return "", engineFailure(verb, path, err)
+	}
+	return *m.Content, Result{}
 }
+
+// refusal carries the result of an edit that change refused out of the
+// engine's transaction.
+type refusal struct{ Result }
+
+func (r refusal) Error() string { return r.Content }
 
 func (t *Tool) strReplace(ctx context.Context, c Command) Result {
 	if c.OldStr == nil {

@@ -168,3 +168,37 @@ func TestReadOnly(t *testing.T) {
 		t.Errorf("%d versions after refused mutations, want the 2 seeded", len(page.Data))
 	}
 }
+
+// TestConcurrentEdits: edits of one file from many callers at once each
+// land (the read and the write are one transaction), one version each.
+func TestConcurrentEdits(t *testing.T) {
+	db := openDB(t)
+	st := newStore(t, db, versions.StoreParams{})
+	seed(t, db, st.ID, map[string]string{"/log.md": "end"})
+	const n = 16
+	errs := make(chan string, n)
+	for i := range n {
+		go func() {
+			tool := memtool.New(db, st.ID, versions.SessionActor(fmt.Sprintf("sesn_%02d", i)))
+			r := tool.Run(ctx, memtool.Command{Command: "insert", Path: "/memories/log.md", InsertLine: ptr(0), InsertText: ptr(fmt.Sprintf("entry %02d\n", i))})
+			if r.IsError {
+				errs <- r.Content
+				return
+			}
+			errs <- ""
+		}()
+	}
+	for range n {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+	lines := strings.Split(content(t, db, st.ID, "/log.md"), "\n")
+	if len(lines) != n+1 || lines[n] != "end" {
+		t.Errorf("log.md has %d lines, want %d entries and the end: %q", len(lines), n, lines)
+	}
+	page, err := db.ListVersions(ctx, st.ID, versions.VersionListOptions{Operation: versions.OpModified})
+	if err != nil || len(page.Data) != n {
+		t.Errorf("%d modified versions (%v), want %d", len(page.Data), err, n)
+	}
+}

@@ -1,10 +1,14 @@
 package versions
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
-// Whole subtrees in one transaction, for callers that speak of directories
-// the way the client-side memory tool does: a delete takes everything below,
-// a move makes the destination's parents as it goes.
+// Operations of the client-side memory tool, each one transaction: whole
+// subtrees for a caller that speaks of directories the way the tool does (a
+// delete takes everything below, a move makes the destination's parents as
+// it goes), and an edit that reads and writes a memory at once.
 
 // DeleteTree removes the memory at path, or, when path is a directory,
 // every memory and explicit directory below it, in one transaction: one
@@ -133,4 +137,52 @@ func memoriesBelow(r *run, s *storeRow, dir string) ([]*memRow, error) {
 		out = append(out, m)
 	}
 	return out, rows.Err()
+}
+
+// errEditRefused ends the transaction of an edit its function refused.
+var errEditRefused = errors.New("edit refused")
+
+// EditMemory saves what edit makes of the content of the memory at path,
+// reading and writing in one write transaction, so that no other save can
+// come between the two: one "modified" version, or none when edit changes
+// nothing. edit may run more than once (when the database retries the
+// transaction) and must depend only on its argument; an error it returns
+// comes back as is, with nothing changed.
+// Errors: CodeNotFound (no memory at path, a directory included),
+// CodeReadOnly, CodeTooLarge and the content rules.
+func (db *DB) EditMemory(ctx context.Context, storeID, path string, edit func(content string) (string, error), by Actor) (*Memory, error) {
+	if err := ValidatePath(path); err != nil {
+		return nil, err
+	}
+	var out *Memory
+	var refused error
+	err := db.write(ctx, "edit memory", func(r *run) error {
+		refused = nil
+		s, err := loadStoreLite(r, storeID, true)
+		if err != nil {
+			return err
+		}
+		m, err := memoryAt(r, s.seq, s.ID, path)
+		if err != nil {
+			return err
+		}
+		if m == nil {
+			return errorf(CodeNotFound, "no memory at %s in store %s", path, s.ID)
+		}
+		content, err := headContent(r, m.head)
+		if err != nil {
+			return err
+		}
+		next, err := edit(content)
+		if err != nil {
+			refused = err
+			return errEditRefused
+		}
+		out, err = applyUpdate(r, s, m, MemoryUpdate{Content: &next}, sha256Hex(next), by)
+		return err
+	})
+	if refused != nil {
+		return nil, refused
+	}
+	return out, err
 }

@@ -1,6 +1,7 @@
 package versions_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/memfs/memfs/versions"
@@ -76,4 +77,29 @@ func TestMoveTree(t *testing.T) {
 	if err != nil || len(page.Data) != 3 {
 		t.Errorf("modified versions: %d, %v; want 3 (two moved by the directory, one file)", len(page.Data), err)
 	}
+}
+
+func TestEditMemory(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{MaxMemoryBytes: 10})
+	m := create(t, db, s.ID, "/n.md", "one")
+	got, err := db.EditMemory(ctx, s.ID, "/n.md", func(c string) (string, error) { return c + " two", nil }, me)
+	if err != nil || got.ID != m.ID || *got.Content != "one two" {
+		t.Fatalf("EditMemory: %+v, %v", got, err)
+	}
+	refused := errors.New("no")
+	if _, err := db.EditMemory(ctx, s.ID, "/n.md", func(string) (string, error) { return "", refused }, me); err != refused {
+		t.Errorf("a refused edit returns %v, want the function's error", err)
+	}
+	_, err = db.EditMemory(ctx, s.ID, "/n.md", func(c string) (string, error) { return c + " three four", nil }, me)
+	wantCode(t, err, versions.CodeTooLarge)
+	if _, err := db.EditMemory(ctx, s.ID, "/n.md", func(c string) (string, error) { return c, nil }, me); err != nil {
+		t.Errorf("an edit that changes nothing: %v", err)
+	}
+	page, err := db.ListVersions(ctx, s.ID, versions.VersionListOptions{})
+	if err != nil || len(page.Data) != 2 {
+		t.Errorf("%d versions (%v), want created and one modified", len(page.Data), err)
+	}
+	_, err = db.EditMemory(ctx, s.ID, "/missing", func(c string) (string, error) { return c, nil }, me)
+	wantCode(t, err, versions.CodeNotFound)
 }
