@@ -316,16 +316,17 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 	return out, err
 }
 
-// Export calls emit with the store, then every memory (full view) in path
-// order, then every version (full) oldest first (S14), all from one
-// snapshot.
+// Export calls emit with the store and its limits (a StoreExport), then
+// every memory (full view) in path order, every directory kept without a
+// memory below it (a DirExport) in path order, then every version (full)
+// oldest first, all from one snapshot: the format Import reads.
 func (db *DB) Export(ctx context.Context, storeID string, emit func(v any) error) error {
 	return db.read(ctx, "export", func(r *run) error {
 		s, err := loadStore(r, storeID)
 		if err != nil {
 			return err
 		}
-		if err := emit(s.Store); err != nil {
+		if err := emit(StoreExport{s.Store}); err != nil {
 			return err
 		}
 		rows, err := r.query("SELECT "+memCols+", v.content FROM memories m JOIN versions v ON v.seq = m.head WHERE m.store = ? ORDER BY m.path", s.seq)
@@ -336,6 +337,25 @@ func (db *DB) Export(ctx context.Context, storeID string, emit func(v any) error
 			m, err := scanMemoryRow(rows, s.ID, true)
 			if err == nil {
 				err = emit(m.Memory)
+			}
+			if err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows, err = r.query("SELECT path FROM dirs WHERE store = ? ORDER BY path", s.seq)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var d DirExport
+			err := rows.Scan(&d.Path)
+			if err == nil {
+				err = emit(d)
 			}
 			if err != nil {
 				rows.Close()

@@ -84,7 +84,11 @@ func (a *Actor) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	a.Type = m["type"]
-	a.ID = m[actorIDField[a.Type]]
+	field, ok := actorIDField[a.Type]
+	if !ok {
+		field = "id" // as MarshalJSON writes an actor of another type
+	}
+	a.ID = m[field]
 	return nil
 }
 

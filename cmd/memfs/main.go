@@ -86,6 +86,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			logCommand(),
 			diffCommand(),
 			exportCommand(),
+			importCommand(),
 			sessionCommand(),
 			mountCommand(),
 			runCommand(),
