@@ -60,3 +60,19 @@ func (t *Tool) Execute(ctx context.Context, input json.RawMessage) ([]anthropic.
 	}
 	return []anthropic.BetaToolResultBlockParamContentUnion{{OfText: &anthropic.BetaTextBlockParam{Text: r.Content}}}, nil
 }
+
+// Answer runs the input of a tool_use block (BetaToolUseBlock.Input, or any
+// value that marshals to the command's JSON) and returns the tool_result
+// block to send back, for callers that run their own tool-use loop.
+func (t *Tool) Answer(ctx context.Context, toolUseID string, input any) anthropic.BetaToolResultBlockParam {
+	raw, ok := input.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(input); err != nil {
+			r := fail("The memory tool's input is not a valid command: %v", err)
+			return anthropic.NewBetaToolResultTextBlockParam(toolUseID, r.Content, true)
+		}
+	}
+	r := t.RunJSON(ctx, raw)
+	return anthropic.NewBetaToolResultTextBlockParam(toolUseID, r.Content, r.IsError)
+}

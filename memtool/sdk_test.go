@@ -124,3 +124,23 @@ func TestSDKToolRunner(t *testing.T) {
 		t.Errorf("versions %+v, want one created by the API key", page.Data)
 	}
 }
+
+// TestAnswer: a loop of one's own gets the tool_result block for a tool_use
+// block's input as the SDK decodes it.
+func TestAnswer(t *testing.T) {
+	db := openDB(t)
+	st := newStore(t, db, versions.StoreParams{})
+	tool := memtool.New(db, st.ID, versions.UserActor("test"))
+	var use anthropic.BetaToolUseBlock
+	if err := json.Unmarshal([]byte(`{"type":"tool_use","id":"toolu_9","name":"memory","input":{"command":"view","path":"/memories/x"}}`), &use); err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(tool.Answer(ctx, use.ID, use.Input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"tool_use_id":"toolu_9","is_error":true,"content":[{"text":"Error: The path /memories/x does not exist. Please provide a valid path.","type":"text"}],"type":"tool_result"}`
+	if string(got) != want {
+		t.Errorf("Answer:\n got %s\nwant %s", got, want)
+	}
+}
