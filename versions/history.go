@@ -70,6 +70,10 @@ func (db *DB) ListVersions(ctx context.Context, storeID string, o VersionListOpt
 		return nil, errorf(CodeInvalid, "operation %q is not one of created, modified, deleted", o.Operation)
 	}
 	full := o.View == ViewFull
+	scope := listingScope("versions", storeID, o.MemoryID, o.SessionID, o.Operation, o.CreatedGTE.UnixNano(), o.CreatedLTE.UnixNano())
+	if o.Page, err = unscopeCursor(o.Page, scope); err != nil {
+		return nil, err
+	}
 	q, args, err := versionListQuery(o, limit)
 	if err != nil {
 		return nil, err
@@ -93,7 +97,7 @@ func (db *DB) ListVersions(ctx context.Context, storeID string, o VersionListOpt
 				return err
 			}
 			if len(page.Data) == limit {
-				page.NextPage = encodeSeqCursor(last)
+				page.NextPage = scopeCursor(encodeSeqCursor(last), scope)
 				break
 			}
 			page.Data = append(page.Data, *v)

@@ -32,6 +32,10 @@ func (db *DB) ListMemories(ctx context.Context, storeID string, o MemoryListOpti
 		base = "/"
 	}
 	lo, hi := base, base[:len(base)-1]+"0"
+	scope := listingScope("memories", storeID, o.PathPrefix, o.Depth)
+	if o.Page, err = unscopeCursor(o.Page, scope); err != nil {
+		return nil, err
+	}
 	if o.Page != "" {
 		c, err := decodeCursor(o.Page)
 		if err != nil {
@@ -68,7 +72,7 @@ func (db *DB) ListMemories(ctx context.Context, storeID string, o MemoryListOpti
 						return false, err
 					}
 					if len(page.Data) == limit {
-						page.NextPage = encodeCursor(lo)
+						page.NextPage = scopeCursor(encodeCursor(lo), scope)
 						return false, nil
 					}
 					if o.Depth == 1 {

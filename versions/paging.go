@@ -1,8 +1,12 @@
 package versions
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"fmt"
 	"strconv"
+	"strings"
 )
 
 // pageSize applies the listing limits: 0 means the default, larger than the
@@ -55,4 +59,40 @@ func decodeSeqCursor(c string) (int64, error) {
 
 func badCursor(c string) error {
 	return errorf(CodeInvalid, "page cursor %q is not one this listing issued: pass the next_page value of the previous page", c)
+}
+
+// A cursor is bound to the listing that issued it: the store and every
+// filter, all but the page size and the view. Used with other parameters
+// it would silently skip or repeat items, so it is refused.
+func listingScope(parts ...any) string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("%#v", parts)))
+	return hex.EncodeToString(h[:6])
+}
+
+// scopeCursor wraps a listing's next-page cursor with its scope.
+func scopeCursor(next *string, scope string) *string {
+	if next == nil {
+		return nil
+	}
+	return encodeCursor(scope + ":" + *next)
+}
+
+// unscopeCursor checks that a cursor came from a listing with this scope
+// and returns the position inside it ("" for no cursor).
+func unscopeCursor(c, scope string) (string, error) {
+	if c == "" {
+		return "", nil
+	}
+	s, err := decodeCursor(c)
+	if err != nil {
+		return "", err
+	}
+	tag, inner, ok := strings.Cut(s, ":")
+	if !ok || inner == "" {
+		return "", badCursor(c)
+	}
+	if tag != scope {
+		return "", errorf(CodeInvalid, "page cursor %q was issued by a listing with other parameters: repeat the listing's store and filters exactly with its next_page, or start again without a cursor", c)
+	}
+	return inner, nil
 }

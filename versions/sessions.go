@@ -154,6 +154,10 @@ func (db *DB) ListSessions(ctx context.Context, limit int, page string) (*Page[S
 	if err != nil {
 		return nil, err
 	}
+	scope := listingScope("sessions")
+	if page, err = unscopeCursor(page, scope); err != nil {
+		return nil, err
+	}
 	var after int64
 	if page != "" {
 		if after, err = decodeSeqCursor(page); err != nil {
@@ -183,7 +187,7 @@ func (db *DB) ListSessions(ctx context.Context, limit int, page string) (*Page[S
 		}
 		if len(ids) > limit {
 			ids = ids[:limit]
-			out.NextPage = encodeSeqCursor(seqs[limit-1])
+			out.NextPage = scopeCursor(encodeSeqCursor(seqs[limit-1]), scope)
 		}
 		for _, id := range ids {
 			s, err := loadSession(r, id)

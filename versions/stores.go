@@ -269,6 +269,10 @@ func (db *DB) ListStores(ctx context.Context, o StoreListOptions) (*Page[Store],
 	if err != nil {
 		return nil, err
 	}
+	scope := listingScope("stores", o.IncludeArchived, o.CreatedGTE.UnixNano(), o.CreatedLTE.UnixNano())
+	if o.Page, err = unscopeCursor(o.Page, scope); err != nil {
+		return nil, err
+	}
 	var after int64
 	if o.Page != "" {
 		if after, err = decodeSeqCursor(o.Page); err != nil {
@@ -298,7 +302,7 @@ func (db *DB) ListStores(ctx context.Context, o StoreListOptions) (*Page[Store],
 				return err
 			}
 			if len(page.Data) == limit {
-				page.NextPage = encodeSeqCursor(last)
+				page.NextPage = scopeCursor(encodeSeqCursor(last), scope)
 				break
 			}
 			page.Data = append(page.Data, s.Store)

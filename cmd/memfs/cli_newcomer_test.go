@@ -509,3 +509,21 @@ func quoteAll(args []string) []string {
 	}
 	return out
 }
+
+func TestCLICursorWithOtherParameters(t *testing.T) {
+	e := newCLIEnv(t)
+	e.ok(t, "store", "create", "--name", "C")
+	for _, p := range []string{"/a/1", "/a/2", "/b/1"} {
+		e.ok(t, "memory", "create", "C", "--path", p, "--content", "x")
+	}
+	page := e.obj(t, "memory", "list", "C", "--limit", "1")
+	cur, _ := page["next_page"].(string)
+	if cur == "" {
+		t.Fatalf("no next_page: %v", page)
+	}
+	e.ok(t, "memory", "list", "C", "--limit", "1", "--page", cur)
+	err := e.fails(t, exitInvalid, "invalid_request_error", "memory", "list", "C", "--path-prefix", "/a/", "--page", cur)
+	if msg, _ := err["message"].(string); !strings.Contains(msg, "other parameters") {
+		t.Errorf("cursor with another --path-prefix: %q", msg)
+	}
+}
