@@ -113,7 +113,7 @@ func commandPaths(app *cli.App) map[string][]string {
 	walk = func(prefix string, cmds []*cli.Command, flags []cli.Flag) {
 		var words []string
 		for _, c := range cmds {
-			if c.Hidden {
+			if c.Hidden || c.Name == "help" {
 				continue
 			}
 			words = append(words, c.Name)
@@ -130,7 +130,7 @@ func commandPaths(app *cli.App) map[string][]string {
 		words = append(words, "--help")
 		paths[prefix] = words
 		for _, c := range cmds {
-			if c.Hidden {
+			if c.Hidden || c.Name == "help" {
 				continue
 			}
 			walk(strings.TrimSpace(prefix+" "+c.Name), c.Subcommands, c.Flags)
@@ -150,9 +150,11 @@ func writeBashCompletion(w io.Writer, app *cli.App, zsh bool) error {
 	var b strings.Builder
 	b.WriteString("# memfs completion for bash" + map[bool]string{true: " and zsh (through bashcompinit)", false: ""}[zsh] + "\n")
 	if zsh {
-		b.WriteString("autoload -U +X bashcompinit && bashcompinit\n")
+		b.WriteString("(( $+functions[compdef] )) || { autoload -U +X compinit && compinit; }\nautoload -U +X bashcompinit && bashcompinit\n")
 	}
 	b.WriteString(`_memfs() {
+	# zsh (through bashcompinit) numbers arrays from 1; bash from 0.
+	[ -n "${ZSH_VERSION:-}" ] && setopt localoptions ksharrays
 	local cur=${COMP_WORDS[COMP_CWORD]} path="" w i
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		w=${COMP_WORDS[i]}
@@ -200,6 +202,10 @@ func writeFishCompletion(w io.Writer, app *cli.App) error {
 	end
 	string join ' ' $path
 end
+function __memfs_at
+	set -l p (__memfs_path)
+	test "$p" = "$argv[1]"
+end
 `)
 	b.WriteString("set -g __memfs_paths")
 	for _, k := range keys {
@@ -219,7 +225,7 @@ end
 				subs = append(subs, word)
 			}
 		}
-		cond := fmt.Sprintf("test (__memfs_path) = %q", k)
+		cond := fmt.Sprintf("__memfs_at %q", k)
 		if len(subs) > 0 {
 			fmt.Fprintf(&b, "complete -c memfs -n '%s' -a %q\n", cond, strings.Join(subs, " "))
 		}

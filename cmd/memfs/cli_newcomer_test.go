@@ -215,16 +215,22 @@ func TestCLICompletion(t *testing.T) {
 			t.Errorf("completing %q: %q (%v), want %q among the candidates", tc.line, out, err, tc.want)
 		}
 	}
-	for _, sh := range []string{"zsh", "fish"} {
-		path, err := exec.LookPath(sh)
+	// Where zsh and fish are installed, their scripts load and complete
+	// (zsh's compgen leaves the prefix match to compadd: the words after
+	// "store" are offered, not the top level's).
+	for _, tc := range []struct{ sh, prog string }{
+		{"zsh", `source <(memfs completion zsh) && COMP_WORDS=(memfs store cr) && COMP_CWORD=2 && _memfs && print -rl -- $COMPREPLY | grep -x create`},
+		{"fish", `memfs completion fish | source; complete -C "memfs store cr"`},
+	} {
+		path, err := exec.LookPath(tc.sh)
 		if err != nil {
+			t.Logf("no %s: its completion is not tried", tc.sh)
 			continue
 		}
-		prog := map[string]string{"zsh": `source <(memfs completion zsh)`, "fish": `memfs completion fish | source`}[sh]
-		cmd := exec.Command(path, "-c", prog)
+		cmd := exec.Command(path, "-c", tc.prog)
 		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(memfsBin)+":"+os.Getenv("PATH"))
-		if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
-			t.Errorf("%s could not load memfs completion %s: %v %s", sh, sh, err, out)
+		if out, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "create" {
+			t.Errorf("%s completing \"memfs store cr\": %v %q, want create", tc.sh, err, out)
 		}
 	}
 }
@@ -525,5 +531,25 @@ func TestCLICursorWithOtherParameters(t *testing.T) {
 	err := e.fails(t, exitInvalid, "invalid_request_error", "memory", "list", "C", "--path-prefix", "/a/", "--page", cur)
 	if msg, _ := err["message"].(string); !strings.Contains(msg, "other parameters") {
 		t.Errorf("cursor with another --path-prefix: %q", msg)
+	}
+}
+
+// On a terminal the log goes through $PAGER; into a pipe it does not.
+func TestCLILogPager(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("needs script(1) for a terminal")
+	}
+	e := newCLIEnv(t)
+	e.ok(t, "store", "create", "--name", "Pg")
+	e.ok(t, "memory", "create", "Pg", "--path", "/a.md", "--content", "x")
+	if out := e.ok(t, "log", "Pg"); strings.Contains(out, "PAGED") {
+		t.Errorf("log into a pipe used the pager: %q", out)
+	}
+	cmd := exec.Command(script, "-qec", memfsBin+" log Pg", "/dev/null")
+	cmd.Env = append(os.Environ(), "MEMFS_DB="+e.db, "PAGER=sed s/^/PAGED:/")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "PAGED:/a.md") {
+		t.Errorf("log on a terminal with PAGER set: %v %q, want every line through the pager", err, out)
 	}
 }

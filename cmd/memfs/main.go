@@ -66,7 +66,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Writer:    stdout,
 		ErrWriter: stderr,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "db", Usage: "database file", EnvVars: []string{"MEMFS_DB"}, DefaultText: "$XDG_DATA_HOME/memfs/memfs.db"},
+			&cli.StringFlag{Name: "db", Usage: "the database: a SQLite file, or a postgres:// URL", EnvVars: []string{"MEMFS_DB"}, DefaultText: "$XDG_DATA_HOME/memfs/memfs.db"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: text or json"},
 		},
 		Before: func(c *cli.Context) error {
