@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -25,13 +26,18 @@ func TestREADMEQuickStart(t *testing.T) {
 		t.Fatalf("no quick start block with a mount and a restore in README.md:\n%s", block)
 	}
 	home := t.TempDir()
+	t.Cleanup(func() { unmountAll(t, filepath.Join(home, "memfs-tour", "mnt")) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", block)
+	// Whatever way the block ends (a failing command stops it under -e),
+	// the mount it started in the background is stopped with it.
+	script := "trap 'kill $(jobs -p) 2>/dev/null || true; wait' EXIT\n" + block
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.Dir = home
 	cmd.Env = append(os.Environ(), "HOME="+home, "PATH="+filepath.Dir(memfsBin)+":"+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
-	t.Cleanup(func() { unmountAll(t, filepath.Join(home, "memfs-tour", "mnt")) })
 	if err != nil {
 		t.Fatalf("the quick start failed: %v\n%s", err, out)
 	}
