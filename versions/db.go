@@ -197,6 +197,9 @@ func randomHex(n int) string {
 type conn struct {
 	c     *sql.Conn
 	stmts map[string]*sql.Stmt
+	// used: the connection has served a transaction and sat in the pool
+	// since, where the server may have closed it (a restart).
+	used bool
 }
 
 func (c *conn) close() {
@@ -250,11 +253,39 @@ func (p *connPool) get(ctx context.Context) (*conn, error) {
 
 // put returns c; a connection that broke is dropped and reopened later.
 func (p *connPool) put(c *conn, err error) {
-	if c != nil && err != nil && (errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || p.broken(err)) {
+	if c != nil && err != nil && p.isBroken(err) {
 		c.close()
 		c = nil
 	}
+	if c != nil {
+		c.used = true
+	}
 	p.ch <- c
+}
+
+func (p *connPool) isBroken(err error) bool {
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || p.broken(err)
+}
+
+// staleConn is the failure of a pooled connection at its first statement
+// because it broke while idle (the server restarted or dropped it):
+// nothing ran, so retry takes another connection at once rather than fail
+// a save made after the server came back.
+type staleConn struct{ error }
+
+func (s staleConn) Unwrap() error { return s.error }
+
+// maxStale bounds the immediate retries on stale connections: more than
+// any pool holds.
+const maxStale = 16
+
+// stale marks err as staleConn when c broke before its transaction did
+// anything.
+func (p *connPool) stale(ctx context.Context, c *conn, err error) error {
+	if err != nil && c.used && ctx.Err() == nil && p.isBroken(err) {
+		return staleConn{err}
+	}
+	return err
 }
 
 func (p *connPool) close() {
@@ -339,11 +370,15 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 	defer func() { p.put(c, err) }() // c is nil once dropped
 	r := &run{ctx: ctx, c: c, db: db, write: write}
 	if begin == "" {
-		return fn(r)
+		if err = fn(r); !write {
+			err = p.stale(ctx, c, err) // a read is safe to run again
+		}
+		return err
 	}
 	// Prepared once per connection like the other statements: parsing
 	// them again costs a save more than running them.
 	if _, err = r.exec(begin); err != nil {
+		err = p.stale(ctx, c, err)
 		return err
 	}
 	if err = fn(r); err == nil {
@@ -402,8 +437,14 @@ func (db *DB) wrap(what string, err error) error {
 // is safe.
 func (db *DB) retry(ctx context.Context, fn func() error) error {
 	backoff := 5 * time.Millisecond
+	stale := 0
 	for attempt := 0; ; attempt++ {
 		err := fn()
+		if errors.As(err, new(staleConn)) && stale < maxStale {
+			stale++
+			attempt--
+			continue
+		}
 		if err == nil || !db.d.transient(err) || attempt == 6 {
 			return err
 		}

@@ -135,13 +135,15 @@ func pgTransient(err error) bool {
 
 // pgBroken: an error the server did not report (a dropped connection, a
 // timeout, a cancelled context mid-statement) leaves the connection in an
-// unknown state; it is closed rather than reused.
+// unknown state, and one it reported as it closed the connection (a
+// shutdown, a crash of another backend) leaves none; it is closed rather
+// than reused.
 func pgBroken(err error) bool {
 	var e *Error
-	if errors.As(err, &e) || errors.Is(err, sql.ErrNoRows) || pgCode(err) != "" {
+	if errors.As(err, &e) || errors.Is(err, sql.ErrNoRows) {
 		return false
 	}
-	return true
+	return pgCode(err) == "" || unreachable(err)
 }
 
 // unreachable reports errors that mean the server could not be reached or
