@@ -45,9 +45,13 @@ var unforwarded = []os.Signal{
 }
 
 func initAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
-	if err := (&cgroup{dirs: spec.Cgroup}).join(); err != nil {
+	// Cmd's cgroup takes the exec stage, not this init: Go's runtime dies
+	// when it cannot start a thread, and init must outlive a fork bomb.
+	addToCgroup, closeCgroup, err := (&cgroup{dirs: spec.Cgroup}).procs()
+	if err != nil {
 		return failure(err)
 	}
+	defer closeCgroup()
 	// No process of the host's may attach to this one (it is root there).
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return failure(errorf(KindSetup, "make the sandbox's init undumpable: %v", err))
@@ -79,7 +83,7 @@ func initAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
 	if spec.Foreground {
 		attr.Foreground, attr.Ctty = true, 0
 	}
-	st, err := startStage(stageExec, spec, attr, spec.Env, os.Stdin, os.Stdout, os.Stderr)
+	st, err := startStage(stageExec, spec, attr, spec.Env, os.Stdin, os.Stdout, os.Stderr, addToCgroup)
 	if err != nil {
 		return failure(errorf(KindSetup, "start the command's stage: %v", err))
 	}

@@ -153,14 +153,41 @@ func isCgroup2(dir string) bool {
 	return unix.Statfs(dir, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC
 }
 
-// join moves the calling process into the cgroup.
-func (cg *cgroup) join() error {
-	for _, d := range cg.dirs {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte("0"), 0); err != nil {
-			return errorf(KindSetup, "join the command's cgroup %s: %v", d, err)
+// procs opens the cgroup's cgroup.procs files, while they are writable
+// (the command's view of /sys is read-only), and returns add, which moves
+// a process there, and done, which closes them.
+func (cg *cgroup) procs() (add func(pid int) error, done func(), err error) {
+	var files []*os.File
+	done = func() {
+		for _, f := range files {
+			f.Close()
 		}
 	}
-	return nil
+	for _, d := range cg.dirs {
+		// Through a detached copy of the mount: an open file keeps a mount
+		// from being made read-only, and the command's view must be.
+		tree, err := unix.OpenTree(-1, d, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		if err != nil {
+			done()
+			return nil, nil, errorf(KindSetup, "open the command's cgroup %s: %v", d, err)
+		}
+		fd, err := unix.Openat(tree, "cgroup.procs", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		unix.Close(tree)
+		if err != nil {
+			done()
+			return nil, nil, errorf(KindSetup, "open the command's cgroup %s: %v", d, err)
+		}
+		files = append(files, os.NewFile(uintptr(fd), filepath.Join(d, "cgroup.procs")))
+	}
+	add = func(pid int) error {
+		for _, f := range files {
+			if _, err := f.Write([]byte(strconv.Itoa(pid))); err != nil {
+				return errorf(KindSetup, "put the command in its cgroup %s: %v", f.Name(), err)
+			}
+		}
+		return nil
+	}
+	return add, done, nil
 }
 
 // remove removes the cgroup once the processes in it are gone.

@@ -56,6 +56,13 @@ func serveAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return failure(errorf(KindSetup, "become the sandbox's subreaper: %v", err))
 	}
+	// Made here, not by the supervisor: this stage outlives a supervisor
+	// killed with SIGKILL and removes what it made.
+	releaseRoot, err := MakeMountRoot(spec.MountRoot)
+	if err != nil {
+		return failure(err)
+	}
+	defer releaseRoot()
 	cg, err := makeCgroup(spec.Limits, fmt.Sprintf("memfs-run-%d", os.Getpid()))
 	if err != nil {
 		return failure(err)
@@ -89,7 +96,7 @@ func serveAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
 		Pdeathsig:    syscall.SIGKILL,
 		Setpgid:      true,
 	}
-	st, err := startStage(stageInit, spec, attr, spec.Env, os.Stdin, os.Stdout, os.Stderr)
+	st, err := startStage(stageInit, spec, attr, spec.Env, os.Stdin, os.Stdout, os.Stderr, nil)
 	if err != nil {
 		return failure(errorf(KindSetup, "start the command's namespaces: %v", err))
 	}

@@ -57,7 +57,7 @@ func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	spec.Terminal = stdin == os.Stdin && controllingTerminal()
 	spec.Foreground = spec.Terminal && inForeground()
 	saved, termErr := unix.IoctlGetTermios(0, unix.TCGETS)
-	st, err := startStage(stageNamespace, spec, attr, nil, stdin, stdout, stderr)
+	st, err := startStage(stageNamespace, spec, attr, nil, stdin, stdout, stderr, nil)
 	if err != nil {
 		if errors.Is(err, syscall.EPERM) {
 			return 0, errorf(KindPrivilege, "cannot create a private mount namespace (%v): run as root or with CAP_SYS_ADMIN; in a container, also allow unshare (--security-opt seccomp=unconfined --security-opt apparmor=unconfined)", err)
@@ -187,8 +187,10 @@ type stage struct {
 }
 
 // startStage re-executes this binary as stage name with spec on fd 3 and a
-// report pipe on fd 4. env nil means this process's environment.
-func startStage(name string, spec *Spec, attr *syscall.SysProcAttr, env []string, stdin io.Reader, stdout, stderr io.Writer) (*stage, error) {
+// report pipe on fd 4. env nil means this process's environment. started,
+// if set, is called with the stage's pid before it gets its spec, so
+// before it does anything.
+func startStage(name string, spec *Spec, attr *syscall.SysProcAttr, env []string, stdin io.Reader, stdout, stderr io.Writer, started func(pid int) error) (*stage, error) {
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -214,6 +216,15 @@ func startStage(name string, spec *Spec, attr *syscall.SysProcAttr, env []string
 		specW.Close()
 		repR.Close()
 		return nil, err
+	}
+	if started != nil {
+		if err := started(cmd.Process.Pid); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			specW.Close()
+			repR.Close()
+			return nil, err
+		}
 	}
 	go func() {
 		_ = json.NewEncoder(specW).Encode(spec)

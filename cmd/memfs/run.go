@@ -224,15 +224,9 @@ func runAttachments(ctx context.Context, c *cli.Context, db *versions.DB, stores
 	return attach, nil
 }
 
-// runInSandbox prepares the mount root and runs the command; everything it
-// made is gone when it returns.
+// runInSandbox runs the command; everything the sandbox made, the mount root
+// included, is gone when it returns, or soon after memfs is killed.
 func runInSandbox(c *cli.Context, spec *sandbox.Spec, sess *versions.Session, prompt string, who *sandbox.User) (int, error) {
-	removeRoot, err := sandbox.MakeMountRoot(spec.MountRoot)
-	if err != nil {
-		return 0, runSandboxError(err)
-	}
-	defer removeRoot()
-
 	spec.Prompt = prompt
 	// The daemon ends the session too: it outlives a run killed by
 	// SIGKILL long enough to unmount (its parent-death signal is SIGTERM).
