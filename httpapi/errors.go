@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/memfs/memfs/versions"
 )
@@ -61,6 +64,9 @@ type apiError struct {
 	status  int
 	typ     string
 	message string
+	// retryAfter, when set, is sent as Retry-After: the refusal is
+	// temporary.
+	retryAfter time.Duration
 }
 
 func (e *apiError) Error() string { return e.message }
@@ -138,20 +144,38 @@ func hint(e *versions.Error) string {
 // request's id.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := NewBody(err)
+	switch {
+	case status == http.StatusTooManyRequests || status >= 500:
+		w.Header().Set("x-should-retry", "true")
+	case status != http.StatusRequestTimeout:
+		// The SDKs retry a 409 by default; a conflict here is never
+		// transient (a precondition, a path, an archived store).
+		w.Header().Set("x-should-retry", "false")
+	}
+	var ae *apiError
+	if errors.As(err, &ae) && ae.retryAfter > 0 {
+		w.Header().Set("retry-after", strconv.Itoa(int((ae.retryAfter+time.Second-1)/time.Second)))
+		w.Header().Set("retry-after-ms", strconv.FormatInt(ae.retryAfter.Milliseconds(), 10))
+	}
 	if status >= 500 {
 		slog.Error("request failed", "request_id", w.Header().Get("request-id"),
 			"method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	writeJSON(w, status, body)
+	WriteJSON(w, status, body)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+// WriteJSON writes v as the response's JSON body with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		status = http.StatusInternalServerError
-		b = []byte(`{"type":"error","error":{"type":"api_error","message":"internal error: the response could not be encoded"}}`)
+		buf.Reset()
+		buf.WriteString(`{"type":"error","error":{"type":"api_error","message":"internal error: the response could not be encoded"}}` + "\n")
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(buf.Bytes())
 }

@@ -8,8 +8,11 @@ import (
 )
 
 type VersionListOptions struct {
-	MemoryID   string
-	SessionID  string
+	MemoryID string
+	// Only versions written by this session, API key or service account.
+	SessionID        string
+	APIKeyID         string
+	ServiceAccountID string
 	Operation  Operation
 	CreatedGTE time.Time
 	CreatedLTE time.Time
@@ -122,9 +125,13 @@ func versionListQuery(o VersionListOptions, limit int) (string, []any, error) {
 		q.WriteString(" AND memory_id = ?")
 		args = append(args, o.MemoryID)
 	}
-	if o.SessionID != "" {
-		q.WriteString(" AND actor_id = ? AND actor_type = 'session_actor'")
-		args = append(args, o.SessionID)
+	for _, f := range []struct{ typ, id string }{
+		{"session_actor", o.SessionID}, {"api_actor", o.APIKeyID}, {"service_account_actor", o.ServiceAccountID},
+	} {
+		if f.id != "" {
+			q.WriteString(" AND actor_id = ? AND actor_type = ?")
+			args = append(args, f.id, f.typ)
+		}
 	}
 	if o.Operation != "" {
 		q.WriteString(" AND operation = ?")

@@ -3,7 +3,11 @@ package versions
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memfs/memfs/slugify"
 )
@@ -17,11 +21,51 @@ type AttachmentParams struct {
 	Instructions *string
 }
 
-// CreateSession snapshots each store's name and description and assigns
-// distinct slugs (slugify.Unique) and mount paths.
+// SessionParams create a session. Agent (a JSON string or object) and
+// EnvironmentID are recorded as given.
+type SessionParams struct {
+	Resources     []AttachmentParams
+	Agent         json.RawMessage
+	EnvironmentID *string
+	Title         *string
+	Metadata      map[string]string
+}
+
+// SessionUpdate changes what is non-nil; Metadata merges, a nil value
+// removing its key.
+type SessionUpdate struct {
+	Title    *string
+	Metadata map[string]*string
+}
+
+// MaxTitleChars bounds a session's title.
+const MaxTitleChars = 1024
+
+// CreateSession creates a session of the given attachments.
 func (db *DB) CreateSession(ctx context.Context, attach []AttachmentParams) (*Session, error) {
+	return db.CreateSessionFrom(ctx, SessionParams{Resources: attach})
+}
+
+// CreateSessionFrom snapshots each store's name and description and assigns
+// distinct slugs (slugify.Unique) and mount paths.
+func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session, error) {
+	attach := p.Resources
 	if err := CheckAttachmentCount(len(attach)); err != nil {
 		return nil, err
+	}
+	if err := validateSessionFields(p.Title, p.Metadata); err != nil {
+		return nil, err
+	}
+	if len(p.Agent) > 0 && !json.Valid(p.Agent) {
+		return nil, errorf(CodeInvalid, "the session's agent is not valid JSON")
+	}
+	meta, err := json.Marshal(nonNil(p.Metadata))
+	if err != nil {
+		return nil, err
+	}
+	var agent any
+	if len(p.Agent) > 0 {
+		agent = string(p.Agent)
 	}
 	seen := map[string]bool{}
 	for _, a := range attach {
@@ -41,13 +85,14 @@ func (db *DB) CreateSession(ctx context.Context, attach []AttachmentParams) (*Se
 		}
 	}
 	var out *Session
-	err := db.write(ctx, "create session", func(r *run) error {
+	err = db.write(ctx, "create session", func(r *run) error {
 		// Attaching reads the stores and changes none: no store's row is
 		// locked (sessions attaching the same stores in another order
 		// would deadlock).
 		r.write = false
 		now := r.db.nowNanos()
-		sess := Session{ID: r.db.ids.make(prefixSession, fromNanos(now)), CreatedAt: fromNanos(now)}
+		sess := Session{ID: r.db.ids.make(prefixSession, fromNanos(now)), CreatedAt: fromNanos(now), UpdatedAt: fromNanos(now),
+			Agent: p.Agent, EnvironmentID: p.EnvironmentID, Title: p.Title, Metadata: nonNil(p.Metadata)}
 		names := make([]string, len(attach))
 		for i, a := range attach {
 			s, err := loadStore(r, a.StoreID)
@@ -69,7 +114,8 @@ func (db *DB) CreateSession(ctx context.Context, attach []AttachmentParams) (*Se
 			sess.Resources[i].Slug = slug
 			sess.Resources[i].MountPath = MountRoot + "/" + slug
 		}
-		seq, err := r.insertKey("seq", "INSERT INTO sessions (id, created_at) VALUES (?, ?)", sess.ID, now)
+		seq, err := r.insertKey("seq", "INSERT INTO sessions (id, created_at, updated_at, agent, environment_id, title, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			sess.ID, now, now, agent, p.EnvironmentID, p.Title, string(meta))
 		if err != nil {
 			return err
 		}
@@ -97,26 +143,69 @@ func CheckAttachmentCount(n int) error {
 	return nil
 }
 
-// CheckOpen refuses to use a session that ended: nothing mounts it again.
+// CheckOpen refuses to use a session that ended or was archived: nothing
+// mounts it again.
 func (s *Session) CheckOpen() error {
 	if s.EndedAt != nil {
 		return objectError(CodeConflict, ObjectSession, "", "session %s ended at %s and cannot be used again: create a new session",
 			s.ID, s.EndedAt.UTC().Format(time.RFC3339))
 	}
+	if s.ArchivedAt != nil {
+		return objectError(CodeConflict, ObjectSession, "", "session %s was archived at %s and cannot be used again: create a new session",
+			s.ID, s.ArchivedAt.UTC().Format(time.RFC3339))
+	}
 	return nil
+}
+
+func validateSessionFields(title *string, meta map[string]string) error {
+	if title != nil {
+		if !utf8.ValidString(*title) {
+			return errorf(CodeInvalid, "the session's title is not valid UTF-8: use UTF-8 text")
+		}
+		if n := utf8.RuneCountInString(*title); n > MaxTitleChars {
+			return errorf(CodeInvalid, "the session's title is %d characters, over the limit of %d: shorten it", n, MaxTitleChars)
+		}
+	}
+	return validateMetadata(meta)
+}
+
+func nonNil(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
 }
 
 func loadSession(r *run, id string) (*Session, error) {
 	var seq, created int64
-	var ended sql.NullInt64
-	err := r.scan("SELECT seq, created_at, ended_at FROM sessions WHERE id = ?", []any{id}, &seq, &created, &ended)
+	var ended, updated, archived sql.NullInt64
+	var agent, env, title sql.NullString
+	var meta string
+	err := r.scan("SELECT seq, created_at, ended_at, updated_at, archived_at, agent, environment_id, title, metadata FROM sessions WHERE id = ?",
+		[]any{id}, &seq, &created, &ended, &updated, &archived, &agent, &env, &title, &meta)
 	if err == sql.ErrNoRows {
 		return nil, objectError(CodeNotFound, ObjectSession, "", "no session %q: check its id", id)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{ID: id, CreatedAt: fromNanos(created), EndedAt: nullTime(ended), Resources: []Attachment{}}
+	s := &Session{ID: id, CreatedAt: fromNanos(created), UpdatedAt: fromNanos(created), EndedAt: nullTime(ended),
+		ArchivedAt: nullTime(archived), Resources: []Attachment{}}
+	if updated.Valid {
+		s.UpdatedAt = fromNanos(updated.Int64)
+	}
+	if agent.Valid {
+		s.Agent = json.RawMessage(agent.String)
+	}
+	if env.Valid {
+		s.EnvironmentID = &env.String
+	}
+	if title.Valid {
+		s.Title = &title.String
+	}
+	if err := json.Unmarshal([]byte(meta), &s.Metadata); err != nil {
+		return nil, fmt.Errorf("session %s: metadata: %w", id, err)
+	}
 	rows, err := r.query("SELECT store_id, access, instructions, name, description, slug FROM attachments WHERE session = ? ORDER BY pos", seq)
 	if err != nil {
 		return nil, err
@@ -148,25 +237,71 @@ func (db *DB) GetSession(ctx context.Context, id string) (*Session, error) {
 	return out, err
 }
 
-// ListSessions lists sessions in the order they were created.
-func (db *DB) ListSessions(ctx context.Context, limit int, page string) (*Page[Session], error) {
-	limit, err := pageSize(limit, ViewBasic)
+// SessionListOptions select sessions to list. Zero times are no bound.
+type SessionListOptions struct {
+	IncludeArchived bool
+	MemoryStoreID   string // only sessions that attach this store
+	CreatedGT       time.Time
+	CreatedGTE      time.Time
+	CreatedLT       time.Time
+	CreatedLTE      time.Time
+	Newest          bool // newest first; else in the order they were created
+	Limit           int
+	Page            string
+}
+
+// ListSessions lists sessions in the order they were created, or newest
+// first.
+func (db *DB) ListSessions(ctx context.Context, o SessionListOptions) (*Page[Session], error) {
+	limit, err := pageSize(o.Limit, ViewBasic)
 	if err != nil {
 		return nil, err
 	}
-	scope := listingScope("sessions")
-	if page, err = unscopeCursor(page, scope); err != nil {
+	scope := listingScope("sessions", o.IncludeArchived, o.MemoryStoreID, o.CreatedGT.UnixNano(), o.CreatedGTE.UnixNano(),
+		o.CreatedLT.UnixNano(), o.CreatedLTE.UnixNano(), o.Newest)
+	if o.Page, err = unscopeCursor(o.Page, scope); err != nil {
 		return nil, err
 	}
-	var after int64
-	if page != "" {
-		if after, err = decodeSeqCursor(page); err != nil {
+	var q strings.Builder
+	var args []any
+	q.WriteString("SELECT seq, id FROM sessions WHERE 1 = 1")
+	if o.Page != "" {
+		at, err := decodeSeqCursor(o.Page)
+		if err != nil {
 			return nil, err
 		}
+		if o.Newest {
+			q.WriteString(" AND seq < ?")
+		} else {
+			q.WriteString(" AND seq > ?")
+		}
+		args = append(args, at)
 	}
+	if !o.IncludeArchived {
+		q.WriteString(" AND archived_at IS NULL")
+	}
+	if o.MemoryStoreID != "" {
+		q.WriteString(" AND EXISTS (SELECT 1 FROM attachments a WHERE a.session = sessions.seq AND a.store_id = ?)")
+		args = append(args, o.MemoryStoreID)
+	}
+	for _, b := range []struct {
+		op string
+		t  time.Time
+	}{{">", o.CreatedGT}, {">=", o.CreatedGTE}, {"<", o.CreatedLT}, {"<=", o.CreatedLTE}} {
+		if !b.t.IsZero() {
+			q.WriteString(" AND created_at " + b.op + " ?")
+			args = append(args, b.t.UnixNano())
+		}
+	}
+	if o.Newest {
+		q.WriteString(" ORDER BY seq DESC LIMIT ?")
+	} else {
+		q.WriteString(" ORDER BY seq LIMIT ?")
+	}
+	args = append(args, limit+1)
 	out := &Page[Session]{Data: []Session{}}
 	err = db.read(ctx, "list sessions", func(r *run) error {
-		rows, err := r.query("SELECT seq, id FROM sessions WHERE seq > ? ORDER BY seq LIMIT ?", after, limit+1)
+		rows, err := r.query(q.String(), args...)
 		if err != nil {
 			return err
 		}
@@ -213,4 +348,88 @@ func (db *DB) EndSession(ctx context.Context, id string) (*Session, error) {
 		return err
 	})
 	return out, err
+}
+
+// UpdateSession changes a session's title and metadata.
+func (db *DB) UpdateSession(ctx context.Context, id string, u SessionUpdate) (*Session, error) {
+	if err := validateSessionFields(u.Title, nil); err != nil {
+		return nil, err
+	}
+	var out *Session
+	err := db.write(ctx, "update session", func(r *run) error {
+		s, err := loadSession(r, id)
+		if err != nil {
+			return err
+		}
+		changed := false
+		if u.Title != nil && (s.Title == nil || *s.Title != *u.Title) {
+			s.Title, changed = u.Title, true
+		}
+		for k, v := range u.Metadata {
+			old, had := s.Metadata[k]
+			switch {
+			case v == nil && had:
+				delete(s.Metadata, k)
+				changed = true
+			case v != nil && (!had || old != *v):
+				s.Metadata[k] = *v
+				changed = true
+			}
+		}
+		if !changed {
+			out = s
+			return nil
+		}
+		if err := validateMetadata(s.Metadata); err != nil {
+			return err
+		}
+		meta, err := json.Marshal(s.Metadata)
+		if err != nil {
+			return err
+		}
+		now := r.db.nowNanos()
+		if _, err := r.exec("UPDATE sessions SET title = ?, metadata = ?, updated_at = ? WHERE id = ?", s.Title, string(meta), now, id); err != nil {
+			return err
+		}
+		s.UpdatedAt = fromNanos(now)
+		out = s
+		return nil
+	})
+	return out, err
+}
+
+// ArchiveSession archives a session for good: it cannot be mounted again
+// and lists leave it out unless asked. Archiving twice is harmless.
+func (db *DB) ArchiveSession(ctx context.Context, id string) (*Session, error) {
+	var out *Session
+	err := db.write(ctx, "archive session", func(r *run) error {
+		now := r.db.nowNanos()
+		if _, err := r.exec("UPDATE sessions SET archived_at = ?, updated_at = ? WHERE id = ? AND archived_at IS NULL", now, now, id); err != nil {
+			return err
+		}
+		var err error
+		out, err = loadSession(r, id)
+		return err
+	})
+	return out, err
+}
+
+// DeleteSession removes a session's record and attachments. The versions
+// it wrote keep naming it as their actor.
+func (db *DB) DeleteSession(ctx context.Context, id string) error {
+	return db.write(ctx, "delete session", func(r *run) error {
+		var seq int64
+		err := r.scan("SELECT seq FROM sessions WHERE id = ?", []any{id}, &seq)
+		if err == sql.ErrNoRows {
+			return objectError(CodeNotFound, ObjectSession, "", "no session %q: check its id", id)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := r.exec("DELETE FROM attachments WHERE session = ?", seq); err != nil {
+			return err
+		}
+		_, err = r.exec("DELETE FROM sessions WHERE seq = ?", seq)
+		return err
+	})
 }

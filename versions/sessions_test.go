@@ -115,7 +115,7 @@ func TestSessions(t *testing.T) {
 		var ids []string
 		page := ""
 		for {
-			p, err := db.ListSessions(ctx, 2, page)
+			p, err := db.ListSessions(ctx, versions.SessionListOptions{Limit: 2, Page: page})
 			ok(t, err)
 			for _, s := range p.Data {
 				ids = append(ids, s.ID)

@@ -184,23 +184,76 @@ func (v Version) MarshalJSON() ([]byte, error) {
 	}{"memory_version", plain(v)})
 }
 
-// Session is an agent run with its attached stores.
+// Session is an agent run with its attached stores. Agent and
+// EnvironmentID are recorded as the session's creator gave them, not
+// interpreted: memfs runs no agents.
 type Session struct {
-	ID        string       `json:"id"`
-	Resources []Attachment `json:"resources"`
-	CreatedAt time.Time    `json:"created_at"`
-	EndedAt   *time.Time   `json:"ended_at"`
+	ID            string
+	Agent         json.RawMessage // a JSON string (an agent id) or object; nil: none
+	EnvironmentID *string
+	Title         *string
+	Metadata      map[string]string
+	Resources     []Attachment
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	ArchivedAt    *time.Time
+	// EndedAt is when the run ended (memfs run's command exited, a mount
+	// with --store unmounted, or memfs session end); a memfs extension.
+	EndedAt *time.Time
 }
 
+// Status is the session's status in the API's terms: memfs knows whether a
+// run ended, not whether its agent is busy.
+func (s Session) Status() string {
+	if s.EndedAt != nil {
+		return "terminated"
+	}
+	return "idle"
+}
+
+// MarshalJSON writes the API's session object; the fields of a hosted
+// session that memfs has no use for are their empty values.
 func (s Session) MarshalJSON() ([]byte, error) {
-	type plain Session
 	if s.Resources == nil {
 		s.Resources = []Attachment{}
 	}
+	if s.Metadata == nil {
+		s.Metadata = map[string]string{}
+	}
+	agent := json.RawMessage("null")
+	if len(s.Agent) > 0 && s.Agent[0] == '"' {
+		// An agent named by its id alone: the API answers an object.
+		var id string
+		if err := json.Unmarshal(s.Agent, &id); err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(map[string]string{"type": "agent", "id": id})
+		if err != nil {
+			return nil, err
+		}
+		agent = b
+	} else if len(s.Agent) > 0 {
+		agent = s.Agent
+	}
 	return json.Marshal(struct {
-		Type string `json:"type"`
-		plain
-	}{"session", plain(s)})
+		Type               string            `json:"type"`
+		ID                 string            `json:"id"`
+		Agent              json.RawMessage   `json:"agent"`
+		EnvironmentID      *string           `json:"environment_id"`
+		Title              *string           `json:"title"`
+		Metadata           map[string]string `json:"metadata"`
+		Status             string            `json:"status"`
+		Resources          []Attachment      `json:"resources"`
+		CreatedAt          time.Time         `json:"created_at"`
+		UpdatedAt          time.Time         `json:"updated_at"`
+		ArchivedAt         *time.Time        `json:"archived_at"`
+		EndedAt            *time.Time        `json:"ended_at"`
+		Budget             *struct{}         `json:"budget"`
+		DeploymentID       *string           `json:"deployment_id"`
+		OutcomeEvaluations []struct{}        `json:"outcome_evaluations"`
+		VaultIDs           []string          `json:"vault_ids"`
+	}{"session", s.ID, agent, s.EnvironmentID, s.Title, s.Metadata, s.Status(), s.Resources,
+		s.CreatedAt, s.UpdatedAt, s.ArchivedAt, s.EndedAt, nil, nil, []struct{}{}, []string{}})
 }
 
 // Attachment is a store attached to a session (API.md session attachment).

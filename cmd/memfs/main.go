@@ -92,6 +92,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			runCommand(),
 			toolCommand(),
 			completionCommand(),
+			serveCommand(),
+			apikeyCommand(),
 		},
 		// Values of repeated flags (--metadata k=v, --store S) may hold commas.
 		DisableSliceFlagSeparator: true,

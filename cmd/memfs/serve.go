@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/httpapi"
+)
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve the memory-store HTTP API, so the official SDKs work against this database (SIGINT/SIGTERM stop it gracefully)",
+		Description: "Every request needs an API key (memfs apikey create), in x-api-key or as Authorization: Bearer.\n" +
+			"Versions written through the API are attributed to the key's api_actor.",
+		ArgsUsage: " ",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "listen on `ADDR` (host:port; port 0 picks a free one)"},
+			&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with the certificate in `FILE` (PEM; with --tls-key)"},
+			&cli.StringFlag{Name: "tls-key", Usage: "the TLS certificate's private key in `FILE` (PEM)"},
+			&cli.IntFlag{Name: "max-in-flight", Value: 64, Usage: "run at most `N` requests at once; more wait briefly, then get 503"},
+		},
+		Action: serve,
+	}
+}
+
+func serve(c *cli.Context) error {
+	if err := wantArgs(c, 0); err != nil {
+		return err
+	}
+	cert, key := c.String("tls-cert"), c.String("tls-key")
+	if (cert == "") != (key == "") {
+		return usageFor(c, "give --tls-cert and --tls-key together")
+	}
+	if c.Int("max-in-flight") < 1 {
+		return usageFor(c, "--max-in-flight must be at least 1")
+	}
+	// Catch signals before anything can be in flight.
+	sctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	db, err := openDB(c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ln, err := net.Listen("tcp", c.String("listen"))
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another server there? choose another --listen)", c.String("listen"), err)
+	}
+	scheme := "http"
+	if cert != "" {
+		scheme = "https"
+	} else if !loopback(ln.Addr()) {
+		slog.Warn("serving without TLS on an address other hosts can reach: API keys and memories cross the network in clear text; give --tls-cert and --tls-key, or listen on 127.0.0.1",
+			"addr", ln.Addr().String())
+	}
+	srv := httpapi.New(db, httpapi.Options{MaxInFlight: c.Int("max-in-flight"), Logger: slog.Default()})
+	slog.Info("serving the memory-store API", "addr", ln.Addr().String(), "url", scheme+"://"+ln.Addr().String())
+	if err := srv.Serve(sctx, ln, cert, key); err != nil {
+		return err
+	}
+	slog.Info("stopped serving")
+	return nil
+}
+
+// loopback reports whether only this host can reach addr.
+func loopback(addr net.Addr) bool {
+	ta, ok := addr.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}

@@ -1,0 +1,187 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/memfs/memfs/versions"
+)
+
+func memoryID(r *http.Request) (string, error) { return id(r, "memory_id", "mem_") }
+
+// view strips the content of a memory in the basic view.
+func view(m *versions.Memory, v versions.View) *versions.Memory {
+	if v != versions.ViewFull {
+		cp := *m
+		cp.Content = nil
+		return &cp
+	}
+	return m
+}
+
+// memoryLimit is the body bound of a route that carries a memory: by its
+// store's limit.
+func (s *Server) memoryLimit(r *http.Request, storeID string) (int64, error) {
+	st, err := s.db.GetStore(r.Context(), storeID)
+	if err != nil {
+		return 0, err
+	}
+	return memoryBody(st.MaxMemoryBytes), nil
+}
+
+func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
+	sid, err := StoreID(r)
+	if err != nil {
+		return err
+	}
+	q := newQuery(r)
+	v := q.view(versions.ViewBasic)
+	if q.err != nil {
+		return q.err
+	}
+	limit, err := s.memoryLimit(r, sid)
+	if err != nil {
+		return err
+	}
+	var p struct {
+		Path    *string `json:"path"`
+		Content *string `json:"content"`
+	}
+	if err := DecodeBody(w, r, limit, &p); err != nil {
+		return err
+	}
+	switch {
+	case p.Path == nil:
+		return invalid("path is required: give the memory a path such as /notes/todo.md")
+	case p.Content == nil:
+		return invalid("content is required: give the memory's text (\"\" for an empty memory)")
+	}
+	m, err := s.db.CreateMemory(r.Context(), sid, *p.Path, *p.Content, Actor(r))
+	if err != nil {
+		return err
+	}
+	s.metrics.saved("create")
+	return ok(w, view(m, v))
+}
+
+func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
+	sid, err := StoreID(r)
+	if err != nil {
+		return err
+	}
+	q := newQuery(r)
+	o := versions.MemoryListOptions{
+		PathPrefix: q.str("path_prefix"),
+		Depth:      q.integer("depth", 0),
+		View:       q.view(versions.ViewBasic),
+		Limit:      q.limit(),
+		Page:       q.str("page"),
+	}
+	if q.err != nil {
+		return q.err
+	}
+	page, err := s.db.ListMemories(r.Context(), sid, o)
+	if err != nil {
+		return err
+	}
+	return ok(w, page)
+}
+
+func (s *Server) getMemory(w http.ResponseWriter, r *http.Request) error {
+	sid, err := StoreID(r)
+	if err != nil {
+		return err
+	}
+	mid, err := memoryID(r)
+	if err != nil {
+		return err
+	}
+	q := newQuery(r)
+	v := q.view(versions.ViewFull)
+	if q.err != nil {
+		return q.err
+	}
+	m, err := s.db.GetMemory(r.Context(), sid, mid)
+	if err != nil {
+		return err
+	}
+	return ok(w, view(m, v))
+}
+
+// precondition is the update's optional precondition object.
+type precondition struct {
+	Type          string  `json:"type"`
+	ContentSHA256 *string `json:"content_sha256"`
+}
+
+func (s *Server) updateMemory(w http.ResponseWriter, r *http.Request) error {
+	sid, err := StoreID(r)
+	if err != nil {
+		return err
+	}
+	mid, err := memoryID(r)
+	if err != nil {
+		return err
+	}
+	q := newQuery(r)
+	v := q.view(versions.ViewBasic)
+	if q.err != nil {
+		return q.err
+	}
+	limit, err := s.memoryLimit(r, sid)
+	if err != nil {
+		return err
+	}
+	var p struct {
+		Path         *string       `json:"path"`
+		Content      *string       `json:"content"`
+		Precondition *precondition `json:"precondition"`
+	}
+	if err := DecodeBody(w, r, limit, &p); err != nil {
+		return err
+	}
+	u := versions.MemoryUpdate{Content: p.Content, Path: p.Path}
+	if pc := p.Precondition; pc != nil {
+		if pc.Type != "content_sha256" {
+			return invalid("precondition type %q is not supported: use content_sha256", pc.Type)
+		}
+		if pc.ContentSHA256 == nil {
+			return invalid("precondition content_sha256 is required with type content_sha256")
+		}
+		if err := sha("precondition content_sha256", *pc.ContentSHA256); err != nil {
+			return err
+		}
+		u.IfSHA256 = *pc.ContentSHA256
+	}
+	m, err := s.db.UpdateMemory(r.Context(), sid, mid, u, Actor(r))
+	if err != nil {
+		return err
+	}
+	s.metrics.saved("update")
+	return ok(w, view(m, v))
+}
+
+func (s *Server) deleteMemory(w http.ResponseWriter, r *http.Request) error {
+	sid, err := StoreID(r)
+	if err != nil {
+		return err
+	}
+	mid, err := memoryID(r)
+	if err != nil {
+		return err
+	}
+	q := newQuery(r)
+	want := q.str("expected_content_sha256")
+	if q.err != nil {
+		return q.err
+	}
+	if want != "" {
+		if err := sha("expected_content_sha256", want); err != nil {
+			return err
+		}
+	}
+	if err := s.db.DeleteMemory(r.Context(), sid, mid, versions.MemoryDelete{IfSHA256: want}, Actor(r)); err != nil {
+		return err
+	}
+	s.metrics.saved("delete")
+	return ok(w, deleted{"memory_deleted", mid})
+}

@@ -1,0 +1,162 @@
+package versions
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// APIKey is a key of the HTTP API, without the key itself: only its hash is
+// kept.
+type APIKey struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	Hint      string     `json:"partial_key_hint"` // the key's prefix and last characters
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at"`
+}
+
+func (k APIKey) MarshalJSON() ([]byte, error) {
+	type plain APIKey
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"api_key", plain(k)})
+}
+
+const (
+	prefixAPIKey = "apikey_"
+	// keyPrefix starts every key, so that a leaked one is recognisable.
+	keyPrefix = "sk-memfs-"
+	// MaxAPIKeyNameChars bounds a key's name.
+	MaxAPIKeyNameChars = 255
+)
+
+func hashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// CreateAPIKey makes a key named name and returns it with the key itself,
+// which is not kept (only its SHA-256: 256 random bits need no slow hash)
+// and cannot be shown again.
+func (db *DB) CreateAPIKey(ctx context.Context, name string) (*APIKey, string, error) {
+	if n := utf8.RuneCountInString(name); !utf8.ValidString(name) || n == 0 || n > MaxAPIKeyNameChars || strings.ContainsFunc(name, isControl) {
+		return nil, "", errorf(CodeInvalid, "API key name %q must be 1 to %d characters of UTF-8 text without control characters", name, MaxAPIKeyNameChars)
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return nil, "", err
+	}
+	secret := keyPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	var out *APIKey
+	err := db.write(ctx, "create API key", func(r *run) error {
+		now := r.db.nowNanos()
+		k := &APIKey{ID: r.db.ids.make(prefixAPIKey, fromNanos(now)), Name: name,
+			Hint: keyPrefix + "…" + secret[len(secret)-4:], CreatedAt: fromNanos(now)}
+		if _, err := r.exec("INSERT INTO api_keys (id, name, hash, hint, created_at) VALUES (?, ?, ?, ?, ?)",
+			k.ID, k.Name, hashKey(secret), k.Hint, now); err != nil {
+			return err
+		}
+		out = k
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return out, secret, nil
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+func scanAPIKey(sc interface{ Scan(...any) error }) (*APIKey, error) {
+	var k APIKey
+	var created int64
+	var revoked sql.NullInt64
+	if err := sc.Scan(&k.ID, &k.Name, &k.Hint, &created, &revoked); err != nil {
+		return nil, err
+	}
+	k.CreatedAt, k.RevokedAt = fromNanos(created), nullTime(revoked)
+	return &k, nil
+}
+
+// ListAPIKeys lists every key, revoked ones too, oldest first.
+func (db *DB) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
+	out := []APIKey{}
+	err := db.one(ctx, "list API keys", func(r *run) error {
+		rows, err := r.query("SELECT id, name, hint, created_at, revoked_at FROM api_keys ORDER BY id")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			k, err := scanAPIKey(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, *k)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// RevokeAPIKey makes a key refused from now on; revoking twice is harmless.
+func (db *DB) RevokeAPIKey(ctx context.Context, id string) (*APIKey, error) {
+	var out *APIKey
+	err := db.write(ctx, "revoke API key", func(r *run) error {
+		if _, err := r.exec("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", r.db.nowNanos(), id); err != nil {
+			return err
+		}
+		k, err := scanAPIKey(mustRow(r, "SELECT id, name, hint, created_at, revoked_at FROM api_keys WHERE id = ?", id))
+		if err == sql.ErrNoRows {
+			return errorf(CodeNotFound, "no API key %q: check its id", id)
+		}
+		out = k
+		return err
+	})
+	return out, err
+}
+
+func mustRow(r *run, q string, args ...any) interface{ Scan(...any) error } {
+	s, err := r.stmt(q)
+	if err != nil {
+		return errRow{err}
+	}
+	return s.QueryRowContext(r.ctx, args...)
+}
+
+type errRow struct{ err error }
+
+func (e errRow) Scan(...any) error { return e.err }
+
+// AuthenticateAPIKey returns the id of the live key key is; CodeNotFound
+// when it is unknown or revoked.
+func (db *DB) AuthenticateAPIKey(ctx context.Context, key string) (string, error) {
+	if !strings.HasPrefix(key, keyPrefix) || len(key) > 256 {
+		return "", errorf(CodeNotFound, "not an API key memfs made")
+	}
+	var id string
+	var revoked sql.NullInt64
+	err := db.one(ctx, "check API key", func(r *run) error {
+		err := r.scan("SELECT id, revoked_at FROM api_keys WHERE hash = ?", []any{hashKey(key)}, &id, &revoked)
+		if err == sql.ErrNoRows {
+			return errorf(CodeNotFound, "unknown API key")
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		return "", err
+	case revoked.Valid:
+		return "", errorf(CodeNotFound, "API key %s was revoked", id)
+	}
+	return id, nil
+}
