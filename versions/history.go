@@ -13,12 +13,12 @@ type VersionListOptions struct {
 	SessionID        string
 	APIKeyID         string
 	ServiceAccountID string
-	Operation  Operation
-	CreatedGTE time.Time
-	CreatedLTE time.Time
-	View       View
-	Limit      int
-	Page       string
+	Operation        Operation
+	CreatedGTE       time.Time
+	CreatedLTE       time.Time
+	View             View
+	Limit            int
+	Page             string
 }
 
 const versionCols = `seq, id, memory_id, operation, created_at, actor_type, actor_id, conflict,
