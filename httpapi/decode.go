@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memfs/memfs/versions"
 )
@@ -42,6 +43,10 @@ func DecodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return invalid("the request has no JSON body: send a JSON object")
+	}
+	if !utf8.Valid(body) {
+		// encoding/json would quietly turn the bad bytes into U+FFFD.
+		return invalid("the request body is not valid UTF-8: send UTF-8 JSON")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
