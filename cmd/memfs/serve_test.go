@@ -1,0 +1,295 @@
+package main
+
+// memfs serve, as a user runs it: the built binary on a real listener over
+// a real database, a key made with memfs apikey, the official Go SDK as the
+// client.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"reflect"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+)
+
+var bg = context.Background()
+
+// server is a running `memfs serve`.
+type server struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *syncBuffer
+	done   chan struct{}
+}
+
+// startServe starts `memfs serve --listen 127.0.0.1:0 ARGS` and waits for
+// the address it logs. Cleanup stops it with SIGTERM.
+func (e *e2eEnv) startServe(t *testing.T, args ...string) *server {
+	t.Helper()
+	s := &server{stderr: &syncBuffer{}, done: make(chan struct{})}
+	s.cmd = exec.Command(memfsBin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	s.cmd.Env = e.environ()
+	pr, pw := io.Pipe()
+	s.cmd.Stderr = io.MultiWriter(s.stderr, pw)
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		s.cmd.Wait()
+		pw.Close()
+		close(s.done)
+	}()
+	t.Cleanup(func() {
+		s.stop(t)
+		if t.Failed() {
+			t.Logf("memfs serve stderr:\n%s", s.stderr.String())
+		}
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if _, u, ok := strings.Cut(sc.Text(), " url="); ok {
+				found <- strings.Fields(u)[0]
+				break
+			}
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	select {
+	case s.url = <-found:
+	case <-s.done:
+		t.Fatalf("memfs serve exited before it listened:\n%s", s.stderr.String())
+	case <-time.After(e2eReadyTimeout):
+		t.Fatalf("memfs serve did not log its address in %v:\n%s", e2eReadyTimeout, s.stderr.String())
+	}
+	return s
+}
+
+// stop sends SIGTERM and waits; it returns the exit state.
+func (s *server) stop(t *testing.T) *os.ProcessState {
+	t.Helper()
+	select {
+	case <-s.done:
+		return s.cmd.ProcessState
+	default:
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(e2eStopTimeout):
+		s.cmd.Process.Kill()
+		<-s.done
+		t.Errorf("memfs serve did not stop within %v of SIGTERM", e2eStopTimeout)
+	}
+	return s.cmd.ProcessState
+}
+
+func (e *e2eEnv) apiKey(t *testing.T) string {
+	t.Helper()
+	key := strings.TrimSpace(e.cli(t, "apikey", "create", "--name", t.Name()))
+	if !strings.HasPrefix(key, "sk-memfs-") {
+		t.Fatalf("apikey create printed %q", key)
+	}
+	return key
+}
+
+// sameJSON fails unless the server's raw JSON and the CLI's JSON are the
+// same object, and the SDK decodes both to the same value.
+func sameJSON[T any, PT interface {
+	*T
+	UnmarshalJSON([]byte) error
+}](t *testing.T, what string, fromSDK *T, raw string, cliOut string) {
+	t.Helper()
+	var a, b any
+	if err := json.Unmarshal([]byte(raw), &a); err != nil {
+		t.Fatalf("%s: the server's JSON: %v", what, err)
+	}
+	if err := json.Unmarshal([]byte(cliOut), &b); err != nil {
+		t.Fatalf("%s: the CLI's JSON: %v", what, err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("%s: the API answers\n%s\nthe CLI prints\n%s", what, raw, cliOut)
+	}
+	var viaCLI T
+	if err := PT(&viaCLI).UnmarshalJSON([]byte(cliOut)); err != nil {
+		t.Fatalf("%s: the SDK cannot decode the CLI's JSON: %v", what, err)
+	}
+	x, _ := json.Marshal(fromSDK)
+	y, _ := json.Marshal(&viaCLI)
+	if string(x) != string(y) {
+		t.Errorf("%s: the SDK decodes the API's object as\n%s\nand the CLI's as\n%s", what, x, y)
+	}
+}
+
+func TestServeSDKMatchesCLI(t *testing.T) {
+	e := newE2EEnv(t)
+	key := e.apiKey(t)
+	srv := e.startServe(t)
+	c := anthropic.NewClient(option.WithBaseURL(srv.url), option.WithAPIKey(key))
+	ms := c.Beta.MemoryStores
+
+	st, err := ms.New(bg, anthropic.BetaMemoryStoreNewParams{Name: "Shared Notes", Description: param.NewOpt("for both"), Metadata: map[string]string{"k": "v"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, "store", st, st.RawJSON(), e.cli(t, "--format", "json", "store", "get", st.ID))
+
+	m, err := ms.Memories.New(bg, st.ID, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/a/b.md", Content: param.NewOpt("hello <world> & \"you\"\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ms.Memories.Update(bg, m.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{MemoryStoreID: st.ID, Content: param.NewOpt("v2 ☃\n")}); err != nil {
+		t.Fatal(err)
+	}
+	e.cli(t, "memory", "create", st.ID, "--path", "/a/deep/c.md", "--content", "from the CLI")
+	got, err := ms.Memories.Get(bg, m.ID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: st.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, "memory", got, got.RawJSON(), e.cli(t, "--format", "json", "memory", "get", st.ID, m.ID))
+
+	list, err := ms.Memories.List(bg, st.ID, anthropic.BetaMemoryStoreMemoryListParams{PathPrefix: param.NewOpt("/a/"), Depth: param.NewOpt[int64](1), Limit: param.NewOpt[int64](100)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, "memory list", list, list.RawJSON(), e.cli(t, "--format", "json", "memory", "list", st.ID, "--path-prefix", "/a/", "--depth", "1", "--limit", "100"))
+
+	vers, err := ms.MemoryVersions.List(bg, st.ID, anthropic.BetaMemoryStoreMemoryVersionListParams{Limit: param.NewOpt[int64](100)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vers.Data) != 3 {
+		t.Fatalf("%d versions, want 3", len(vers.Data))
+	}
+	sameJSON(t, "version list", vers, vers.RawJSON(), e.cli(t, "--format", "json", "version", "list", st.ID, "--limit", "100"))
+	if vers.Data[0].CreatedBy.Type != "user_actor" || vers.Data[1].CreatedBy.AsAPIActor().APIKeyID == "" {
+		t.Errorf("actors: CLI %s, API %s", vers.Data[0].CreatedBy.RawJSON(), vers.Data[1].CreatedBy.RawJSON())
+	}
+	old := vers.Data[2]
+	if _, err := ms.MemoryVersions.Redact(bg, old.ID, anthropic.BetaMemoryStoreMemoryVersionRedactParams{MemoryStoreID: st.ID}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := ms.MemoryVersions.Get(bg, old.ID, anthropic.BetaMemoryStoreMemoryVersionGetParams{MemoryStoreID: st.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, "redacted version", v, v.RawJSON(), e.cli(t, "--format", "json", "version", "get", st.ID, old.ID))
+
+	sess, err := c.Beta.Sessions.New(bg, anthropic.BetaSessionNewParams{
+		Agent:         anthropic.BetaSessionNewParamsAgentUnion{OfBetaManagedAgentsAgents: &anthropic.BetaManagedAgentsAgentParams{ID: "agent_1", Version: param.NewOpt[int64](3)}},
+		EnvironmentID: "env_1",
+		Resources: []anthropic.BetaSessionNewParamsResourceUnion{{OfMemoryStore: &anthropic.BetaManagedAgentsMemoryStoreResourceParam{
+			MemoryStoreID: st.ID, Access: anthropic.BetaManagedAgentsMemoryStoreResourceParamAccessReadOnly, Instructions: param.NewOpt("look, don't touch")}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Agent.ID != "agent_1" || sess.Agent.Version != 3 {
+		t.Errorf("the agent was not recorded as given: %s", sess.JSON.Agent.Raw())
+	}
+	sameJSON(t, "session", sess, sess.RawJSON(), e.cli(t, "--format", "json", "session", "get", sess.ID))
+	// The CLI sees the API's session, and the API the CLI's.
+	cliSess := strings.TrimSpace(e.cli(t, "session", "create", "--store", st.ID))
+	got2, err := c.Beta.Sessions.Get(bg, cliSess, anthropic.BetaSessionGetParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, "CLI-made session", got2, got2.RawJSON(), e.cli(t, "--format", "json", "session", "get", cliSess))
+}
+
+func TestServeKeysAndShutdown(t *testing.T) {
+	e := newE2EEnv(t)
+	key := e.apiKey(t)
+	srv := e.startServe(t)
+	c := anthropic.NewClient(option.WithBaseURL(srv.url), option.WithAPIKey(key))
+	st, err := c.Beta.MemoryStores.New(bg, anthropic.BetaMemoryStoreNewParams{Name: "Keys"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys struct {
+		Data []struct {
+			ID        string  `json:"id"`
+			RevokedAt *string `json:"revoked_at"`
+		} `json:"data"`
+	}
+	e.cliJSON(t, &keys, "apikey", "list")
+	if len(keys.Data) != 1 || keys.Data[0].RevokedAt != nil {
+		t.Fatalf("apikey list = %+v", keys)
+	}
+	if out := e.cli(t, "apikey", "list"); strings.Contains(out, key) || strings.Contains(e.cli(t, "--format", "json", "apikey", "list"), key[len("sk-memfs-"):]) {
+		t.Fatal("apikey list shows the key itself")
+	}
+
+	// Requests in flight when SIGTERM arrives finish; then it exits 0.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var written []string
+	var failed int
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := c.Beta.MemoryStores.Memories.New(bg, st.ID, anthropic.BetaMemoryStoreMemoryNewParams{
+				Path: "/m" + string(rune('a'+i)) + ".md", Content: param.NewOpt(strings.Repeat("x", 50000))})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed++
+				return
+			}
+			written = append(written, m.ID)
+		}()
+	}
+	time.Sleep(5 * time.Millisecond)
+	e.cli(t, "apikey", "revoke", keys.Data[0].ID)
+	state := srv.stop(t)
+	wg.Wait()
+	if state == nil || !state.Success() {
+		t.Fatalf("memfs serve exited %v after SIGTERM:\n%s", state, srv.stderr.String())
+	}
+	for _, id := range written {
+		var m struct {
+			Content *string `json:"content"`
+		}
+		e.cliJSON(t, &m, "memory", "get", st.ID, id)
+		if m.Content == nil || len(*m.Content) != 50000 {
+			t.Errorf("memory %s acknowledged but not whole", id)
+		}
+	}
+	t.Logf("%d writes acknowledged, %d refused or cut off by revocation and shutdown", len(written), failed)
+
+	// The revoked key is refused by the next server.
+	srv2 := e.startServe(t)
+	c2 := anthropic.NewClient(option.WithBaseURL(srv2.url), option.WithAPIKey(key))
+	_, err = c2.Beta.MemoryStores.New(bg, anthropic.BetaMemoryStoreNewParams{Name: "after"})
+	var ae *anthropic.Error
+	if !errors.As(err, &ae) || ae.StatusCode != 401 {
+		t.Fatalf("a revoked key got %v, want 401", err)
+	}
+}
+
+func TestServeWarnsWithoutTLS(t *testing.T) {
+	e := newE2EEnv(t)
+	srv := e.startServe(t, "--listen", "0.0.0.0:0")
+	if !strings.Contains(srv.stderr.String(), "without TLS") {
+		t.Errorf("no warning for a non-loopback address without TLS:\n%s", srv.stderr.String())
+	}
+	srv.stop(t)
+	lo := e.startServe(t)
+	if strings.Contains(lo.stderr.String(), "without TLS") {
+		t.Errorf("a loopback address was warned about:\n%s", lo.stderr.String())
+	}
+}
