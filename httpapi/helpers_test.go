@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"strings"
 	"errors"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/memfs/memfs/httpapi"
 	"github.com/memfs/memfs/versions"
+	"github.com/memfs/memfs/versions/pgtest"
 )
 
 var ctx = context.Background()
@@ -32,7 +33,13 @@ type env struct {
 
 func newEnv(t *testing.T, o httpapi.Options) *env {
 	t.Helper()
-	db, err := versions.Open(filepath.Join(t.TempDir(), "memfs.db"), versions.Options{})
+	// The backend the suite runs on: PostgreSQL when MEMFS_TEST_POSTGRES
+	// names a server (scripts/test runs the suite on both).
+	where := filepath.Join(t.TempDir(), "memfs.db")
+	if pgtest.Server() != "" {
+		where = pgtest.Database(t)
+	}
+	db, err := versions.Open(where, versions.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

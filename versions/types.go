@@ -256,6 +256,31 @@ func (s Session) MarshalJSON() ([]byte, error) {
 		s.CreatedAt, s.UpdatedAt, s.ArchivedAt, s.EndedAt, nil, nil, []struct{}{}, []string{}})
 }
 
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *Session) UnmarshalJSON(b []byte) error {
+	var w struct {
+		ID            string            `json:"id"`
+		Agent         json.RawMessage   `json:"agent"`
+		EnvironmentID *string           `json:"environment_id"`
+		Title         *string           `json:"title"`
+		Metadata      map[string]string `json:"metadata"`
+		Resources     []Attachment      `json:"resources"`
+		CreatedAt     time.Time         `json:"created_at"`
+		UpdatedAt     time.Time         `json:"updated_at"`
+		ArchivedAt    *time.Time        `json:"archived_at"`
+		EndedAt       *time.Time        `json:"ended_at"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	if string(w.Agent) == "null" {
+		w.Agent = nil
+	}
+	*s = Session{ID: w.ID, Agent: w.Agent, EnvironmentID: w.EnvironmentID, Title: w.Title, Metadata: w.Metadata,
+		Resources: w.Resources, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, ArchivedAt: w.ArchivedAt, EndedAt: w.EndedAt}
+	return nil
+}
+
 // Attachment is a store attached to a session (API.md session attachment).
 // Name and Description are snapshotted when the session is created; Slug is
 // the directory the store is mounted under and MountPath "/mnt/memory/"+Slug.

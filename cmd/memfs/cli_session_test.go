@@ -20,7 +20,8 @@ func TestCLISession(t *testing.T) {
 
 	t.Run("Get", func(t *testing.T) {
 		s := e.obj(t, "session", "get", id)
-		wantKeys(t, s, "session", "id", "resources", "created_at", "ended_at")
+		wantKeys(t, s, "session", "id", "agent", "environment_id", "title", "metadata", "status", "resources",
+			"created_at", "updated_at", "archived_at", "ended_at", "budget", "deployment_id", "outcome_evaluations", "vault_ids")
 		res, _ := s["resources"].([]any)
 		if len(res) != 2 {
 			t.Fatalf("resources = %v, want 2 attachments", s["resources"])
