@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/httpapi"
+	"github.com/memfs/memfs/memtool"
 )
 
 func serveCommand() *cli.Command {
@@ -61,6 +62,7 @@ func serve(c *cli.Context) error {
 			"addr", ln.Addr().String())
 	}
 	srv := httpapi.New(db, httpapi.Options{MaxInFlight: c.Int("max-in-flight"), Logger: slog.Default()})
+	srv.Handle("POST /v1/memory_stores/{id}/memory_tool", memtool.HTTPHandler(db, httpapi.Actor))
 	slog.Info("serving the memory-store API", "addr", ln.Addr().String(), "url", scheme+"://"+ln.Addr().String())
 	if err := srv.Serve(sctx, ln, cert, key); err != nil {
 		return err

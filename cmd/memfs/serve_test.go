@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"reflect"
@@ -208,6 +209,35 @@ func TestServeSDKMatchesCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameJSON(t, "CLI-made session", got2, got2.RawJSON(), e.cli(t, "--format", "json", "session", "get", cliSess))
+}
+
+// The memory tool is a route of the same server, behind the same keys.
+func TestServeMemoryTool(t *testing.T) {
+	e := newE2EEnv(t)
+	key := e.apiKey(t)
+	srv := e.startServe(t)
+	store, _ := e.createStore(t, "Tool")
+	post := func(k, body string) (int, string) {
+		req, _ := http.NewRequest("POST", srv.url+"/v1/memory_stores/"+store+"/memory_tool", strings.NewReader(body))
+		req.Header.Set("x-api-key", k)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if code, body := post(key, `{"command":"create","path":"/memories/a.md","file_text":"hi"}`); code != 200 || !strings.Contains(body, "tool_result") {
+		t.Fatalf("memory_tool create: %d %s", code, body)
+	}
+	if code, _ := post("sk-memfs-wrong", `{"command":"view","path":"/memories"}`); code != 401 {
+		t.Errorf("memory_tool without a valid key: %d", code)
+	}
+	vs := e.versionList(t, store)
+	if len(vs) != 1 || vs[0].CreatedBy == nil || vs[0].CreatedBy.Type != "api_actor" {
+		t.Errorf("the tool's write is attributed %+v", vs)
+	}
 }
 
 func TestServeKeysAndShutdown(t *testing.T) {
