@@ -53,10 +53,10 @@ func TestCursorBoundToParameters(t *testing.T) {
 		for range 2 {
 			ok(t, errOf(db.CreateSession(ctx, []versions.AttachmentParams{{StoreID: a.ID}})))
 		}
-		p, err := db.ListSessions(ctx, 1, "")
+		p, err := db.ListSessions(ctx, versions.SessionListOptions{Limit: 1})
 		cur := next(p.NextPage, err)
-		ok(t, errOf(db.ListSessions(ctx, 1, cur)))
+		ok(t, errOf(db.ListSessions(ctx, versions.SessionListOptions{Limit: 1, Page: cur})))
 		vp, err := db.ListVersions(ctx, a.ID, versions.VersionListOptions{Limit: 1})
-		wantCode(t, errOf(db.ListSessions(ctx, 1, next(vp.NextPage, err))), versions.CodeInvalid)
+		wantCode(t, errOf(db.ListSessions(ctx, versions.SessionListOptions{Limit: 1, Page: next(vp.NextPage, err)})), versions.CodeInvalid)
 	})
 }

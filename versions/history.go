@@ -73,7 +73,7 @@ func (db *DB) ListVersions(ctx context.Context, storeID string, o VersionListOpt
 		return nil, errorf(CodeInvalid, "operation %q is not one of created, modified, deleted", o.Operation)
 	}
 	full := o.View == ViewFull
-	scope := listingScope("versions", storeID, o.MemoryID, o.SessionID, o.Operation, o.CreatedGTE.UnixNano(), o.CreatedLTE.UnixNano())
+	scope := listingScope("versions", storeID, o.MemoryID, o.SessionID, o.APIKeyID, o.ServiceAccountID, o.Operation, o.CreatedGTE.UnixNano(), o.CreatedLTE.UnixNano())
 	if o.Page, err = unscopeCursor(o.Page, scope); err != nil {
 		return nil, err
 	}
