@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,7 +110,7 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	for _, a := range sess.Resources {
 		// The feed's position is taken before the store row is read, so an
 		// archive committed in between is in the row or in the feed.
-		_, seq, err := db.Changes(ctx, a.StoreID, math.MaxInt64)
+		seq, err := db.FeedHead(ctx, a.StoreID)
 		if err != nil {
 			return nil, fmt.Errorf("store %s of session %s: %w", a.StoreID, sess.ID, err)
 		}

@@ -18,8 +18,8 @@ type storeMount struct {
 	srv      *Server
 	id       string
 	slug     string
-	readOnly bool  // a read_only attachment (F3)
-	seq      int64 // the change feed's position this mount has applied (watcher only)
+	readOnly bool             // a read_only attachment (F3)
+	seq      versions.FeedPos // the change feed's position this mount has applied (watcher only)
 	top      *dirNode
 	idx      *index
 
@@ -45,7 +45,7 @@ type ownMark struct {
 	when time.Time
 }
 
-func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq int64) *storeMount {
+func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq versions.FeedPos) *storeMount {
 	sm := &storeMount{srv: s, id: a.StoreID, seq: seq, slug: a.Slug, readOnly: a.Access == versions.ReadOnly,
 		store: *st, own: map[string]ownMark{}, gen: map[string]uint64{}, meta: newMetaTable(s.started)}
 	if sm.slug == "" {

@@ -2,7 +2,6 @@ package fusefs
 
 import (
 	"context"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -10,66 +9,58 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// watch polls the change feed and tells the kernel, and the mount's own
+// watch follows the change feed and tells the kernel, and the mount's own
 // caches, to forget what they hold about paths changed by others — another
-// mount, another process, the CLI — so they see a committed save within one
-// poll (F10). Most polls find the feed's head where it was, which costs one
-// indexed read for the whole mount. A mount whose database saw no change
-// for idleAfter polls idleFactor times less often: an idle daemon woke 40
-// times a second for 2% of a core.
+// mount, another process, the CLI, another host — so they see a committed
+// save within one wake-up (F10). The engine says when the feed may have
+// moved (versions.DB.WaitFeed: a poll of SQLite every PollInterval, slower
+// when idle; PostgreSQL's notifications); each store then reads on from
+// its own position, so a missed wake-up or a reconnection loses nothing.
 func (s *Server) watch(ctx context.Context) {
-	t := time.NewTimer(s.opts.PollInterval)
-	defer t.Stop()
-	var last int64
-	lastChange := time.Now()
+	var mark versions.FeedMark
 	failing := false
 	for {
-		select {
-		case <-ctx.Done():
+		next, err := s.db.WaitFeed(ctx, mark, s.opts.PollInterval)
+		if ctx.Err() != nil {
 			return
-		case <-t.C:
 		}
-		_, high, err := s.db.Changes(ctx, "", math.MaxInt64)
-		if err == nil && high != last {
-			lastChange = time.Now()
+		if err == nil {
 			for _, sm := range s.stores {
 				if err = sm.poll(ctx); err != nil {
 					break
 				}
 			}
 		}
-		next := s.opts.PollInterval
-		if time.Since(lastChange) > idleAfter {
-			next *= idleFactor
-		}
-		t.Reset(next)
 		if err != nil {
-			if ctx.Err() == nil && !failing {
-				s.log.Error("reading the change feed failed", "err", err)
+			if !failing {
+				s.log.Error("reading the change feed failed; retrying", "err", err)
 			}
 			failing = true
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(s.opts.PollInterval):
+			}
 			continue
 		}
+		if failing {
+			s.log.Info("reading the change feed works again")
+		}
 		failing = false
-		last = high
+		mark = next
 	}
 }
-
-const (
-	idleAfter  = 5 * time.Second
-	idleFactor = 4
-)
 
 // poll applies the store's changes since the last poll. Archiving and
 // other changes to the store itself are changes at "/": they make it read
 // the store row again, which is how an archive reaches the mount (F3).
 func (sm *storeMount) poll(ctx context.Context) error {
 	s := sm.srv
-	changes, high, err := s.db.Changes(ctx, sm.id, sm.seq)
+	changes, pos, err := s.db.Changes(ctx, sm.id, sm.seq)
 	if err != nil {
 		return err
 	}
-	sm.seq = max(sm.seq, high)
+	sm.seq = pos
 	if len(changes) == 0 {
 		return nil
 	}

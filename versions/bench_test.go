@@ -2,6 +2,7 @@ package versions_test
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -124,6 +125,51 @@ func cpuTimer(b *testing.B) {
 	})
 }
 
+// walPages counts the WAL frames (pages) the writes of a benchmark add, as
+// "wal-pages/op": it reads mxFrame, the WAL index header's count of valid
+// frames (offset 16 of the -shm file), after every operation, so that a
+// restart of the WAL by the checkpointer (mxFrame back to 0) loses nothing.
+type walPages struct {
+	b     *testing.B
+	f     *os.File
+	last  uint32
+	total int64
+}
+
+func countWAL(b *testing.B, db *versions.DB) *walPages {
+	b.Helper()
+	f, err := os.Open(db.Path() + "-shm")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := &walPages{b: b, f: f}
+	w.last = w.read()
+	b.Cleanup(func() {
+		b.ReportMetric(float64(w.total)/float64(b.N), "wal-pages/op")
+		f.Close()
+	})
+	return w
+}
+
+func (w *walPages) read() uint32 {
+	var buf [4]byte
+	if _, err := w.f.ReadAt(buf[:], 16); err != nil {
+		w.b.Fatal(err)
+	}
+	return binary.NativeEndian.Uint32(buf[:])
+}
+
+// op counts the frames since the previous call.
+func (w *walPages) op() {
+	n := w.read()
+	if n >= w.last {
+		w.total += int64(n - w.last)
+	} else {
+		w.total += int64(n)
+	}
+	w.last = n
+}
+
 func cpuNow(b *testing.B) int64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -142,11 +188,13 @@ func TestMain(m *testing.M) {
 
 func BenchmarkCreateMemory(b *testing.B) {
 	db, f := openFixture(b)
+	wal := countWAL(b, db)
 	cpuTimer(b)
 	for i := range b.N {
 		if _, err := db.CreateMemory(ctx, f.storeID, fmt.Sprintf("/new/file%d.md", i), "new memory content\n", me); err != nil {
 			b.Fatal(err)
 		}
+		wal.op()
 	}
 }
 
@@ -160,6 +208,7 @@ func BenchmarkUpdateMemory(b *testing.B) {
 		sum := sha256.Sum256([]byte(fixtureContent(i, fixtureVersions-1)))
 		sha[i] = hex.EncodeToString(sum[:])
 	}
+	wal := countWAL(b, db)
 	cpuTimer(b)
 	for n := range b.N {
 		i := n % len(f.ids)
@@ -169,6 +218,7 @@ func BenchmarkUpdateMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 		sha[i], base[i] = m.ContentSHA256, m.VersionID
+		wal.op()
 	}
 }
 
@@ -274,7 +324,7 @@ func BenchmarkReadDir(b *testing.B) {
 
 func BenchmarkChanges(b *testing.B) {
 	db, f := openFixture(b)
-	_, top, err := db.Changes(ctx, f.storeID, 0)
+	top, err := db.FeedHead(ctx, f.storeID)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -305,6 +355,7 @@ func BenchmarkUpdateSmallStore(b *testing.B) {
 // through a mount: each memory goes to name~ and, on a second pass, back.
 func BenchmarkRenameFile(b *testing.B) {
 	db, f := openFixture(b)
+	wal := countWAL(b, db)
 	cpuTimer(b)
 	for n := range b.N {
 		p := f.paths[n%len(f.paths)]
@@ -315,6 +366,7 @@ func BenchmarkRenameFile(b *testing.B) {
 		if _, err := db.Rename(ctx, f.storeID, from, to, false, me); err != nil {
 			b.Fatal(err)
 		}
+		wal.op()
 	}
 }
 
@@ -322,6 +374,7 @@ func BenchmarkRenameFile(b *testing.B) {
 // is created, then renamed onto the file it replaces (two calls per op).
 func BenchmarkAtomicSave(b *testing.B) {
 	db, f := openFixture(b)
+	wal := countWAL(b, db)
 	cpuTimer(b)
 	for n := range b.N {
 		i := n % len(f.paths)
@@ -332,6 +385,7 @@ func BenchmarkAtomicSave(b *testing.B) {
 		if _, err := db.Rename(ctx, f.storeID, tmp, f.paths[i], false, me); err != nil {
 			b.Fatal(err)
 		}
+		wal.op()
 	}
 }
 
@@ -348,10 +402,12 @@ func BenchmarkDeleteMemory(b *testing.B) {
 		}
 		ids[n] = m.ID
 	}
+	wal := countWAL(b, db)
 	cpuTimer(b)
 	for n := range b.N {
 		if err := db.DeleteMemory(ctx, f.storeID, ids[n], versions.MemoryDelete{KeepParentDir: true}, me); err != nil {
 			b.Fatal(err)
 		}
+		wal.op()
 	}
 }

@@ -46,7 +46,7 @@ func TestConcurrentGoroutines(t *testing.T) {
 				if _, err := db.ListMemories(ctx, s.ID, versions.MemoryListOptions{Depth: 1}); err != nil {
 					errs <- err
 				}
-				if _, _, err := db.Changes(ctx, s.ID, 0); err != nil {
+				if _, _, err := db.Changes(ctx, s.ID, versions.FeedPos{}); err != nil {
 					errs <- err
 				}
 			}

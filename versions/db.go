@@ -18,11 +18,12 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/hex"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,6 +75,7 @@ type DB struct {
 	w, r        *sql.DB
 	wp, rp      *connPool
 	origin      string
+	originNum   int64 // origin as it is stored in versions
 	now         func() time.Time
 	ids         idGen
 	// seqs caches store id → row number for the read paths a mount calls
@@ -119,7 +121,9 @@ func Open(dsn string, opts Options) (*DB, error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 30 * time.Second
 	}
-	db := &DB{now: opts.Now, origin: randomHex(8), busyTimeout: opts.BusyTimeout}
+	db := &DB{now: opts.Now, busyTimeout: opts.BusyTimeout}
+	db.originNum = randomOrigin()
+	db.origin = strconv.FormatInt(db.originNum, 10)
 	if db.now == nil {
 		db.now = time.Now
 	}
@@ -182,10 +186,12 @@ func (db *DB) Where() string { return db.where }
 // Backend is "sqlite" or "postgres".
 func (db *DB) Backend() string { return db.d.name }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b) // never fails since Go 1.24
-	return hex.EncodeToString(b)
+// randomOrigin is a handle's origin: 31 random bits, small in every
+// version row, and unlikely to be another live handle's.
+func randomOrigin() int64 {
+	var b [4]byte
+	rand.Read(b[:]) // never fails since Go 1.24
+	return int64(binary.BigEndian.Uint32(b[:])>>1) + 1
 }
 
 // ---- connections and transactions ----
@@ -305,6 +311,9 @@ type run struct {
 	// write: a write transaction, whose first read of a store's row locks
 	// it on PostgreSQL (lockStore).
 	write bool
+	// changed: the transaction added to the change feed, so its commit
+	// notifies the listeners (PostgreSQL).
+	changed bool
 }
 
 // stmt prepares q once per connection. Statements are written with
@@ -382,7 +391,12 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 		return err
 	}
 	if err = fn(r); err == nil {
-		_, err = r.exec("COMMIT")
+		if r.changed && db.d.notify != "" {
+			_, err = r.exec(db.d.notify)
+		}
+		if err == nil {
+			_, err = r.exec("COMMIT")
+		}
 	}
 	if err != nil {
 		// The context may be the reason of the failure: roll back regardless.

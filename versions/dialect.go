@@ -32,6 +32,9 @@ type dialect struct {
 	transient func(error) bool
 	// broken: the connection cannot serve another statement.
 	broken func(error) bool
+	// notify, if set, runs before the COMMIT of a transaction that added
+	// to the change feed.
+	notify string
 	// wrap turns a driver error into the engine's error for an operation.
 	wrap func(db *DB, what string, err error) error
 }

@@ -47,11 +47,12 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args[0] = int64(1)
+	args[0], args[1] = versionRange(1)
 	sessionQ, sargs, _ := versionListQuery(VersionListOptions{SessionID: "sesn_x", Page: *encodeSeqCursor(50)}, 100)
-	sargs[0] = int64(1)
+	sargs[0], args[1] = versionRange(1)
 	latest, largs, _ := versionListQuery(VersionListOptions{}, 100)
-	largs[0] = int64(1)
+	lo, hi := versionRange(1)
+	largs[0], args[1] = versionRange(1)
 
 	cases := []struct {
 		name, q string
@@ -60,13 +61,14 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	}{
 		{"one-memory-history", history, args, "versions_memory"},
 		{"session-history", sessionQ, sargs, "versions_actor"},
-		{"latest-page", latest, largs, "versions_store"},
+		{"latest-page", latest, largs, "INTEGER PRIMARY KEY"},
 		{"memory-by-path", "SELECT " + memCols + " FROM memories m WHERE m.store = ? AND m.path = ?", []any{1, "/a"}, "sqlite_autoindex_memories"},
 		{"list-prefix", "SELECT " + memCols + " FROM memories m WHERE m.store = ? AND m.path >= ? AND m.path < ? ORDER BY m.path LIMIT ?", []any{1, "/a/", "/a0", 100}, "sqlite_autoindex_memories"},
 		{"stat", statQuery, []any{1, "/a/b", "/a/b/", "/a/b0"}, "sqlite_autoindex_memories"},
 		{"file-at-or-above", chainQueries[2], []any{1, "", "/a/b/c", "/a", "/a/b"}, "sqlite_autoindex_memories"},
 		{"path-free", freeQueries[2], []any{1, "", "/a/b/c", "/a", "/a/b", "/a/b/c/", "/a/b/c0"}, "sqlite_autoindex_memories"},
-		{"changes-poll", "SELECT seq, path, origin FROM changes WHERE seq > ? AND seq <= ? AND store = ? ORDER BY seq", []any{1, 2, "memstore_x"}, "INTEGER PRIMARY KEY"},
+		{"feed-versions", "SELECT seq, path, prev_path, origin FROM versions WHERE seq > ? AND seq < ? ORDER BY seq", []any{lo + 5, hi}, "INTEGER PRIMARY KEY"},
+		{"feed-changes", "SELECT seq, path, origin FROM changes WHERE store = ? AND seq > ? ORDER BY seq", []any{"memstore_x", 2}, "changes_store"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -87,7 +87,7 @@ func (db *DB) ListVersions(ctx context.Context, storeID string, o VersionListOpt
 		if err != nil {
 			return err
 		}
-		args[0] = seq
+		args[0], args[1] = versionRange(seq)
 		rows, err := r.query(q, args...)
 		if err != nil {
 			return err
@@ -111,16 +111,16 @@ func (db *DB) ListVersions(ctx context.Context, storeID string, o VersionListOpt
 	return page, err
 }
 
-// versionListQuery builds the listing's SQL; args[0] is left for the
-// store's row number.
+// versionListQuery builds the listing's SQL; args[0] and args[1] are left
+// for the bounds of the store's versions (versionRange).
 func versionListQuery(o VersionListOptions, limit int) (string, []any, error) {
 	var q strings.Builder
 	q.WriteString("SELECT " + versionCols)
 	if o.View == ViewFull {
 		q.WriteString(", content")
 	}
-	q.WriteString(" FROM versions WHERE store = ?")
-	args := []any{nil}
+	q.WriteString(" FROM versions WHERE seq > ? AND seq < ?")
+	args := []any{nil, nil}
 	if o.MemoryID != "" {
 		q.WriteString(" AND memory_id = ?")
 		args = append(args, o.MemoryID)
@@ -163,11 +163,12 @@ func versionNotFound(storeID, id string) error {
 
 // loadVersion reads one version of a store with its content.
 func loadVersion(r *run, s *storeRow, id string) (*Version, int64, error) {
-	st, err := r.stmt("SELECT " + versionCols + ", content FROM versions WHERE id = ? AND store = ?")
+	st, err := r.stmt("SELECT " + versionCols + ", content FROM versions WHERE id = ? AND seq > ? AND seq < ?")
 	if err != nil {
 		return nil, 0, err
 	}
-	v, seq, err := scanVersion(st.QueryRowContext(r.ctx, id, s.seq), s.ID, true)
+	lo, hi := s.versionRange()
+	v, seq, err := scanVersion(st.QueryRowContext(r.ctx, id, lo, hi), s.ID, true)
 	if err == sql.ErrNoRows {
 		return nil, 0, versionNotFound(s.ID, id)
 	}
@@ -219,7 +220,7 @@ func (db *DB) RedactVersion(ctx context.Context, storeID, versionID string, by A
 		if by.Type != "" {
 			rt, rid = by.Type, by.ID
 		}
-		if _, err := r.exec(`UPDATE versions SET content = NULL, path = NULL, sha = NULL, size = NULL,
+		if _, err := r.exec(`UPDATE versions SET content = NULL, path = NULL, prev_path = NULL, sha = NULL, size = NULL,
 			redacted_at = ?, redactor_type = ?, redactor_id = ? WHERE seq = ?`, now, rt, rid, seq); err != nil {
 			return err
 		}
@@ -300,9 +301,10 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 		cutoff := r.db.now().Add(-olderThan).UnixNano()
 		const victims = `SELECT seq FROM (SELECT seq, created_at,
 				row_number() OVER (PARTITION BY memory_id ORDER BY seq DESC) AS rn
-				FROM versions WHERE store = ?1) AS ranked
+				FROM versions WHERE seq > ?4 AND seq < ?5) AS ranked
 			WHERE rn > ?2 AND created_at < ?3 AND seq NOT IN (SELECT head FROM memories WHERE store = ?1)`
-		rows, err := r.query("SELECT "+versionCols+" FROM versions WHERE seq IN ("+victims+") ORDER BY seq", s.seq, keepLast, cutoff)
+		lo, hi := s.versionRange()
+		rows, err := r.query("SELECT "+versionCols+" FROM versions WHERE seq IN ("+victims+") ORDER BY seq", s.seq, keepLast, cutoff, lo, hi)
 		if err != nil {
 			return err
 		}
@@ -321,7 +323,7 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 		if len(out) == 0 {
 			return nil
 		}
-		_, err = r.exec("DELETE FROM versions WHERE seq IN ("+victims+")", s.seq, keepLast, cutoff)
+		_, err = r.exec("DELETE FROM versions WHERE seq IN ("+victims+")", s.seq, keepLast, cutoff, lo, hi)
 		return err
 	})
 	return out, err
@@ -377,7 +379,8 @@ func (db *DB) Export(ctx context.Context, storeID string, emit func(v any) error
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		rows, err = r.query("SELECT "+versionCols+", content FROM versions WHERE store = ? ORDER BY seq", s.seq)
+		lo, hi := s.versionRange()
+		rows, err = r.query("SELECT "+versionCols+", content FROM versions WHERE seq > ? AND seq < ? ORDER BY seq", lo, hi)
 		if err != nil {
 			return err
 		}
@@ -409,8 +412,9 @@ func (db *DB) PreviousVersion(ctx context.Context, storeID, versionID string) (*
 		if err != nil || v.Operation == OpCreated {
 			return err
 		}
-		rows, err := r.query("SELECT "+versionCols+", content FROM versions WHERE store = ? AND memory_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1",
-			s.seq, v.MemoryID, seq)
+		lo, _ := s.versionRange()
+		rows, err := r.query("SELECT "+versionCols+", content FROM versions WHERE memory_id = ? AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT 1",
+			v.MemoryID, lo, seq)
 		if err != nil {
 			return err
 		}
@@ -446,7 +450,8 @@ func (db *DB) HistoryMemoryID(ctx context.Context, storeID, ref string) (string,
 			id = m.ID
 			return nil
 		}
-		err = r.scan("SELECT memory_id FROM versions WHERE store = ? AND path = ? ORDER BY seq DESC LIMIT 1", []any{s.seq, ref}, &id)
+		lo, hi := s.versionRange()
+		err = r.scan("SELECT memory_id FROM versions WHERE seq > ? AND seq < ? AND path = ? ORDER BY seq DESC LIMIT 1", []any{lo, hi, ref}, &id)
 		if err == sql.ErrNoRows {
 			return objectError(CodeNotFound, ObjectMemory, s.ID, "no memory was ever at %s in store %s: check the path", ref, s.ID)
 		}

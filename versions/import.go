@@ -397,6 +397,9 @@ func importOne(r *run, st *importStore) (Imported, error) {
 		return Imported{}, err
 	}
 	heads := make(map[string]int64, len(st.memories))
+	// The new store's versions take the first numbers of its range, in the
+	// order of the export (oldest first), as if saved one by one.
+	lo, _ := versionRange(seq)
 	for i := range st.versions {
 		v := &st.versions[i]
 		if err := importClash(r, "SELECT s.id FROM versions v JOIN stores s ON s.seq = v.store WHERE v.id = ?", v.ID, ObjectVersion, s.ID); err != nil {
@@ -408,9 +411,10 @@ func importOne(r *run, st *importStore) (Imported, error) {
 		if v.Content != nil {
 			content = r.db.d.blob(*v.Content)
 		}
-		vseq, err := r.insertKey("seq", `INSERT INTO versions (id, store, memory_id, operation, created_at, actor_type, actor_id,
-			conflict, redacted_at, redactor_type, redactor_id, path, sha, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			v.ID, seq, v.MemoryID, string(v.Operation), v.CreatedAt.UnixNano(), at, aid, v.Conflict,
+		vseq := lo + 1 + int64(i)
+		_, err := r.exec(`INSERT INTO versions (seq, id, store, memory_id, operation, created_at, actor_type, actor_id,
+			conflict, redacted_at, redactor_type, redactor_id, path, sha, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			vseq, v.ID, seq, v.MemoryID, string(v.Operation), v.CreatedAt.UnixNano(), at, aid, v.Conflict,
 			nanosOrNil(v.RedactedAt), rt, rid, ptrOrNil(v.Path), ptrOrNil(v.ContentSHA256), ptrOrNil(v.ContentSize), content)
 		if err != nil {
 			return Imported{}, err

@@ -236,7 +236,7 @@ func insertMemory(r *run, s *storeRow, path, content string, by Actor) (*Memory,
 		return nil, err
 	}
 	s.MemoryCount++
-	return &m, recordChange(r, s.ID, path)
+	return &m, nil
 }
 
 // applyUpdate changes a live memory's content and/or path, appending one
@@ -278,7 +278,11 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 		m.Path = *u.Path
 	}
 	now := r.db.nowNanos()
-	head, vid, err := insertVersion(r, s, newVersion{memoryID: m.ID, op: OpModified, path: m.Path, content: &content, sha: newSHA, at: now, by: by, conflict: conflict})
+	nv := newVersion{memoryID: m.ID, op: OpModified, path: m.Path, content: &content, sha: newSHA, at: now, by: by, conflict: conflict}
+	if pathChanged {
+		nv.prevPath = oldPath
+	}
+	head, vid, err := insertVersion(r, s, nv)
 	if err != nil {
 		return nil, err
 	}
@@ -295,17 +299,9 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 		return nil, err
 	}
 	m.head, m.VersionID, m.ContentSHA256, m.ContentSize, m.UpdatedAt, m.Content = head, vid, newSHA, len(content), fromNanos(now), &content
-	if err := recordChange(r, s.ID, m.Path); err != nil {
-		return nil, err
-	}
-	if pathChanged {
-		if err := recordChange(r, s.ID, oldPath); err != nil {
+	if pathChanged && u.KeepParentDir {
+		if err := keepDir(r, s, parentOf(oldPath)); err != nil {
 			return nil, err
-		}
-		if u.KeepParentDir {
-			if err := keepDir(r, s, parentOf(oldPath)); err != nil {
-				return nil, err
-			}
 		}
 	}
 	return &m.Memory, nil
@@ -323,9 +319,6 @@ func deleteMemory(r *run, s *storeRow, m *memRow, keepParent bool, by Actor) err
 		return err
 	}
 	s.MemoryCount--
-	if err := recordChange(r, s.ID, m.Path); err != nil {
-		return err
-	}
 	if keepParent {
 		return keepDir(r, s, parentOf(m.Path))
 	}
@@ -342,7 +335,17 @@ type newVersion struct {
 	at       int64
 	by       Actor
 	conflict bool
+	prevPath string // the path a rename moved the memory from
 }
+
+// insertVersionQuery appends a version as the next of its store: the
+// store's versions are the rowid range (seq<<40, (seq+1)<<40) in commit
+// order (its writers are serialized), which makes the table its own change
+// feed. ?1 and ?2 bound the range.
+const insertVersionQuery = `INSERT INTO versions (seq, id, store, memory_id, operation, created_at, actor_type,
+	actor_id, conflict, origin, prev_path, path, sha, size, content)
+	VALUES (coalesce((SELECT seq FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), ?1) + 1,
+	?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)`
 
 func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err error) {
 	id = r.db.ids.make(prefixVersion, fromNanos(v.at))
@@ -354,8 +357,13 @@ func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err
 	if v.content != nil {
 		sha, content, size = v.sha, r.db.d.blob(*v.content), len(*v.content)
 	}
-	seq, err = r.insertKey("seq", `INSERT INTO versions (id, store, memory_id, operation, created_at, actor_type, actor_id,
-		conflict, path, sha, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		id, s.seq, v.memoryID, string(v.op), v.at, actorType, actorID, v.conflict, v.path, sha, size, content)
+	var prev any
+	if v.prevPath != "" {
+		prev = v.prevPath
+	}
+	lo, hi := s.versionRange()
+	seq, err = r.insertKey("seq", insertVersionQuery, lo, hi,
+		id, s.seq, v.memoryID, string(v.op), v.at, actorType, actorID, v.conflict, r.db.originNum, prev, v.path, sha, size, content)
+	r.changed = true
 	return seq, id, err
 }

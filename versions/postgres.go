@@ -46,11 +46,14 @@ var postgresDialect = &dialect{
 	transient:  pgTransient,
 	broken:     pgBroken,
 	wrap:       pgWrap,
+	notify:     "SELECT pg_notify('" + feedChannel + "', '')",
 }
 
 // pgState is what a DB on PostgreSQL holds besides its pools.
 type pgState struct {
-	config *pgx.ConnConfig
+	config   *pgx.ConnConfig
+	ctx      context.Context // ends at Close
+	listener listener
 }
 
 // migrationLock is the advisory lock that makes daemons starting at once
@@ -80,6 +83,7 @@ func (db *DB) openPostgres(dsn string, opts Options) error {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
 	db.pg = &pgState{config: cfg}
+	db.pg.ctx, db.stopBackground = context.WithCancel(context.Background())
 	sdb := stdlib.OpenDB(*cfg)
 	sdb.SetMaxOpenConns(pgWriters + pgReaders)
 	sdb.SetMaxIdleConns(pgWriters + pgReaders)

@@ -39,6 +39,12 @@ type storeRow struct {
 	seq int64
 }
 
+// versionRange bounds the seq of the store's versions, exclusive at both
+// ends (see insertVersionQuery). A store's row number stays below 2^23.
+func (s *storeRow) versionRange() (lo, hi int64) { return versionRange(s.seq) }
+
+func versionRange(storeSeq int64) (lo, hi int64) { return storeSeq << 40, (storeSeq + 1) << 40 }
+
 const storeCols = `seq, id, name, description, metadata, max_memories, max_memory_bytes,
 	memory_count, created_at, updated_at, archived_at`
 
@@ -344,6 +350,12 @@ func (db *DB) DeleteStore(ctx context.Context, storeID string) error {
 	return db.write(ctx, "delete store", func(r *run) error {
 		s, err := loadStore(r, storeID)
 		if err != nil {
+			return err
+		}
+		// Versions have no foreign key (its cascade would need an index
+		// the save path does not pay for): they go first, by their range.
+		lo, hi := s.versionRange()
+		if _, err := r.exec("DELETE FROM versions WHERE seq > ? AND seq < ?", lo, hi); err != nil {
 			return err
 		}
 		if _, err := r.exec("DELETE FROM stores WHERE seq = ?", s.seq); err != nil {

@@ -1,0 +1,81 @@
+package versions_test
+
+import (
+	"database/sql"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// A SQLite file made by the first schema, with memories, history and a
+// directory in two stores, opens with everything kept: the lean schema's
+// migration renumbers versions without losing or reordering one.
+func TestMigrateFirstSchemaForward(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memfs.db")
+	first, err := os.ReadFile("migrations/sqlite/0001_init.sql")
+	ok(t, err)
+	raw, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
+	ok(t, err)
+	for _, q := range []string{
+		string(first),
+		`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`,
+		`INSERT INTO schema_migrations VALUES (1, '0001_init.sql', 0)`,
+		`INSERT INTO stores (seq, id, name, description, metadata, max_memories, max_memory_bytes, memory_count, created_at, updated_at)
+			VALUES (1, 'memstore_a', 'a', '', '{}', 10, 1000, 1, 1, 1), (2, 'memstore_b', 'b', '', '{}', 10, 1000, 1, 1, 1)`,
+		// Versions of the two stores interleaved, as one writer makes them.
+		`INSERT INTO versions (seq, id, store, memory_id, operation, created_at, actor_type, actor_id, path, sha, size, content) VALUES
+			(1, 'memver_1', 1, 'mem_a', 'created', 10, 'user_actor', 'u', '/a.md', 'sha1', 2, 'v1'),
+			(2, 'memver_2', 2, 'mem_b', 'created', 11, 'user_actor', 'u', '/b.md', 'shab', 2, 'b1'),
+			(3, 'memver_3', 1, 'mem_a', 'modified', 12, 'session_actor', 'sesn_x', '/a.md', 'sha2', 2, 'v2')`,
+		`INSERT INTO memories (ino, id, store, path, head, version_id, sha, size, created_at, updated_at) VALUES
+			(1, 'mem_a', 1, '/a.md', 3, 'memver_3', 'sha2', 2, 10, 12),
+			(2, 'mem_b', 2, '/b.md', 2, 'memver_2', 'shab', 2, 11, 11)`,
+		`INSERT INTO dirs VALUES (1, '/empty')`,
+		`INSERT INTO changes (store, path, origin, at) VALUES ('memstore_a', '/a.md', 'x', 12)`,
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	ok(t, raw.Close())
+
+	db, err := versions.Open(path, versions.Options{})
+	ok(t, err)
+	defer db.Close()
+	m, err := db.GetMemory(ctx, "memstore_a", "/a.md")
+	ok(t, err)
+	if *m.Content != "v2" || m.VersionID != "memver_3" {
+		t.Fatalf("head after migration: %+v", m)
+	}
+	h := history(t, db, "memstore_a", "mem_a")
+	if len(h) != 2 || h[0].ID != "memver_3" || h[1].ID != "memver_1" || *h[1].Content != "v1" {
+		t.Fatalf("history after migration: %+v", h)
+	}
+	sess, err := db.ListVersions(ctx, "memstore_a", versions.VersionListOptions{SessionID: "sesn_x"})
+	ok(t, err)
+	if len(sess.Data) != 1 || sess.Data[0].ID != "memver_3" {
+		t.Fatalf("session history after migration: %+v", sess.Data)
+	}
+	b, err := db.GetMemory(ctx, "memstore_b", "/b.md")
+	ok(t, err)
+	if *b.Content != "b1" {
+		t.Fatalf("other store's memory: %+v", b)
+	}
+	if e, err := db.Stat(ctx, "memstore_a", "/empty"); err != nil || !e.Dir {
+		t.Fatalf("directory after migration: %+v %v", e, err)
+	}
+	// The migrated store goes on: a save after the old ones, in the feed.
+	pos, err := db.FeedHead(ctx, "memstore_a")
+	ok(t, err)
+	up := update(t, db, "memstore_a", "mem_a", versions.MemoryUpdate{Content: ptr("v3")})
+	if h := history(t, db, "memstore_a", "mem_a"); len(h) != 3 || h[0].ID != up.VersionID {
+		t.Fatalf("history after a new save: %d versions, newest %s", len(h), h[0].ID)
+	}
+	cs, _, err := db.Changes(ctx, "memstore_a", pos)
+	ok(t, err)
+	if len(cs) != 1 || cs[0].Path != "/a.md" {
+		t.Fatalf("feed after a new save: %+v", cs)
+	}
+}
