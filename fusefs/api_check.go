@@ -4,7 +4,7 @@ import "github.com/hanwen/go-fuse/v2/fs"
 
 // Compile-time checks that each node implements what the kernel will call.
 // A missing method would silently fall back to go-fuse's default (often
-// ENOTSUP), which for Symlink/Link/Mknod breaks F8.
+// ENOTSUP), which for Symlink/Link/Mknod would break the rule that they fail with EPERM.
 var (
 	_ = (fs.NodeOnAdder)((*rootNode)(nil))
 	_ = (fs.NodeGetattrer)((*rootNode)(nil))

@@ -16,7 +16,7 @@ import (
 )
 
 // dirNode is a directory of a store: the store's top directory or a path
-// prefix of its memories (F7). Nothing about its children is kept here:
+// prefix of its memories. Nothing about its children is kept here:
 // the index answers Lookup and Readdir, its mode and times are in the
 // mount's meta table by path.
 type dirNode struct {
@@ -331,7 +331,7 @@ func (sm *storeMount) failed(op, path string, err error) syscall.Errno {
 	return sm.srv.errnoOf(op, path, err)
 }
 
-// Symlink, Link and Mknod are refused with EPERM (F8): a store holds only
+// Symlink, Link and Mknod are refused with EPERM: a store holds only
 // regular files and directories. go-fuse would answer ENOTSUP.
 func (n *dirNode) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	return nil, n.sm.srv.refuse("symlink", n.childPathOr(name), syscall.EPERM, "symbolic links cannot be stored; only files and directories exist")
@@ -347,7 +347,7 @@ func (n *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint3
 
 // writableChild is the store path of name in n for an operation that
 // changes the store, or why it cannot be done: ENOENT when n is gone, EROFS
-// when the store cannot change (F3).
+// when the store cannot change.
 func (n *dirNode) writableChild(op, name string) (string, syscall.Errno) {
 	dir, ok := n.path()
 	if !ok {
@@ -367,7 +367,7 @@ func (n *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno
 	return 0
 }
 
-// statfs reports the store's limits (S11, S12) as the file system's size:
+// statfs reports the store's limits as the file system's size:
 // Files is the memory limit, Ffree how many more memories fit.
 func (sm *storeMount) statfs(ctx context.Context, out *fuse.StatfsOut) {
 	maxMemories, maxBytes := sm.limits()

@@ -9,7 +9,7 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// errnoOf is the one translation of engine errors into errnos (F9). An agent
+// errnoOf is the one translation of engine errors into errnos. An agent
 // only sees the errno, so every refusal is also logged with the path and the
 // engine's message, which says what to do; anything unexpected becomes EIO
 // and is logged as an error.

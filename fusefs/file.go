@@ -16,7 +16,7 @@ import (
 // fileNode is a memory as the kernel sees it. While any handle is open its
 // content lives in one buffer shared by all handles, so readers in the
 // mount see unsaved writes; the buffer becomes a version on flush/fsync
-// (F4) and is dropped when the last handle is released.
+// and is dropped when the last handle is released.
 type fileNode struct {
 	fs.Inode
 	sm *storeMount
@@ -39,7 +39,7 @@ type fileNode struct {
 // buffer is the content of an open file.
 type buffer struct {
 	data  []byte
-	base  string // the head version the content started from (F13)
+	base  string // the head version the content started from
 	dirty bool   // written since the last save
 	stale bool   // clean, and another writer saved since: the next open reloads it
 	// overLimit: a write or truncate went past the per-memory size. Every
@@ -51,7 +51,7 @@ type buffer struct {
 // handle is one open file description. Handles are used by one request at
 // a time per file (the node's lock), which guards these fields.
 type handle struct {
-	wrote  bool // this handle changed the content: its flush saves (F4)
+	wrote  bool // this handle changed the content: its flush saves
 	append bool
 	users  map[uint32]bool // threads that opened or wrote through it (owner.go)
 }
@@ -332,7 +332,7 @@ func (n *fileNode) resizeLocked(size int64) {
 	}
 }
 
-// Flush saves what this handle wrote (F4). A file created in the mount and
+// Flush saves what this handle wrote. A file created in the mount and
 // not written yet is not created here: a shell's `> f` closes a dup of the
 // descriptor before writing, and that must not make an empty version. It is
 // created by the release of its last handle instead. Until the kernel looks

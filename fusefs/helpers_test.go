@@ -136,7 +136,7 @@ func wantErrno(t *testing.T, what string, err error, want syscall.Errno) {
 }
 
 // checkAlive does an ordinary save and read in dir: the mount must keep
-// working after any refusal (F9).
+// working after any refusal.
 func checkAlive(t *testing.T, dir string) {
 	t.Helper()
 	p := filepath.Join(dir, "alive.txt")
@@ -205,7 +205,7 @@ func eventually(limit time.Duration, check func() error) error {
 	}
 }
 
-// visibilityLimit is F10's bound for a change made elsewhere to show.
+// visibilityLimit is how soon a change made elsewhere must show (one second).
 const visibilityLimit = time.Second
 
 // errOf keeps the error of a call that also returns a value.

@@ -14,7 +14,7 @@ import (
 // the most frequent requests, are answered without a query. It is exact for
 // the mount's own changes, which update it after the engine committed them;
 // a change made elsewhere drops the listings it can have changed when the
-// watcher reports it (F10): another writer's change is seen after one poll,
+// watcher reports it: another writer's change is seen after one poll,
 // as with the kernel's own caches.
 type index struct {
 	mu sync.Mutex

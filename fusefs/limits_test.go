@@ -15,7 +15,7 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// F7: directories persist, rmdir refuses non-empty ones, emptied ones stay;
+// Directories persist, rmdir refuses non-empty ones, emptied ones stay;
 // mkdir -p and rm -r work as sequences of syscalls.
 func TestDirectories(t *testing.T) {
 	e := newEnv(t)
@@ -62,7 +62,7 @@ func TestDirectories(t *testing.T) {
 	checkAlive(t, dir)
 }
 
-// F8: only files and directories.
+// Only files and directories.
 func TestOnlyFilesAndDirectories(t *testing.T) {
 	e := newEnv(t)
 	st := e.store(t, "Kinds")
@@ -98,7 +98,7 @@ func TestOnlyFilesAndDirectories(t *testing.T) {
 	checkAlive(t, m.dir(1))
 }
 
-// F9: limits and refused names surface as errnos, are logged, and the
+// Limits and refused names surface as errnos, are logged, and the
 // mount keeps working after each.
 func TestLimits(t *testing.T) {
 	e := newEnv(t)
@@ -201,7 +201,7 @@ func TestLimits(t *testing.T) {
 				t.Fatal("the store never became full")
 			}
 		}
-		// Existing memories stay editable (S11).
+		// Existing memories stay editable.
 		write(t, filepath.Join(dir, "text.txt"), "still editable")
 		if err := os.Remove(filepath.Join(dir, "text.txt")); err != nil {
 			t.Fatal(err)

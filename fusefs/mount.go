@@ -1,6 +1,6 @@
 // Package fusefs serves a session's memory stores as a FUSE file system:
 // one directory per attached store under a read-only root, every save a
-// version written through versions.DB (DESIGN.md F1–F13).
+// version written through versions.DB.
 package fusefs
 
 import (
@@ -28,14 +28,14 @@ import (
 // Options configure a mount. The zero value is usable.
 type Options struct {
 	// Strict makes a save fail with ESTALE when another writer saved the
-	// memory since this mount read it (F13); otherwise the save goes
+	// memory since this mount read it; otherwise the save goes
 	// through and its version is marked as a conflict.
 	Strict bool
 	// UID and GID own every file and directory; zero means the daemon's.
 	UID, GID uint32
 	// Logger receives refusals and errors; nil means slog.Default().
 	Logger *slog.Logger
-	// PollInterval is how often the change feed is read (F10); default
+	// PollInterval is how often the change feed is read; default
 	// 25ms.
 	PollInterval time.Duration
 	// Debug logs every FUSE request (very verbose).
@@ -232,7 +232,7 @@ func (s *Server) unmountFuse() error {
 func (s *Server) Wait() { s.fuse.Wait() }
 
 // recoverStale detaches a FUSE mount on s.mnt whose daemon died ("transport
-// endpoint is not connected"), so a restarted daemon can mount again (F12).
+// endpoint is not connected"), so a restarted daemon can mount again.
 // A live mount is left alone: two daemons must not fight over one path.
 func (s *Server) recoverStale() error {
 	fuseMounted := isFuseMount(s.mnt)

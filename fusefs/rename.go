@@ -16,8 +16,8 @@ const (
 	renameWhiteout  = 0x4 // RENAME_WHITEOUT
 )
 
-// Rename moves a file or directory inside one store, keeping memory ids
-// (F6). Onto an existing file the engine records the content as a version
+// Rename moves a file or directory inside one store, keeping memory ids.
+// Onto an existing file the engine records the content as a version
 // of the destination's memory and the source as deleted; the node that
 // moved then stands for the destination's memory.
 func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {

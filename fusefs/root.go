@@ -9,7 +9,7 @@ import (
 )
 
 // rootNode is the mount root: one directory per attached store, named by
-// its slug (F2), and nothing can be created, renamed or removed in it (F1).
+// its slug, and nothing can be created, renamed or removed in it.
 type rootNode struct {
 	fs.Inode
 	srv *Server

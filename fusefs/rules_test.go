@@ -16,7 +16,7 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// F1, F2: the root holds one directory per store, named by slug, and
+// The root holds one directory per store, named by slug, and
 // nothing can be created, renamed or removed in it.
 func TestRootReadOnly(t *testing.T) {
 	e := newEnv(t)
@@ -48,7 +48,7 @@ func TestRootReadOnly(t *testing.T) {
 	}
 }
 
-// F3: a read_only attachment refuses every mutation with EROFS.
+// A read_only attachment refuses every mutation with EROFS.
 func TestReadOnlyAttachment(t *testing.T) {
 	e := newEnv(t)
 	st := e.store(t, "Reference")
@@ -98,7 +98,7 @@ func checkReadOnly(t *testing.T, dir string) {
 	}
 }
 
-// F3: archiving a mounted store makes it read-only in the mount.
+// Archiving a mounted store makes it read-only in the mount.
 func TestArchivedStore(t *testing.T) {
 	e := newEnv(t)
 	st := e.store(t, "Old")

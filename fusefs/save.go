@@ -9,11 +9,11 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// saveLocked turns the buffer into one version (F4) attributed to the
-// session (F5): a new memory for a file created in the mount, otherwise a
+// saveLocked turns the buffer into one version attributed to the
+// session: a new memory for a file created in the mount, otherwise a
 // content update based on the head the buffer was loaded from, so that a
 // save racing another writer's is marked as a conflict, or refused with
-// ESTALE in strict mode (F13). On failure the content stays in the buffer:
+// ESTALE in strict mode. On failure the content stays in the buffer:
 // close() reports the error, and an fsync() on a handle still open retries.
 func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 	if n.unlinked || (n.memID == "" && !n.pending) {
@@ -83,7 +83,7 @@ func (n *fileNode) saveBeforeRename(ctx context.Context) syscall.Errno {
 
 // adopt makes the node stand for memory m after a rename moved it (m's head
 // is now a "modified" version the node did not write) or moved it onto m's
-// path (F6: the destination's memory lives on with this node's content).
+// path (the destination's memory lives on with this node's content).
 func (n *fileNode) adopt(m *versions.Memory) {
 	n.mu.Lock()
 	defer n.mu.Unlock()

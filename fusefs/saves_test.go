@@ -12,7 +12,7 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// F4, F5: one version per save, attributed to the session.
+// One version per save, attributed to the session.
 func TestOneVersionPerSave(t *testing.T) {
 	e := newEnv(t)
 	st := e.store(t, "Saves")
@@ -38,7 +38,7 @@ func TestOneVersionPerSave(t *testing.T) {
 			t.Fatalf("versions %s, size %d; want one created of 250 bytes", ops(vs), mem.ContentSize)
 		}
 		if vs[0].CreatedBy == nil || *vs[0].CreatedBy != actor {
-			t.Errorf("created by %+v, want %+v (F5)", vs[0].CreatedBy, actor)
+			t.Errorf("created by %+v, want %+v", vs[0].CreatedBy, actor)
 		}
 	})
 	t.Run("EchoRedirect", func(t *testing.T) {
@@ -148,7 +148,7 @@ func TestOneVersionPerSave(t *testing.T) {
 	checkAlive(t, dir)
 }
 
-// F6: renames keep ids; the atomic-save pattern continues the target's
+// Renames keep ids; the atomic-save pattern continues the target's
 // lineage; the kernel's inode for the target stands for its memory.
 func TestRenames(t *testing.T) {
 	e := newEnv(t)

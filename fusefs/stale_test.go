@@ -19,7 +19,7 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// F12: a daemon killed with SIGKILL leaves a dead mount ("transport endpoint
+// A daemon killed with SIGKILL leaves a dead mount ("transport endpoint
 // is not connected"), a stopped (or stuck) one a mount nobody answers; the
 // next Mount on that path detaches either by itself.
 func TestStaleMountRecovery(t *testing.T) {

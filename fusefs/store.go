@@ -18,7 +18,7 @@ type storeMount struct {
 	srv      *Server
 	id       string
 	slug     string
-	readOnly bool             // a read_only attachment (F3)
+	readOnly bool             // a read_only attachment
 	seq      versions.FeedPos // the change feed's position this mount has applied (watcher only)
 	top      *dirNode
 	idx      *index
@@ -57,7 +57,7 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 }
 
 // writable is 0 when the store may be changed through this mount, EROFS
-// for a read_only attachment or an archived store (F3).
+// for a read_only attachment or an archived store.
 func (sm *storeMount) writable(op, path string) syscall.Errno {
 	if sm.readOnly {
 		return sm.srv.refuse(op, path, syscall.EROFS, "the store is attached read_only to this session")
@@ -123,7 +123,7 @@ func (sm *storeMount) liveCount(ctx context.Context) (int, error) {
 }
 
 // reserveCreate admits one more pending file unless the store is full
-// (S11: creating fails with ENOSPC, existing memories stay editable). The
+// (creating fails with ENOSPC, existing memories stay editable). The
 // engine has the last word when the file is saved.
 func (sm *storeMount) reserveCreate(ctx context.Context, path string) syscall.Errno {
 	n, err := sm.liveCount(ctx)

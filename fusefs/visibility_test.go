@@ -16,7 +16,7 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// F10: a change committed elsewhere (the engine, as the CLI does, and a
+// A change committed elsewhere (the engine, as the CLI does, and a
 // second mount with its own database handle) shows within one second.
 func TestVisibility(t *testing.T) {
 	e := newEnv(t)
@@ -124,7 +124,7 @@ func TestVisibility(t *testing.T) {
 	waitContent("a save in a mount sharing the database handle", third, "saved again in mount A")
 }
 
-// F11: read-only extended attributes.
+// Read-only extended attributes.
 func TestXattrs(t *testing.T) {
 	e := newEnv(t)
 	st := e.store(t, "Attrs")
@@ -161,7 +161,7 @@ func TestXattrs(t *testing.T) {
 	checkAlive(t, dir)
 }
 
-// F13: a save that started from an old head is marked as a conflict, or
+// A save that started from an old head is marked as a conflict, or
 // refused with ESTALE in strict mode; nothing is lost.
 func TestConflicts(t *testing.T) {
 	for _, strict := range []bool{false, true} {

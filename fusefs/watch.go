@@ -12,7 +12,7 @@ import (
 // watch follows the change feed and tells the kernel, and the mount's own
 // caches, to forget what they hold about paths changed by others — another
 // mount, another process, the CLI, another host — so they see a committed
-// save within one wake-up (F10). The engine says when the feed may have
+// save within one wake-up. The engine says when the feed may have
 // moved (versions.DB.WaitFeed: a poll of SQLite every PollInterval, slower
 // when idle; PostgreSQL's notifications); each store then reads on from
 // its own position, so a missed wake-up or a reconnection loses nothing.
@@ -53,7 +53,7 @@ func (s *Server) watch(ctx context.Context) {
 
 // poll applies the store's changes since the last poll. Archiving and
 // other changes to the store itself are changes at "/": they make it read
-// the store row again, which is how an archive reaches the mount (F3).
+// the store row again, which is how an archive reaches the mount.
 func (sm *storeMount) poll(ctx context.Context) error {
 	s := sm.srv
 	changes, pos, err := s.db.Changes(ctx, sm.id, sm.seq)

@@ -8,7 +8,7 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// The read-only extended attributes of a file (F11).
+// The read-only extended attributes of a file.
 const (
 	xattrID      = "user.memfs.id"
 	xattrVersion = "user.memfs.version"
@@ -109,7 +109,7 @@ func (n *dirNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
 }
 
 // setxattr refuses every attribute: memfs's own are read-only (EPERM), no
-// others can be stored (ENOTSUP, F11).
+// others can be stored (ENOTSUP).
 func (sm *storeMount) setxattr(path, attr string) syscall.Errno {
 	if e := sm.writable("setxattr", path); e != 0 {
 		return e

@@ -18,7 +18,7 @@ import (
 )
 
 // forwarded are the signals a stage passes on to the stage (or command)
-// below it, so that signals sent to the supervisor reach Cmd (X4).
+// below it, so that signals sent to the supervisor reach Cmd.
 var forwarded = []os.Signal{
 	syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
 	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH,

@@ -1,7 +1,6 @@
 // Package sandbox runs a command in a private mount namespace where a mount
 // root holds only what a serving daemon mounts there, selected directories
-// are hidden, and the command has no capability that could undo either
-// (DESIGN.md X2, X4).
+// are hidden, and the command has no capability that could undo either.
 //
 // It works in three processes, each a re-execution of the running binary so
 // that every namespace change happens in a fresh, single-threaded child:

@@ -1,5 +1,5 @@
 // Package slugify turns a store's display name into the directory name it is
-// mounted under (DESIGN.md F2).
+// mounted under.
 package slugify
 
 import (

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The change feed (F10) is how mounts learn what others changed. Its
+// The change feed is how mounts learn what others changed. Its
 // source of truth is the database itself, read from a position:
 //
 //   - Memories: the versions table. A store's versions are one range of

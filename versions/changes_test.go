@@ -56,7 +56,7 @@ func TestChanges(t *testing.T) {
 	if head, err := db.FeedHead(ctx, s.ID); err != nil || head != top {
 		t.Fatalf("FeedHead %v, want the position Changes reached %v (%v)", head, top, err)
 	}
-	t.Run("F10/rename-records-both-paths", func(t *testing.T) {
+	t.Run("rename-records-both-paths", func(t *testing.T) {
 		update(t, db, s.ID, m.ID, versions.MemoryUpdate{Path: ptr("/b")})
 		var got []string
 		got, top = since(top)
@@ -65,7 +65,7 @@ func TestChanges(t *testing.T) {
 			t.Fatalf("after rename: %v", got)
 		}
 	})
-	t.Run("F10/dirs-and-deletes", func(t *testing.T) {
+	t.Run("dirs-and-deletes", func(t *testing.T) {
 		ok(t, db.MakeDir(ctx, s.ID, "/d"))
 		ok(t, db.RemoveDir(ctx, s.ID, "/d"))
 		ok(t, db.DeleteMemory(ctx, s.ID, m.ID, versions.MemoryDelete{}, me))
@@ -75,7 +75,7 @@ func TestChanges(t *testing.T) {
 			t.Fatalf("got %v", got)
 		}
 	})
-	t.Run("F10/noop-records-nothing", func(t *testing.T) {
+	t.Run("noop-records-nothing", func(t *testing.T) {
 		x := create(t, db, s.ID, "/x", "same")
 		_, top = since(top)
 		update(t, db, s.ID, x.ID, versions.MemoryUpdate{Content: ptr("same")})
@@ -83,7 +83,7 @@ func TestChanges(t *testing.T) {
 			t.Fatalf("no-op recorded %v", got)
 		}
 	})
-	t.Run("F10/other-handle-sees-origin", func(t *testing.T) {
+	t.Run("other-handle-sees-origin", func(t *testing.T) {
 		_, err := other.CreateMemory(ctx, s.ID, "/from-other", "x", me)
 		ok(t, err)
 		ok(t, other.MakeDir(ctx, s.ID, "/dir-from-other"))
@@ -95,7 +95,7 @@ func TestChanges(t *testing.T) {
 		}
 		_, top = since(top)
 	})
-	t.Run("F10/redacted-version-names-no-path", func(t *testing.T) {
+	t.Run("redacted-version-names-no-path", func(t *testing.T) {
 		r := create(t, db, s.ID, "/r", "secret")
 		update(t, db, s.ID, r.ID, versions.MemoryUpdate{Content: ptr("public")})
 		_, err := db.RedactVersion(ctx, s.ID, r.VersionID, me)
@@ -105,7 +105,7 @@ func TestChanges(t *testing.T) {
 			t.Fatalf("got %v", got)
 		}
 	})
-	t.Run("F10/store-deletion-recorded", func(t *testing.T) {
+	t.Run("store-deletion-recorded", func(t *testing.T) {
 		_, top = since(top)
 		ok(t, db.DeleteStore(ctx, s.ID))
 		got, _ := since(top)
@@ -184,7 +184,7 @@ func TestChangesTrimmed(t *testing.T) {
 	ok(t, err)
 	clk.advance(time.Hour)
 	churn(550) // passes two trim points, each removing up to 1,024 old rows
-	t.Run("F10/old-rows-trimmed", func(t *testing.T) {
+	t.Run("old-rows-trimmed", func(t *testing.T) {
 		cs, _, err := db.Changes(ctx, s.ID, start)
 		ok(t, err)
 		if len(cs) >= len(all)+1100 {
@@ -194,7 +194,7 @@ func TestChangesTrimmed(t *testing.T) {
 			t.Fatalf("a change older than an hour survived: seq %d", cs[0].Seq)
 		}
 	})
-	t.Run("F10/recent-rows-kept", func(t *testing.T) {
+	t.Run("recent-rows-kept", func(t *testing.T) {
 		cs, _, err := db.Changes(ctx, s.ID, top)
 		ok(t, err)
 		if len(cs) != 1100 {

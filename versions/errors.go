@@ -14,18 +14,18 @@ const (
 	CodeInternal           Code = iota // anything unexpected
 	CodeInvalid                        // bad input: path, depth, name, metadata …
 	CodeNotFound                       // no such store, memory, version or session
-	CodePathConflict                   // the path or an ancestor/descendant is taken (S1)
-	CodePreconditionFailed             // content_sha256 mismatch: nothing changed (S3)
+	CodePathConflict                   // the path or an ancestor/descendant is taken
+	CodePreconditionFailed             // content_sha256 mismatch: nothing changed
 	CodeConflict                       // any other conflict, e.g. redacting a live head
 	CodeReadOnly                       // archived store (or read_only attachment)
-	CodeStoreFull                      // the store holds its maximum number of memories (S11)
-	CodeTooLarge                       // content over the store's per-memory size (S12)
+	CodeStoreFull                      // the store holds its maximum number of memories
+	CodeTooLarge                       // content over the store's per-memory size
 	CodeNameTooLong                    // a segment over 255 bytes or a path over the limits
 	CodeNotUTF8                        // content that is not valid UTF-8
 	CodeNotEmpty                       // removing or replacing a directory that holds something
 	CodeIsDir                          // a file operation on a directory
 	CodeNotDir                         // a directory operation on a file
-	CodeStale                          // strict mode: the head moved since the writer read it (F13)
+	CodeStale                          // strict mode: the head moved since the writer read it
 	CodeUnavailable                    // the database server cannot be reached, or the connection dropped
 )
 

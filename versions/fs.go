@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Paths as a filesystem sees them (F6, F7, F8).
+// Paths as a filesystem sees them.
 
 // Stat returns what is at path ("/" is the store's root directory). A
 // memory comes in the basic view.
@@ -154,7 +154,7 @@ func (db *DB) RemoveDir(ctx context.Context, storeID, path string) error {
 // Rename moves a file or a directory with POSIX rename semantics in one
 // transaction: every memory moved gets a "modified" version (ids kept); a file
 // renamed onto an existing file records the content as a "modified" version
-// of the destination's memory and a "deleted" version of the source (F6).
+// of the destination's memory and a "deleted" version of the source.
 // Errors: CodeNotFound, CodePathConflict (noReplace and the destination
 // exists), CodeIsDir, CodeNotDir, CodeNotEmpty, CodeInvalid (a directory into
 // its own subtree). Parent directories emptied by the move are kept. When a

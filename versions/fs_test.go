@@ -236,7 +236,7 @@ func TestRename(t *testing.T) {
 			t.Fatalf("history %+v", h[0])
 		}
 	})
-	t.Run("file-onto-file-F6", func(t *testing.T) {
+	t.Run("file-onto-file", func(t *testing.T) {
 		db, s := setup(t)
 		src, _ := db.GetMemory(ctx, s.ID, "/f")
 		dst, _ := db.GetMemory(ctx, s.ID, "/g")

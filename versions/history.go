@@ -190,7 +190,7 @@ func (db *DB) GetVersion(ctx context.Context, storeID, versionID string) (*Versi
 }
 
 // RedactVersion removes a version's content, path, hash and size, keeping
-// who, what and when (S8). Redacting twice is harmless; the head of a live
+// who, what and when. Redacting twice is harmless; the head of a live
 // memory cannot be redacted.
 func (db *DB) RedactVersion(ctx context.Context, storeID, versionID string, by Actor) (*Version, error) {
 	var out *Version
@@ -230,7 +230,7 @@ func (db *DB) RedactVersion(ctx context.Context, storeID, versionID string, by A
 	return out, err
 }
 
-// Restore writes an old version's content as a new version (S9): an update
+// Restore writes an old version's content as a new version: an update
 // of the live memory (renamed to path if path is given), or a new memory at
 // path (default: the version's path) if the memory was deleted.
 func (db *DB) Restore(ctx context.Context, storeID, versionID, path string, by Actor) (*Memory, error) {
@@ -283,7 +283,7 @@ func (db *DB) Restore(ctx context.Context, storeID, versionID, path string, by A
 }
 
 // PruneVersions deletes versions older than olderThan except each memory's
-// keepLast most recent (≥ 1) and returns what it removed (S10). The head of
+// keepLast most recent (≥ 1) and returns what it removed. The head of
 // a live memory is never removed.
 func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.Duration, keepLast int) ([]Version, error) {
 	if keepLast < 1 {

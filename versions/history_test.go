@@ -65,20 +65,20 @@ func TestS7ListVersions(t *testing.T) {
 	}
 	short := func(id string) string { return id[len(id)-4:] }
 
-	t.Run("S7/newest-first", func(t *testing.T) {
+	t.Run("newest-first", func(t *testing.T) {
 		got := ops(list(versions.VersionListOptions{}))
 		want := "modified:" + short(b.ID) + ",deleted:" + short(a.ID) + ",modified:" + short(a.ID) + ",created:" + short(b.ID) + ",created:" + short(a.ID)
 		if got != want {
 			t.Fatalf("got %s, want %s", got, want)
 		}
 	})
-	t.Run("S7/memory-filter-after-deletion", func(t *testing.T) {
+	t.Run("memory-filter-after-deletion", func(t *testing.T) {
 		got := list(versions.VersionListOptions{MemoryID: a.ID})
 		if len(got) != 3 || got[0].Operation != versions.OpDeleted {
 			t.Fatalf("got %s", ops(got))
 		}
 	})
-	t.Run("S7/session-filter", func(t *testing.T) {
+	t.Run("session-filter", func(t *testing.T) {
 		got := list(versions.VersionListOptions{SessionID: "sesn_agent"})
 		if len(got) != 2 || *got[0].CreatedBy != agent {
 			t.Fatalf("got %s", ops(got))
@@ -87,14 +87,14 @@ func TestS7ListVersions(t *testing.T) {
 			t.Fatalf("a user id matched a session filter: %s", ops(got))
 		}
 	})
-	t.Run("S7/operation-filter", func(t *testing.T) {
+	t.Run("operation-filter", func(t *testing.T) {
 		if got := list(versions.VersionListOptions{Operation: versions.OpCreated}); len(got) != 2 {
 			t.Fatalf("got %s", ops(got))
 		}
 		_, err := db.ListVersions(ctx, s.ID, versions.VersionListOptions{Operation: "renamed"})
 		wantCode(t, err, versions.CodeInvalid)
 	})
-	t.Run("S7/date-filters", func(t *testing.T) {
+	t.Run("date-filters", func(t *testing.T) {
 		all := list(versions.VersionListOptions{})
 		first := all[len(all)-1].CreatedAt
 		if got := list(versions.VersionListOptions{CreatedLTE: first}); len(got) != 1 {
@@ -104,7 +104,7 @@ func TestS7ListVersions(t *testing.T) {
 			t.Fatalf("gte gave %s", ops(got))
 		}
 	})
-	t.Run("S7/paging-and-views", func(t *testing.T) {
+	t.Run("paging-and-views", func(t *testing.T) {
 		var got []versions.Version
 		page := ""
 		for {
@@ -127,7 +127,7 @@ func TestS7ListVersions(t *testing.T) {
 			t.Fatalf("full view content %v", full[0].Content)
 		}
 	})
-	t.Run("S7/get-version", func(t *testing.T) {
+	t.Run("get-version", func(t *testing.T) {
 		v, err := db.GetVersion(ctx, s.ID, a.VersionID)
 		ok(t, err)
 		if *v.Content != "a1" || *v.Path != "/a" || v.Operation != versions.OpCreated || *v.CreatedBy != agent {
@@ -152,14 +152,14 @@ func TestS8Redact(t *testing.T) {
 	first := m.VersionID
 	m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr("password=<removed>")})
 
-	t.Run("S8/head-refused", func(t *testing.T) {
+	t.Run("head-refused", func(t *testing.T) {
 		_, err := db.RedactVersion(ctx, s.ID, m.VersionID, me)
 		e := wantCode(t, err, versions.CodeConflict)
 		if !strings.Contains(e.Message, "new version") {
 			t.Fatalf("message %q does not say what to do", e.Message)
 		}
 	})
-	t.Run("S8/old-version-redacted", func(t *testing.T) {
+	t.Run("old-version-redacted", func(t *testing.T) {
 		v, err := db.RedactVersion(ctx, s.ID, first, versions.UserActor("admin"))
 		ok(t, err)
 		if v.Content != nil || v.Path != nil || v.ContentSHA256 != nil || v.ContentSize != nil {
@@ -182,12 +182,12 @@ func TestS8Redact(t *testing.T) {
 			t.Fatalf("second redaction changed the record")
 		}
 	})
-	t.Run("S8/deleted-memory-head-allowed", func(t *testing.T) {
+	t.Run("deleted-memory-head-allowed", func(t *testing.T) {
 		ok(t, db.DeleteMemory(ctx, s.ID, m.ID, versions.MemoryDelete{}, me))
 		_, err := db.RedactVersion(ctx, s.ID, m.VersionID, me)
 		ok(t, err)
 	})
-	t.Run("S8/unknown-version", func(t *testing.T) {
+	t.Run("unknown-version", func(t *testing.T) {
 		_, err := db.RedactVersion(ctx, s.ID, "memver_nope", me)
 		wantCode(t, err, versions.CodeNotFound)
 	})
@@ -200,7 +200,7 @@ func TestS9Restore(t *testing.T) {
 	v1 := m.VersionID
 	m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr("two")})
 
-	t.Run("S9/live-memory", func(t *testing.T) {
+	t.Run("live-memory", func(t *testing.T) {
 		r, err := db.Restore(ctx, s.ID, v1, "", me)
 		ok(t, err)
 		if r.ID != m.ID || *r.Content != "one" || r.VersionID == v1 || r.Path != "/a.md" {
@@ -211,14 +211,14 @@ func TestS9Restore(t *testing.T) {
 			t.Fatalf("history %d versions", len(h))
 		}
 	})
-	t.Run("S9/live-memory-with-path", func(t *testing.T) {
+	t.Run("live-memory-with-path", func(t *testing.T) {
 		r, err := db.Restore(ctx, s.ID, m.VersionID, "/b.md", me)
 		ok(t, err)
 		if r.ID != m.ID || *r.Content != "two" || r.Path != "/b.md" {
 			t.Fatalf("restored %+v", r)
 		}
 	})
-	t.Run("S9/deleted-memory-new-id", func(t *testing.T) {
+	t.Run("deleted-memory-new-id", func(t *testing.T) {
 		ok(t, db.DeleteMemory(ctx, s.ID, m.ID, versions.MemoryDelete{}, me))
 		r, err := db.Restore(ctx, s.ID, v1, "", me)
 		ok(t, err)
@@ -235,16 +235,16 @@ func TestS9Restore(t *testing.T) {
 			t.Fatalf("restored %+v", r2)
 		}
 	})
-	t.Run("S9/deleted-memory-path-taken", func(t *testing.T) {
+	t.Run("deleted-memory-path-taken", func(t *testing.T) {
 		_, err := db.Restore(ctx, s.ID, v1, "", me) // /a.md is live again
 		wantCode(t, err, versions.CodePathConflict)
 	})
-	t.Run("S9/deletion-version-refused", func(t *testing.T) {
+	t.Run("deletion-version-refused", func(t *testing.T) {
 		h := history(t, db, s.ID, m.ID)
 		_, err := db.Restore(ctx, s.ID, h[0].ID, "", me)
 		wantCode(t, err, versions.CodeInvalid)
 	})
-	t.Run("S9/redacted-version-refused", func(t *testing.T) {
+	t.Run("redacted-version-refused", func(t *testing.T) {
 		x := create(t, db, s.ID, "/x", "secret")
 		update(t, db, s.ID, x.ID, versions.MemoryUpdate{Content: ptr("public")})
 		_, err := db.RedactVersion(ctx, s.ID, x.VersionID, me)
@@ -252,7 +252,7 @@ func TestS9Restore(t *testing.T) {
 		_, err = db.Restore(ctx, s.ID, x.VersionID, "", me)
 		wantCode(t, err, versions.CodeConflict)
 	})
-	t.Run("S9/full-store-refuses-recreation", func(t *testing.T) {
+	t.Run("full-store-refuses-recreation", func(t *testing.T) {
 		small := newStore(t, db, versions.StoreParams{Name: "small", MaxMemories: 1})
 		x := create(t, db, small.ID, "/x", "x")
 		ok(t, db.DeleteMemory(ctx, small.ID, x.ID, versions.MemoryDelete{}, me))
@@ -276,18 +276,18 @@ func TestS10Prune(t *testing.T) {
 	recent := create(t, db, s.ID, "/recent", "r0")
 	update(t, db, s.ID, recent.ID, versions.MemoryUpdate{Content: ptr("r1")})
 
-	t.Run("S10/keep-last-below-1-refused", func(t *testing.T) {
+	t.Run("keep-last-below-1-refused", func(t *testing.T) {
 		_, err := db.PruneVersions(ctx, s.ID, 0, 0)
 		wantCode(t, err, versions.CodeInvalid)
 	})
-	t.Run("S10/nothing-old-enough", func(t *testing.T) {
+	t.Run("nothing-old-enough", func(t *testing.T) {
 		got, err := db.PruneVersions(ctx, s.ID, 60*24*time.Hour, 1)
 		ok(t, err)
 		if len(got) != 0 {
 			t.Fatalf("pruned %d", len(got))
 		}
 	})
-	t.Run("S10/old-versions-pruned-recent-kept", func(t *testing.T) {
+	t.Run("old-versions-pruned-recent-kept", func(t *testing.T) {
 		got, err := db.PruneVersions(ctx, s.ID, 30*24*time.Hour, 2)
 		ok(t, err)
 		// live: 6 versions, keep 2 → 4; gone: 3 versions, keep 2 → 1; recent: too young.
@@ -306,7 +306,7 @@ func TestS10Prune(t *testing.T) {
 			t.Fatalf("live content %q", *m.Content)
 		}
 	})
-	t.Run("S10/head-never-pruned", func(t *testing.T) {
+	t.Run("head-never-pruned", func(t *testing.T) {
 		_, err := db.PruneVersions(ctx, s.ID, 0, 1)
 		ok(t, err)
 		m, err := db.GetMemory(ctx, s.ID, recent.ID)
@@ -339,7 +339,7 @@ func TestS14Export(t *testing.T) {
 		return err
 	})
 	ok(t, err)
-	t.Run("S14/order-and-content", func(t *testing.T) {
+	t.Run("order-and-content", func(t *testing.T) {
 		want := []string{
 			`"type":"memory_store"`,
 			`"path":"/a"`, `"path":"/b"`,
@@ -357,7 +357,7 @@ func TestS14Export(t *testing.T) {
 			t.Errorf("full content missing: %s / %s", lines[2], lines[5])
 		}
 	})
-	t.Run("S14/unknown-store", func(t *testing.T) {
+	t.Run("unknown-store", func(t *testing.T) {
 		err := db.Export(ctx, "memstore_nope", func(any) error { return nil })
 		wantCode(t, err, versions.CodeNotFound)
 	})
@@ -372,14 +372,14 @@ func TestF13Conflicts(t *testing.T) {
 
 	first, err := db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Content: ptr("from one"), BaseVersionID: base}, one)
 	ok(t, err)
-	t.Run("F13/save-from-head-not-conflict", func(t *testing.T) {
+	t.Run("save-from-head-not-conflict", func(t *testing.T) {
 		v, err := db.GetVersion(ctx, s.ID, first.VersionID)
 		ok(t, err)
 		if v.Conflict {
 			t.Fatalf("save from the head marked as conflict")
 		}
 	})
-	t.Run("F13/save-from-old-head-marked", func(t *testing.T) {
+	t.Run("save-from-old-head-marked", func(t *testing.T) {
 		second, err := db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Content: ptr("from two"), BaseVersionID: base}, two)
 		ok(t, err)
 		if *second.Content != "from two" {
@@ -399,7 +399,7 @@ func TestF13Conflicts(t *testing.T) {
 			t.Fatalf("json %s", b)
 		}
 	})
-	t.Run("F13/strict-refused", func(t *testing.T) {
+	t.Run("strict-refused", func(t *testing.T) {
 		before := len(history(t, db, s.ID, m.ID))
 		_, err := db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Content: ptr("strict"), BaseVersionID: base, Strict: true}, one)
 		wantCode(t, err, versions.CodeStale)

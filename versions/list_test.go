@@ -55,20 +55,20 @@ func TestS6ListMemories(t *testing.T) {
 	sorted := slices.Clone(paths)
 	slices.Sort(sorted)
 
-	t.Run("S6/depth0-all-in-byte-order", func(t *testing.T) {
+	t.Run("depth0-all-in-byte-order", func(t *testing.T) {
 		got, _ := listAll(t, db, s.ID, versions.MemoryListOptions{})
 		if !slices.Equal(got, sorted) {
 			t.Fatalf("got %v, want %v", got, sorted)
 		}
 	})
-	t.Run("S6/prefix-matches-whole-segments", func(t *testing.T) {
+	t.Run("prefix-matches-whole-segments", func(t *testing.T) {
 		got, _ := listAll(t, db, s.ID, versions.MemoryListOptions{PathPrefix: "/notes/"})
 		want := []string{"/notes/a.md", "/notes/b.md", "/notes/deep/er/y.md", "/notes/deep/x.md", "/notes/zz/z.md"}
 		if !slices.Equal(got, want) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
 	})
-	t.Run("S6/depth1-rolls-up-prefixes", func(t *testing.T) {
+	t.Run("depth1-rolls-up-prefixes", func(t *testing.T) {
 		got, _ := listAll(t, db, s.ID, versions.MemoryListOptions{Depth: 1})
 		want := []string{"/a.md", "/notes-archive/", "/notes.md", "/notes/", "/z.md"}
 		if !slices.Equal(got, want) {
@@ -80,7 +80,7 @@ func TestS6ListMemories(t *testing.T) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
 	})
-	t.Run("S6/depth1-prefixes-count-toward-page", func(t *testing.T) {
+	t.Run("depth1-prefixes-count-toward-page", func(t *testing.T) {
 		got, pages := listAll(t, db, s.ID, versions.MemoryListOptions{Depth: 1, Limit: 1})
 		if want := []string{"/a.md", "/notes-archive/", "/notes.md", "/notes/", "/z.md"}; !slices.Equal(got, want) {
 			t.Fatalf("got %v, want %v", got, want)
@@ -89,20 +89,20 @@ func TestS6ListMemories(t *testing.T) {
 			t.Fatalf("%d pages of 1, want 5", pages)
 		}
 	})
-	t.Run("S6/cursor-over-several-pages", func(t *testing.T) {
+	t.Run("cursor-over-several-pages", func(t *testing.T) {
 		got, pages := listAll(t, db, s.ID, versions.MemoryListOptions{Limit: 2})
 		if !slices.Equal(got, sorted) || pages != 5 {
 			t.Fatalf("got %v in %d pages", got, pages)
 		}
 	})
-	t.Run("S6/exact-page-has-no-next", func(t *testing.T) {
+	t.Run("exact-page-has-no-next", func(t *testing.T) {
 		p, err := db.ListMemories(ctx, s.ID, versions.MemoryListOptions{Limit: len(paths)})
 		ok(t, err)
 		if len(p.Data) != len(paths) || p.NextPage != nil {
 			t.Fatalf("%d items, next %v", len(p.Data), p.NextPage)
 		}
 	})
-	t.Run("S6/stable-while-changing", func(t *testing.T) {
+	t.Run("stable-while-changing", func(t *testing.T) {
 		p, err := db.ListMemories(ctx, s.ID, versions.MemoryListOptions{Limit: 3})
 		ok(t, err)
 		// A memory created before the cursor does not shift the next page.
@@ -114,7 +114,7 @@ func TestS6ListMemories(t *testing.T) {
 		}
 		ok(t, db.DeleteMemory(ctx, s.ID, "/0-first.md", versions.MemoryDelete{}, me))
 	})
-	t.Run("S6/views", func(t *testing.T) {
+	t.Run("views", func(t *testing.T) {
 		p, err := db.ListMemories(ctx, s.ID, versions.MemoryListOptions{})
 		ok(t, err)
 		if p.Data[0].Memory.Content != nil {
@@ -126,7 +126,7 @@ func TestS6ListMemories(t *testing.T) {
 			t.Fatalf("full view content = %v", c)
 		}
 	})
-	t.Run("S6/full-view-page-at-most-20", func(t *testing.T) {
+	t.Run("full-view-page-at-most-20", func(t *testing.T) {
 		big := newStore(t, db, versions.StoreParams{Name: "big"})
 		for i := range 45 {
 			create(t, db, big.ID, fmt.Sprintf("/m%02d", i), "x")
@@ -146,13 +146,13 @@ func TestS6ListMemories(t *testing.T) {
 			t.Fatalf("basic view page of %d items", len(p.Data))
 		}
 	})
-	t.Run("S6/bad-prefix-refused", func(t *testing.T) {
+	t.Run("bad-prefix-refused", func(t *testing.T) {
 		for _, pre := range []string{"/notes", "notes/", "x"} {
 			_, err := db.ListMemories(ctx, s.ID, versions.MemoryListOptions{PathPrefix: pre})
 			wantCode(t, err, versions.CodeInvalid)
 		}
 	})
-	t.Run("S6/bad-depth-refused", func(t *testing.T) {
+	t.Run("bad-depth-refused", func(t *testing.T) {
 		for _, d := range []int{-1, 2, 3} {
 			_, err := db.ListMemories(ctx, s.ID, versions.MemoryListOptions{Depth: d})
 			wantCode(t, err, versions.CodeInvalid)
@@ -169,11 +169,11 @@ func TestS6ListMemories(t *testing.T) {
 		_, err = db.ListMemories(ctx, s.ID, versions.MemoryListOptions{View: "everything"})
 		wantCode(t, err, versions.CodeInvalid)
 	})
-	t.Run("S6/bad-cursor-refused", func(t *testing.T) {
+	t.Run("bad-cursor-refused", func(t *testing.T) {
 		_, err := db.ListMemories(ctx, s.ID, versions.MemoryListOptions{Page: "!!"})
 		wantCode(t, err, versions.CodeInvalid)
 	})
-	t.Run("S6/unknown-store", func(t *testing.T) {
+	t.Run("unknown-store", func(t *testing.T) {
 		_, err := db.ListMemories(ctx, "memstore_nope", versions.MemoryListOptions{})
 		wantCode(t, err, versions.CodeNotFound)
 	})

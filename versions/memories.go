@@ -6,14 +6,14 @@ import (
 	"strings"
 )
 
-// MemoryUpdate changes content, path or both (S2, S3).
+// MemoryUpdate changes content, path or both.
 type MemoryUpdate struct {
 	Content  *string
 	Path     *string
-	IfSHA256 string // precondition on the current content (S3)
+	IfSHA256 string // precondition on the current content
 	// BaseVersionID is the version a writer started from (a mount passes the
 	// head it read); if another version became head since, the new version
-	// is marked Conflict (F13), or with Strict the update fails CodeStale.
+	// is marked Conflict, or with Strict the update fails CodeStale.
 	BaseVersionID string
 	Strict        bool
 	// KeepParentDir keeps the old parent directory (as an explicit one) when
@@ -210,7 +210,7 @@ func headContent(r *run, head int64) (string, error) {
 }
 
 // insertMemory writes a new memory at a free, valid path with its "created"
-// version, enforcing the store's memory limit (S11).
+// version, enforcing the store's memory limit.
 func insertMemory(r *run, s *storeRow, path, content string, by Actor) (*Memory, error) {
 	if s.MemoryCount >= s.MaxMemories {
 		return nil, errorf(CodeStoreFull, "memory store %s holds its maximum of %d memories: delete some, or create the store with a higher limit", s.ID, s.MaxMemories)
@@ -240,7 +240,7 @@ func insertMemory(r *run, s *storeRow, path, content string, by Actor) (*Memory,
 }
 
 // applyUpdate changes a live memory's content and/or path, appending one
-// "modified" version, or nothing when nothing changes (S4). newSHA is the
+// "modified" version, or nothing when nothing changes. newSHA is the
 // hash of *u.Content when it is set.
 func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, by Actor) (*Memory, error) {
 	contentChanged := u.Content != nil && newSHA != m.ContentSHA256

@@ -84,7 +84,7 @@ func TestS1CreateNeverOverwrites(t *testing.T) {
 	s := newStore(t, db, versions.StoreParams{})
 	m := create(t, db, s.ID, "/notes/todo.md", "one")
 
-	t.Run("S1/create-new-path", func(t *testing.T) {
+	t.Run("create-new-path", func(t *testing.T) {
 		if !strings.HasPrefix(m.ID, "mem_") || !strings.HasPrefix(m.VersionID, "memver_") {
 			t.Fatalf("ids %q %q lack their prefixes", m.ID, m.VersionID)
 		}
@@ -95,7 +95,7 @@ func TestS1CreateNeverOverwrites(t *testing.T) {
 			t.Fatalf("created memory = %+v", m)
 		}
 	})
-	t.Run("S1/create-over-existing-refused", func(t *testing.T) {
+	t.Run("create-over-existing-refused", func(t *testing.T) {
 		_, err := db.CreateMemory(ctx, s.ID, "/notes/todo.md", "two", me)
 		e := wantCode(t, err, versions.CodePathConflict)
 		if e.ConflictingMemoryID != m.ID || e.ConflictingPath != "/notes/todo.md" {
@@ -107,21 +107,21 @@ func TestS1CreateNeverOverwrites(t *testing.T) {
 			t.Fatalf("content changed to %q", *got.Content)
 		}
 	})
-	t.Run("S1/ancestor-is-a-file-refused", func(t *testing.T) {
+	t.Run("ancestor-is-a-file-refused", func(t *testing.T) {
 		_, err := db.CreateMemory(ctx, s.ID, "/notes/todo.md/sub", "x", me)
 		e := wantCode(t, err, versions.CodePathConflict)
 		if e.ConflictingMemoryID != m.ID || e.ConflictingPath != "/notes/todo.md" {
 			t.Fatalf("conflict names %q %q", e.ConflictingMemoryID, e.ConflictingPath)
 		}
 	})
-	t.Run("S1/descendant-exists-refused", func(t *testing.T) {
+	t.Run("descendant-exists-refused", func(t *testing.T) {
 		_, err := db.CreateMemory(ctx, s.ID, "/notes", "x", me)
 		e := wantCode(t, err, versions.CodePathConflict)
 		if e.ConflictingMemoryID != m.ID || e.ConflictingPath != "/notes/todo.md" {
 			t.Fatalf("conflict names %q %q", e.ConflictingMemoryID, e.ConflictingPath)
 		}
 	})
-	t.Run("S1/explicit-dir-refused", func(t *testing.T) {
+	t.Run("explicit-dir-refused", func(t *testing.T) {
 		ok(t, db.MakeDir(ctx, s.ID, "/empty"))
 		_, err := db.CreateMemory(ctx, s.ID, "/empty", "x", me)
 		e := wantCode(t, err, versions.CodePathConflict)
@@ -130,11 +130,11 @@ func TestS1CreateNeverOverwrites(t *testing.T) {
 		}
 		create(t, db, s.ID, "/empty/inside.md", "ok")
 	})
-	t.Run("S1/sibling-prefix-allowed", func(t *testing.T) {
+	t.Run("sibling-prefix-allowed", func(t *testing.T) {
 		create(t, db, s.ID, "/notes-archive", "x")
 		create(t, db, s.ID, "/notes.md", "x")
 	})
-	t.Run("S1/path-free-after-delete", func(t *testing.T) {
+	t.Run("path-free-after-delete", func(t *testing.T) {
 		x := create(t, db, s.ID, "/tmp.md", "x")
 		ok(t, db.DeleteMemory(ctx, s.ID, x.ID, versions.MemoryDelete{}, me))
 		y := create(t, db, s.ID, "/tmp.md", "y")
@@ -149,13 +149,13 @@ func TestS2UpdateKeepsID(t *testing.T) {
 	s := newStore(t, db, versions.StoreParams{})
 	m := create(t, db, s.ID, "/a.md", "one")
 
-	t.Run("S2/content", func(t *testing.T) {
+	t.Run("content", func(t *testing.T) {
 		u := update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr("two")})
 		if u.ID != m.ID || *u.Content != "two" || u.Path != "/a.md" || u.VersionID == m.VersionID || u.Ino != m.Ino {
 			t.Fatalf("updated = %+v", u)
 		}
 	})
-	t.Run("S2/rename", func(t *testing.T) {
+	t.Run("rename", func(t *testing.T) {
 		u := update(t, db, s.ID, m.ID, versions.MemoryUpdate{Path: ptr("/dir/b.md")})
 		if u.ID != m.ID || u.Path != "/dir/b.md" || *u.Content != "two" {
 			t.Fatalf("renamed = %+v", u)
@@ -169,13 +169,13 @@ func TestS2UpdateKeepsID(t *testing.T) {
 			t.Fatalf("new path resolves to %s", got.ID)
 		}
 	})
-	t.Run("S2/both", func(t *testing.T) {
+	t.Run("both", func(t *testing.T) {
 		u := update(t, db, s.ID, m.ID, versions.MemoryUpdate{Path: ptr("/c.md"), Content: ptr("three")})
 		if u.Path != "/c.md" || *u.Content != "three" {
 			t.Fatalf("updated = %+v", u)
 		}
 	})
-	t.Run("S2/rename-onto-existing-refused", func(t *testing.T) {
+	t.Run("rename-onto-existing-refused", func(t *testing.T) {
 		other := create(t, db, s.ID, "/other.md", "o")
 		_, err := db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Path: ptr("/other.md")}, me)
 		e := wantCode(t, err, versions.CodePathConflict)
@@ -185,18 +185,18 @@ func TestS2UpdateKeepsID(t *testing.T) {
 		_, err = db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Path: ptr("/other.md/x")}, me)
 		wantCode(t, err, versions.CodePathConflict)
 	})
-	t.Run("S2/rename-below-itself", func(t *testing.T) {
+	t.Run("rename-below-itself", func(t *testing.T) {
 		// The memory is the only thing in the way and it moves.
 		u := update(t, db, s.ID, m.ID, versions.MemoryUpdate{Path: ptr("/c.md/inner.md")})
 		if u.Path != "/c.md/inner.md" {
 			t.Fatalf("path = %s", u.Path)
 		}
 	})
-	t.Run("S2/unknown-memory", func(t *testing.T) {
+	t.Run("unknown-memory", func(t *testing.T) {
 		_, err := db.UpdateMemory(ctx, s.ID, "mem_nope", versions.MemoryUpdate{Content: ptr("x")}, me)
 		wantCode(t, err, versions.CodeNotFound)
 	})
-	t.Run("S2/invalid-new-path", func(t *testing.T) {
+	t.Run("invalid-new-path", func(t *testing.T) {
 		_, err := db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Path: ptr("/x/")}, me)
 		wantCode(t, err, versions.CodeInvalid)
 	})
@@ -209,14 +209,14 @@ func TestS3Preconditions(t *testing.T) {
 	stale := m.ContentSHA256
 	m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr("two"), IfSHA256: stale})
 
-	t.Run("S3/update-matching-hash", func(t *testing.T) {
+	t.Run("update-matching-hash", func(t *testing.T) {
 		u := update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr("three"), IfSHA256: m.ContentSHA256})
 		if *u.Content != "three" {
 			t.Fatalf("content %q", *u.Content)
 		}
 		m = u
 	})
-	t.Run("S3/update-mismatch-refused", func(t *testing.T) {
+	t.Run("update-mismatch-refused", func(t *testing.T) {
 		before := len(history(t, db, s.ID, m.ID))
 		_, err := db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Content: ptr("four"), IfSHA256: stale}, me)
 		e := wantCode(t, err, versions.CodePreconditionFailed)
@@ -227,13 +227,13 @@ func TestS3Preconditions(t *testing.T) {
 			t.Fatalf("refused update wrote a version: %d → %d", before, after)
 		}
 	})
-	t.Run("S3/precondition-refers-to-content-on-rename", func(t *testing.T) {
+	t.Run("precondition-refers-to-content-on-rename", func(t *testing.T) {
 		_, err := db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Path: ptr("/b.md"), IfSHA256: stale}, me)
 		wantCode(t, err, versions.CodePreconditionFailed)
 		u := update(t, db, s.ID, m.ID, versions.MemoryUpdate{Path: ptr("/b.md"), IfSHA256: m.ContentSHA256})
 		m = u
 	})
-	t.Run("S3/idempotent-retry-succeeds", func(t *testing.T) {
+	t.Run("idempotent-retry-succeeds", func(t *testing.T) {
 		before := len(history(t, db, s.ID, m.ID))
 		// The retried request's change already happened: hash differs, but
 		// content and path are what was asked.
@@ -245,14 +245,14 @@ func TestS3Preconditions(t *testing.T) {
 			t.Fatalf("retry wrote a version: %d → %d", before, after)
 		}
 	})
-	t.Run("S3/delete-mismatch-refused", func(t *testing.T) {
+	t.Run("delete-mismatch-refused", func(t *testing.T) {
 		err := db.DeleteMemory(ctx, s.ID, m.ID, versions.MemoryDelete{IfSHA256: stale}, me)
 		wantCode(t, err, versions.CodePreconditionFailed)
 		if _, err := db.GetMemory(ctx, s.ID, m.ID); err != nil {
 			t.Fatalf("memory gone after refused delete: %v", err)
 		}
 	})
-	t.Run("S3/delete-matching-hash", func(t *testing.T) {
+	t.Run("delete-matching-hash", func(t *testing.T) {
 		ok(t, db.DeleteMemory(ctx, s.ID, m.ID, versions.MemoryDelete{IfSHA256: m.ContentSHA256}, me))
 		_, err := db.GetMemory(ctx, s.ID, m.ID)
 		wantCode(t, err, versions.CodeNotFound)
@@ -267,7 +267,7 @@ func TestS4OneVersionPerMutation(t *testing.T) {
 	update(t, db, s.ID, m.ID, versions.MemoryUpdate{Path: ptr("/b.md")})
 	update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr("three"), Path: ptr("/c.md")})
 
-	t.Run("S4/noop-update-writes-nothing", func(t *testing.T) {
+	t.Run("noop-update-writes-nothing", func(t *testing.T) {
 		u := update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr("three"), Path: ptr("/c.md")})
 		u2 := update(t, db, s.ID, m.ID, versions.MemoryUpdate{})
 		if u.VersionID != u2.VersionID || len(history(t, db, s.ID, m.ID)) != 4 {
@@ -276,7 +276,7 @@ func TestS4OneVersionPerMutation(t *testing.T) {
 	})
 	ok(t, db.DeleteMemory(ctx, s.ID, m.ID, versions.MemoryDelete{}, me))
 
-	t.Run("S4/one-version-each", func(t *testing.T) {
+	t.Run("one-version-each", func(t *testing.T) {
 		h := history(t, db, s.ID, m.ID)
 		want := []struct {
 			op      versions.Operation
@@ -318,7 +318,7 @@ func TestS5VersionsSurviveDeletion(t *testing.T) {
 	s := newStore(t, db, versions.StoreParams{})
 	m := create(t, db, s.ID, "/a.md", "one")
 	ok(t, db.DeleteMemory(ctx, s.ID, m.ID, versions.MemoryDelete{}, me))
-	t.Run("S5/history-after-delete", func(t *testing.T) {
+	t.Run("history-after-delete", func(t *testing.T) {
 		h := history(t, db, s.ID, m.ID)
 		if len(h) != 2 || h[0].Operation != versions.OpDeleted || *h[1].Content != "one" {
 			t.Fatalf("history after delete = %+v", h)
@@ -329,7 +329,7 @@ func TestS5VersionsSurviveDeletion(t *testing.T) {
 			t.Fatalf("version content %q", *v.Content)
 		}
 	})
-	t.Run("S5/other-store-cannot-see", func(t *testing.T) {
+	t.Run("other-store-cannot-see", func(t *testing.T) {
 		other := newStore(t, db, versions.StoreParams{Name: "other"})
 		_, err := db.GetVersion(ctx, other.ID, m.VersionID)
 		wantCode(t, err, versions.CodeNotFound)
@@ -342,25 +342,25 @@ func TestS11MemoryLimit(t *testing.T) {
 	a := create(t, db, s.ID, "/a", "a")
 	create(t, db, s.ID, "/b", "b")
 	create(t, db, s.ID, "/c", "c")
-	t.Run("S11/create-at-limit-refused", func(t *testing.T) {
+	t.Run("create-at-limit-refused", func(t *testing.T) {
 		_, err := db.CreateMemory(ctx, s.ID, "/d", "d", me)
 		e := wantCode(t, err, versions.CodeStoreFull)
 		if !strings.Contains(e.Message, "3") {
 			t.Fatalf("message %q does not name the limit", e.Message)
 		}
 	})
-	t.Run("S11/full-store-stays-editable", func(t *testing.T) {
+	t.Run("full-store-stays-editable", func(t *testing.T) {
 		update(t, db, s.ID, a.ID, versions.MemoryUpdate{Content: ptr("aa"), Path: ptr("/a2")})
 		ok(t, errOf(db.Rename(ctx, s.ID, "/a2", "/a3", false, me)))
 		if _, err := db.GetMemory(ctx, s.ID, "/a3"); err != nil {
 			t.Fatal(err)
 		}
 	})
-	t.Run("S11/create-after-delete", func(t *testing.T) {
+	t.Run("create-after-delete", func(t *testing.T) {
 		ok(t, db.DeleteMemory(ctx, s.ID, "/b", versions.MemoryDelete{}, me))
 		create(t, db, s.ID, "/d", "d")
 	})
-	t.Run("S11/default-is-2000", func(t *testing.T) {
+	t.Run("default-is-2000", func(t *testing.T) {
 		d := newStore(t, db, versions.StoreParams{Name: "default"})
 		if d.MaxMemories != versions.DefaultMaxMemories || d.MaxMemoryBytes != versions.DefaultMaxMemoryBytes {
 			t.Fatalf("default limits %d %d", d.MaxMemories, d.MaxMemoryBytes)
@@ -372,12 +372,12 @@ func TestS12ContentLimits(t *testing.T) {
 	db := openDB(t)
 	s := newStore(t, db, versions.StoreParams{})
 	small := newStore(t, db, versions.StoreParams{Name: "small", MaxMemoryBytes: 10})
-	t.Run("S12/at-limit", func(t *testing.T) {
+	t.Run("at-limit", func(t *testing.T) {
 		create(t, db, s.ID, "/max", strings.Repeat("x", versions.DefaultMaxMemoryBytes))
 		create(t, db, small.ID, "/max", "0123456789")
 		create(t, db, s.ID, "/empty", "")
 	})
-	t.Run("S12/over-limit-refused", func(t *testing.T) {
+	t.Run("over-limit-refused", func(t *testing.T) {
 		_, err := db.CreateMemory(ctx, s.ID, "/big", strings.Repeat("x", versions.DefaultMaxMemoryBytes+1), me)
 		e := wantCode(t, err, versions.CodeTooLarge)
 		if !strings.Contains(e.Message, "102400 bytes") {
@@ -391,7 +391,7 @@ func TestS12ContentLimits(t *testing.T) {
 		_, err = db.UpdateMemory(ctx, small.ID, "/max", versions.MemoryUpdate{Content: ptr("0123456789a")}, me)
 		wantCode(t, err, versions.CodeTooLarge)
 	})
-	t.Run("S12/not-utf8-refused", func(t *testing.T) {
+	t.Run("not-utf8-refused", func(t *testing.T) {
 		_, err := db.CreateMemory(ctx, s.ID, "/bin", "a\xffb", me)
 		wantCode(t, err, versions.CodeNotUTF8)
 		_, err = db.UpdateMemory(ctx, s.ID, "/empty", versions.MemoryUpdate{Content: ptr("\xc3")}, me)
@@ -402,7 +402,7 @@ func TestS12ContentLimits(t *testing.T) {
 			t.Fatalf("refused update changed content to %q", *m.Content)
 		}
 	})
-	t.Run("S12/negative-limit-refused", func(t *testing.T) {
+	t.Run("negative-limit-refused", func(t *testing.T) {
 		_, err := db.CreateStore(ctx, versions.StoreParams{Name: "neg", MaxMemoryBytes: -1})
 		wantCode(t, err, versions.CodeInvalid)
 	})

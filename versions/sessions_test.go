@@ -15,7 +15,7 @@ func TestSessions(t *testing.T) {
 	rd := newStore(t, db, versions.StoreParams{Name: "R&D Notes"})
 	twin := newStore(t, db, versions.StoreParams{Name: "demo memory!"})
 
-	t.Run("X1/create-snapshots-and-slugs", func(t *testing.T) {
+	t.Run("create-snapshots-and-slugs", func(t *testing.T) {
 		instr := "be brief"
 		s, err := db.CreateSession(ctx, []versions.AttachmentParams{
 			{StoreID: demo.ID, Instructions: &instr},
@@ -55,7 +55,7 @@ func TestSessions(t *testing.T) {
 			}
 		}
 	})
-	t.Run("X1/eight-allowed-nine-refused", func(t *testing.T) {
+	t.Run("eight-allowed-nine-refused", func(t *testing.T) {
 		var att []versions.AttachmentParams
 		for i := range 9 {
 			st := newStore(t, db, versions.StoreParams{Name: fmt.Sprint("store ", i)})
@@ -68,7 +68,7 @@ func TestSessions(t *testing.T) {
 		_, err = db.CreateSession(ctx, nil)
 		wantCode(t, err, versions.CodeInvalid)
 	})
-	t.Run("X1/archived-store-refused", func(t *testing.T) {
+	t.Run("archived-store-refused", func(t *testing.T) {
 		arch := newStore(t, db, versions.StoreParams{Name: "old"})
 		_, err := db.ArchiveStore(ctx, arch.ID)
 		ok(t, err)
@@ -78,11 +78,11 @@ func TestSessions(t *testing.T) {
 			t.Fatalf("message %q", e.Message)
 		}
 	})
-	t.Run("X1/unknown-store-refused", func(t *testing.T) {
+	t.Run("unknown-store-refused", func(t *testing.T) {
 		_, err := db.CreateSession(ctx, []versions.AttachmentParams{{StoreID: "memstore_nope"}})
 		wantCode(t, err, versions.CodeNotFound)
 	})
-	t.Run("X1/instructions-limit", func(t *testing.T) {
+	t.Run("instructions-limit", func(t *testing.T) {
 		ok4096 := strings.Repeat("i", versions.MaxInstructionsChars)
 		_, err := db.CreateSession(ctx, []versions.AttachmentParams{{StoreID: demo.ID, Instructions: &ok4096}})
 		ok(t, err)
@@ -90,7 +90,7 @@ func TestSessions(t *testing.T) {
 		_, err = db.CreateSession(ctx, []versions.AttachmentParams{{StoreID: demo.ID, Instructions: &over}})
 		wantCode(t, err, versions.CodeInvalid)
 	})
-	t.Run("X1/bad-access-and-duplicates-refused", func(t *testing.T) {
+	t.Run("bad-access-and-duplicates-refused", func(t *testing.T) {
 		_, err := db.CreateSession(ctx, []versions.AttachmentParams{{StoreID: demo.ID, Access: "admin"}})
 		wantCode(t, err, versions.CodeInvalid)
 		_, err = db.CreateSession(ctx, []versions.AttachmentParams{{StoreID: demo.ID}, {StoreID: demo.ID}})
@@ -132,7 +132,7 @@ func TestSessions(t *testing.T) {
 			t.Fatalf("listed %d sessions, want 4", len(ids))
 		}
 	})
-	t.Run("F5/session-actor-in-versions", func(t *testing.T) {
+	t.Run("session-actor-in-versions", func(t *testing.T) {
 		s, err := db.CreateSession(ctx, []versions.AttachmentParams{{StoreID: rd.ID}})
 		ok(t, err)
 		m, err := db.CreateMemory(ctx, rd.ID, "/by-agent", "x", versions.SessionActor(s.ID))

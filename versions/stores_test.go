@@ -16,7 +16,7 @@ func TestS13Stores(t *testing.T) {
 	db := openDB(t)
 	s := newStore(t, db, versions.StoreParams{Name: "Demo Memory", Description: "d", Metadata: map[string]string{"team": "a"}})
 
-	t.Run("S13/create-and-get", func(t *testing.T) {
+	t.Run("create-and-get", func(t *testing.T) {
 		if !strings.HasPrefix(s.ID, "memstore_") || s.ArchivedAt != nil || s.Metadata["team"] != "a" {
 			t.Fatalf("created %+v", s)
 		}
@@ -31,11 +31,11 @@ func TestS13Stores(t *testing.T) {
 			t.Fatalf("json %s", b)
 		}
 	})
-	t.Run("S13/get-unknown", func(t *testing.T) {
+	t.Run("get-unknown", func(t *testing.T) {
 		_, err := db.GetStore(ctx, "memstore_nope")
 		wantCode(t, err, versions.CodeNotFound)
 	})
-	t.Run("S13/resolve-by-id-or-unique-name", func(t *testing.T) {
+	t.Run("resolve-by-id-or-unique-name", func(t *testing.T) {
 		for _, ref := range []string{s.ID, "Demo Memory"} {
 			got, err := db.ResolveStore(ctx, ref)
 			ok(t, err)
@@ -50,7 +50,7 @@ func TestS13Stores(t *testing.T) {
 		_, err = db.ResolveStore(ctx, "nobody")
 		wantCode(t, err, versions.CodeNotFound)
 	})
-	t.Run("S13/update-merges-metadata", func(t *testing.T) {
+	t.Run("update-merges-metadata", func(t *testing.T) {
 		time.Sleep(time.Millisecond) // updated_at must move past created_at
 		u, err := db.UpdateStore(ctx, s.ID, versions.StoreUpdate{Name: ptr("Renamed"),
 			Metadata: map[string]*string{"team": nil, "owner": ptr("bo")}})
@@ -62,7 +62,7 @@ func TestS13Stores(t *testing.T) {
 			t.Fatalf("updated_at did not move")
 		}
 	})
-	t.Run("S13/memory-changes-do-not-touch-updated_at", func(t *testing.T) {
+	t.Run("memory-changes-do-not-touch-updated_at", func(t *testing.T) {
 		before, err := db.GetStore(ctx, s.ID)
 		ok(t, err)
 		create(t, db, s.ID, "/x", "x")
@@ -72,7 +72,7 @@ func TestS13Stores(t *testing.T) {
 			t.Fatalf("updated_at moved with a memory change")
 		}
 	})
-	t.Run("S13/list-excludes-archived", func(t *testing.T) {
+	t.Run("list-excludes-archived", func(t *testing.T) {
 		arch := newStore(t, db, versions.StoreParams{Name: "to archive"})
 		_, err := db.ArchiveStore(ctx, arch.ID)
 		ok(t, err)
@@ -93,7 +93,7 @@ func TestS13Stores(t *testing.T) {
 			t.Fatalf("archived store missing with IncludeArchived")
 		}
 	})
-	t.Run("S13/list-pages-and-dates", func(t *testing.T) {
+	t.Run("list-pages-and-dates", func(t *testing.T) {
 		db := openDB(t)
 		var ids []string
 		for i := range 5 {
@@ -138,14 +138,14 @@ func TestS13Archive(t *testing.T) {
 		t.Fatalf("archived_at not set")
 	}
 
-	t.Run("S13/archive-twice-harmless", func(t *testing.T) {
+	t.Run("archive-twice-harmless", func(t *testing.T) {
 		again, err := db.ArchiveStore(ctx, s.ID)
 		ok(t, err)
 		if !again.ArchivedAt.Equal(*a.ArchivedAt) {
 			t.Fatalf("second archive moved archived_at")
 		}
 	})
-	t.Run("S13/archived-refuses-writes", func(t *testing.T) {
+	t.Run("archived-refuses-writes", func(t *testing.T) {
 		_, err := db.CreateMemory(ctx, s.ID, "/new", "x", me)
 		wantCode(t, err, versions.CodeReadOnly)
 		_, err = db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Content: ptr("three")}, me)
@@ -161,7 +161,7 @@ func TestS13Archive(t *testing.T) {
 		_, err = db.Restore(ctx, s.ID, h[1].ID, "", me)
 		wantCode(t, err, versions.CodeReadOnly)
 	})
-	t.Run("S13/archived-allows-reads-deletes-redaction", func(t *testing.T) {
+	t.Run("archived-allows-reads-deletes-redaction", func(t *testing.T) {
 		got, err := db.GetMemory(ctx, s.ID, m.ID)
 		ok(t, err)
 		if *got.Content != "two" {
@@ -172,7 +172,7 @@ func TestS13Archive(t *testing.T) {
 		ok(t, err)
 		ok(t, db.DeleteMemory(ctx, s.ID, m.ID, versions.MemoryDelete{}, me))
 	})
-	t.Run("S13/delete-archived-store", func(t *testing.T) {
+	t.Run("delete-archived-store", func(t *testing.T) {
 		ok(t, db.DeleteStore(ctx, s.ID))
 		_, err := db.GetStore(ctx, s.ID)
 		wantCode(t, err, versions.CodeNotFound)
@@ -188,7 +188,7 @@ func TestS13DeleteStore(t *testing.T) {
 	ok(t, db.MakeDir(ctx, s.ID, "/d"))
 	ok(t, db.DeleteStore(ctx, s.ID))
 
-	t.Run("S13/everything-goes", func(t *testing.T) {
+	t.Run("everything-goes", func(t *testing.T) {
 		_, err := db.GetMemory(ctx, s.ID, m.ID)
 		wantCode(t, err, versions.CodeNotFound)
 		_, err = db.GetVersion(ctx, s.ID, m.VersionID)
@@ -197,7 +197,7 @@ func TestS13DeleteStore(t *testing.T) {
 		wantCode(t, err, versions.CodeNotFound)
 		wantCode(t, db.DeleteStore(ctx, s.ID), versions.CodeNotFound)
 	})
-	t.Run("S13/other-stores-untouched", func(t *testing.T) {
+	t.Run("other-stores-untouched", func(t *testing.T) {
 		got, err := db.GetMemory(ctx, keep.ID, k.ID)
 		ok(t, err)
 		if *got.Content != "kept" || countVersions(t, db, keep.ID) != 1 {

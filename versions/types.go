@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Default limits (DESIGN.md S11, S12; API.md). Stores may set their own
+// Default limits (API.md). Stores may set their own
 // memory-count and memory-size limits when created.
 const (
 	DefaultMaxMemories    = 2000
@@ -101,7 +101,7 @@ type Store struct {
 	CreatedAt   time.Time         `json:"created_at"`
 	UpdatedAt   time.Time         `json:"updated_at"`
 	ArchivedAt  *time.Time        `json:"archived_at"`
-	// Limits of this store (S11, S12) and how many memories it holds; not
+	// Limits of this store and how many memories it holds; not
 	// part of the API object.
 	MaxMemories    int `json:"-"`
 	MaxMemoryBytes int `json:"-"`
@@ -172,7 +172,7 @@ type Version struct {
 	RedactedAt    *time.Time `json:"redacted_at"`
 	RedactedBy    *Actor     `json:"redacted_by"`
 	// Conflict marks a save whose starting version was no longer the head
-	// when it committed (F13). A memfs extension, present only when true.
+	// when it committed. A memfs extension, present only when true.
 	Conflict bool `json:"conflict,omitempty"`
 }
 
@@ -310,7 +310,7 @@ type Page[T any] struct {
 
 // Entry is what a directory of a store holds: a memory (basic view) or a
 // directory, which exists when a memory lies below it or it was made
-// explicitly (F7).
+// explicitly.
 type Entry struct {
 	Name   string // last path segment
 	Path   string
@@ -320,7 +320,7 @@ type Entry struct {
 
 // Change records that something at Path in a store changed (a memory saved,
 // renamed or deleted, a directory made or removed), so that mounts can tell
-// the kernel to forget what it cached (F10). Every path where a memory or an
+// the kernel to forget what it cached. Every path where a memory or an
 // explicit directory appeared, changed or vanished has its own change (a
 // directory's move has one for each file and directory below it, at the old
 // and the new path); a path's ancestors, which memories imply, have none.

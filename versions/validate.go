@@ -56,7 +56,7 @@ func ValidatePath(p string) error {
 	return nil
 }
 
-// checkContent applies the content rules of S12 for a store's size limit.
+// checkContent applies the content rules (UTF-8, the byte limit) for a store's size limit.
 func checkContent(content string, maxBytes int) error {
 	if !utf8.ValidString(content) {
 		return errorf(CodeNotUTF8, "content is not valid UTF-8 text: memories hold UTF-8 text only; convert it or store it elsewhere")

@@ -250,7 +250,7 @@ func TestCLIRestoreLogDiff(t *testing.T) {
 }
 
 // A save that started from a version that was no longer the head (two
-// mounts saving one file, F13) is marked in the log.
+// mounts saving one file) is marked in the log.
 func TestCLILogConflict(t *testing.T) {
 	e := newCLIEnv(t)
 	e.ok(t, "store", "create", "--name", "Shared")

@@ -1,7 +1,7 @@
 package main
 
 // Two mount daemons and the CLI saving the same memories and directories at
-// once (F10, F13): no busy error reaches a caller, no successful save is
+// once: no busy error reaches a caller, no successful save is
 // lost, and every read returns one complete saved version.
 
 import (

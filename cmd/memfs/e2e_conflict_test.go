@@ -14,7 +14,7 @@ import (
 
 // overwriteAfterOther opens path in one mount and reads it, lets other save
 // the same memory through another mount, then writes content over the open
-// handle and closes it, returning close's error: the F13 race made
+// handle and closes it, returning close's error: the race of two saves made
 // deterministic.
 func overwriteAfterOther(t *testing.T, path, content string, other func()) error {
 	t.Helper()
@@ -38,8 +38,8 @@ func overwriteAfterOther(t *testing.T, path, content string, other func()) error
 	return f.Close()
 }
 
-// TestE2EConcurrentSessions: two sessions in two daemons save one memory
-// (F13). No save is lost; the one that started from an old head is marked as
+// TestE2EConcurrentSessions: two sessions in two daemons save one memory.
+// No save is lost; the one that started from an old head is marked as
 // a conflict, or with --strict fails with ESTALE and changes nothing.
 func TestE2EConcurrentSessions(t *testing.T) {
 	env := newE2EEnv(t)

@@ -64,7 +64,7 @@ func TestE2EKill9(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := len(page.Data); got != len(saved) {
-			t.Errorf("%d versions after %d saves of new files, want one created version each (F4)", got, len(saved))
+			t.Errorf("%d versions after %d saves of new files, want one created version each", got, len(saved))
 		}
 	})
 

@@ -32,7 +32,7 @@ type toolsRun struct {
 
 // step runs script in the store's directory and returns the versions it
 // added, oldest first. It also checks that every one is attributed to a
-// session (F5) and that the live memories are exactly the expected ones.
+// session and that the live memories are exactly the expected ones.
 func (r *toolsRun) step(script string) []versions.Version {
 	r.t.Helper()
 	sh(r.t, r.dir, script)
@@ -41,7 +41,7 @@ func (r *toolsRun) step(script string) []versions.Version {
 	r.before = after
 	for _, v := range added {
 		if v.CreatedBy == nil || v.CreatedBy.Type != "session_actor" || !strings.HasPrefix(v.CreatedBy.ID, "sesn_") {
-			r.t.Errorf("%q: version %s created_by %+v, want a session_actor (F5)", script, v.ID, v.CreatedBy)
+			r.t.Errorf("%q: version %s created_by %+v, want a session_actor", script, v.ID, v.CreatedBy)
 		}
 	}
 	r.checkLive(script)
@@ -98,7 +98,7 @@ func (r *toolsRun) wantOne(added []versions.Version, op versions.Operation, path
 }
 
 // checkAtomicSave checks the versions of an atomic save onto target (write a
-// temp file, rename it over target, F6): exactly one "modified" version of
+// temp file, rename it over target): exactly one "modified" version of
 // target's memory at its path, and for the temp file at most one "created"
 // and one "deleted" version of one other memory.
 func (r *toolsRun) checkAtomicSave(added []versions.Version, target, targetID string) {
@@ -208,7 +208,7 @@ func TestE2ERealTools(t *testing.T) {
 		}},
 		{"Tee", func(t *testing.T) {
 			// Bigger than tee's buffer, so the save spans several write()s
-			// and must still be one version (F4).
+			// and must still be one version.
 			var b strings.Builder
 			for i := 0; b.Len() < 20000; i++ {
 				b.WriteString(strings.Repeat("line ", 10) + "\n")
@@ -267,7 +267,7 @@ os.replace(tmp, "f")'`
 		if _, err := exec.LookPath("python3"); err != nil {
 			t.Skip("python3 not installed")
 		}
-		// F11, read the way a tool would: the attributes name the head
+		// The extended attributes, read the way a tool would: they name the head
 		// the store holds, and its writer is this mount's session.
 		const script = `python3 -c 'import os, sys
 for p in sys.argv[1:]:
@@ -295,7 +295,7 @@ except OSError as e:
 			}
 		}
 		if got, want := lines[len(lines)-1], fmt.Sprintf("setxattr errno %d", syscall.ENOTSUP); got != want {
-			t.Errorf("setting user.note: %s, want %s (F11: ENOTSUP)", got, want)
+			t.Errorf("setting user.note: %s, want %s (ENOTSUP)", got, want)
 		}
 	})
 }

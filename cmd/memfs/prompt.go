@@ -82,7 +82,7 @@ func sessionPromptText(ctx context.Context, db *versions.DB, sess *versions.Sess
 	return renderPrompt(sess, root, limits), nil
 }
 
-// renderPrompt writes the memory section of an agent's system prompt (X3):
+// renderPrompt writes the memory section of an agent's system prompt:
 // where each store is, what the agent may do there, and what the files are.
 // maxBytes[i] is the per-file limit of sess.Resources[i].
 func renderPrompt(sess *versions.Session, root string, maxBytes []int) string {

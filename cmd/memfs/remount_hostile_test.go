@@ -16,7 +16,7 @@ import (
 // connection then stays open with nobody answering, so statfs or stat on
 // the mountpoint never return. A stopped daemon leaves the mountpoint in
 // the same state, deterministically. The next memfs mount must still take
-// the mountpoint by itself (F12).
+// the mountpoint by itself.
 func TestRemountOverHungDaemon(t *testing.T) {
 	env := newE2EEnv(t)
 	storeID, slug := env.createStore(t, "Hung")

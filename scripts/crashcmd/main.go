@@ -2,7 +2,7 @@
 // daemon with SIGKILL in the middle of a storm of saves, again and again,
 // and checks after each crash that every save a writer saw succeed is a
 // version with its exact content, that no version is torn and that the
-// database passes PRAGMA integrity_check (DESIGN.md F12).
+// database passes PRAGMA integrity_check.
 //
 //	crashcmd -bin path/to/memfs [-k 50] [-writers 4] [-format text|json]
 //
