@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net"
 	"path/filepath"
@@ -94,3 +95,5 @@ func sha256Hex(s string) string {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

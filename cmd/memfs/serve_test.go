@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -322,4 +323,58 @@ func TestServeWarnsWithoutTLS(t *testing.T) {
 	if strings.Contains(lo.stderr.String(), "without TLS") {
 		t.Errorf("a loopback address was warned about:\n%s", lo.stderr.String())
 	}
+}
+
+// A session made through the API is what memfs mount mounts: a save through
+// the mount shows in the API with the session as its actor, and a write
+// through the API shows in the mount within the visibility bound.
+func TestServeAndMountAgree(t *testing.T) {
+	e := newE2EEnv(t)
+	key := e.apiKey(t)
+	srv := e.startServe(t)
+	c := anthropic.NewClient(option.WithBaseURL(srv.url), option.WithAPIKey(key))
+	ms := c.Beta.MemoryStores
+	st, err := ms.New(bg, anthropic.BetaMemoryStoreNewParams{Name: "Team Memory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, err := ms.Memories.New(bg, st.ID, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/shared.md", Content: param.NewOpt("v1\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := c.Beta.Sessions.New(bg, anthropic.BetaSessionNewParams{EnvironmentID: "env_local",
+		Resources: []anthropic.BetaSessionNewParamsResourceUnion{{OfMemoryStore: &anthropic.BetaManagedAgentsMemoryStoreResourceParam{MemoryStoreID: st.ID}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mount := sess.Resources[0].MountPath
+	mnt := mountDir(t)
+	e.startMount(t, mnt, "--session", sess.ID)
+	dir := filepath.Join(mnt, filepath.Base(mount))
+	if b, err := os.ReadFile(filepath.Join(dir, "shared.md")); err != nil || string(b) != "v1\n" {
+		t.Fatalf("the mount shows %q, %v", b, err)
+	}
+
+	sh(t, dir, "printf 'written by the agent\\n' > agent.md")
+	vs, err := ms.MemoryVersions.List(bg, st.ID, anthropic.BetaMemoryStoreMemoryVersionListParams{SessionID: param.NewOpt(sess.ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs.Data) != 1 || vs.Data[0].Path != "/agent.md" || vs.Data[0].CreatedBy.AsSessionActor().SessionID != sess.ID {
+		t.Fatalf("the mount's save through the API: %s", vs.RawJSON())
+	}
+	m, err := ms.Memories.Get(bg, vs.Data[0].MemoryID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: st.ID})
+	if err != nil || m.Content != "written by the agent\n" {
+		t.Fatalf("the saved memory through the API: %+v, %v", m, err)
+	}
+
+	start := time.Now()
+	if _, err := ms.Memories.Update(bg, shared.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{MemoryStoreID: st.ID, Content: param.NewOpt("v2 from the API\n")}); err != nil {
+		t.Fatal(err)
+	}
+	took, ok := waitContent(filepath.Join(dir, "shared.md"), "v2 from the API\n", start, time.Second)
+	if !ok {
+		t.Fatalf("the API's write did not show in the mount within 1s")
+	}
+	t.Logf("an API write showed in the mount after %v", took)
 }
