@@ -50,12 +50,19 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	seen := map[int]string{}
 	for _, name := range names {
 		base := name[strings.LastIndexByte(name, '/')+1:]
 		num, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
 		if err != nil {
 			return fmt.Errorf("migration %s: its name must start with a number", name)
 		}
+		// A number is applied once: a second file with it would be skipped
+		// for good wherever the first ran.
+		if other, dup := seen[num]; dup {
+			return fmt.Errorf("migrations %s and %s have the same number: renumber the newer one", other, name)
+		}
+		seen[num] = name
 		body, err := migrationFiles.ReadFile(name)
 		if err != nil {
 			return fmt.Errorf("read migration %s: %w", name, err)

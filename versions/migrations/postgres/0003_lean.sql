@@ -1,4 +1,4 @@
--- The lean save path, as migrations/sqlite/0002_lean.sql: a version's seq
+-- The lean save path, as migrations/sqlite/0003_lean.sql: a version's seq
 -- is its store's row number times 2^40 plus its place in that store, the
 -- versions table is the change feed of memories (with the path a version
 -- was renamed from and the handle that wrote it), the (store, seq) index
