@@ -4,12 +4,16 @@ package main
 // attached as typed, help, a mistyped database path, history by path.
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/memfs/memfs/versions"
 )
 
 func TestMountRefusesBadMountpoint(t *testing.T) {
@@ -551,5 +555,31 @@ func TestCLILogPager(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "PAGED:/a.md") {
 		t.Errorf("log on a terminal with PAGER set: %v %q, want every line through the pager", err, out)
+	}
+	// A pager that quits early (as a person quitting less) is no error,
+	// however much of the log was left: more than a pipe holds.
+	db, err := versions.Open(e.db, versions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := db.ResolveStore(context.Background(), "Pg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := db.GetMemory(context.Background(), s.ID, "/a.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1500 {
+		c := fmt.Sprint(i)
+		if _, err := db.UpdateMemory(context.Background(), s.ID, m.ID, versions.MemoryUpdate{Content: &c}, versions.UserActor("t")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	cmd = exec.Command(script, "-qec", memfsBin+" log Pg", "/dev/null")
+	cmd.Env = append(os.Environ(), "MEMFS_DB="+e.db, "PAGER=head -n 2")
+	if out, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(out), "memfs:") {
+		t.Errorf("log through a pager that quit early: %v %q", err, out)
 	}
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -220,8 +222,9 @@ func paged(c *cli.Context, write func(io.Writer) error) error {
 	}
 	werr := write(in)
 	in.Close()
-	if err := cmd.Wait(); err != nil && werr == nil {
-		// The person quit the pager early: not an error of memfs.
+	cmd.Wait()
+	if errors.Is(werr, syscall.EPIPE) {
+		// The person quit the pager before the end: not an error.
 		return nil
 	}
 	return werr
