@@ -22,6 +22,7 @@
 package memtool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,12 +56,18 @@ type Result struct {
 
 // MarshalJSON writes the tool_result object of the CLI and the HTTP API:
 // {"type":"tool_result","content":…,"is_error":…}.
+// Markup in memories (<guidelines>, a && b) is written as is, not as
+// \u003c escapes.
 func (r Result) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
 		Type    string `json:"type"`
 		Content string `json:"content"`
 		IsError bool   `json:"is_error"`
 	}{"tool_result", r.Content, r.IsError})
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 }
 
 func ok(format string, args ...any) Result { return Result{Content: fmt.Sprintf(format, args...)} }

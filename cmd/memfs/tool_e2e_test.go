@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memfs/memfs/memtool"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -172,5 +175,94 @@ func wantResults(t *testing.T, got []toolResult, want ...toolResult) {
 			}
 			t.Errorf("result %d:\n got %+v\nwant %+v", i, g, want[i])
 		}
+	}
+}
+
+// TestToolOverHTTP: memfs serve answers the memory tool's route with the
+// same results as the CLI, behind the API's keys, attributes writes to the
+// key or to the session a harness names, and answers a bad request in the
+// API's error envelope.
+func TestToolOverHTTP(t *testing.T) {
+	e := newE2EEnv(t)
+	key := e.apiKey(t)
+	srv := e.startServe(t)
+	store, _ := e.createStore(t, "Tool over HTTP")
+	sess := strings.TrimSpace(e.cli(t, "session", "create", "--store", store))
+	roSess := strings.TrimSpace(e.cli(t, "session", "create", "--store", store+":read_only"))
+	post := func(storeID, session, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", srv.url+"/v1/memory_stores/"+storeID+"/memory_tool", strings.NewReader(body))
+		req.Header.Set("x-api-key", key)
+		if session != "" {
+			req.Header.Set(memtool.SessionHeader, session)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, strings.TrimSpace(string(b))
+	}
+	checks := []struct {
+		session, body string
+		code          int
+		want          string
+	}{
+		{"", `{"command":"create","path":"/memories/by-key.md","file_text":"<b>key</b>\n"}`, 200,
+			`{"type":"tool_result","content":"File created successfully at: /memories/by-key.md","is_error":false}`},
+		{sess, `{"command":"create","path":"/memories/by-session.md","file_text":"s"}`, 200,
+			`{"type":"tool_result","content":"File created successfully at: /memories/by-session.md","is_error":false}`},
+		{roSess, `{"command":"delete","path":"/memories/by-key.md"}`, 200,
+			`{"type":"tool_result","content":"Error: Cannot delete /memories/by-key.md: memory store ` + store + ` is attached read-only to session ` + roSess + `; nothing was changed","is_error":true}`},
+		{roSess, `{"command":"view","path":"/memories/by-key.md"}`, 200,
+			`{"type":"tool_result","content":"Here's the content of /memories/by-key.md with line numbers:\n     1\t<b>key</b>\n     2\t","is_error":false}`},
+		{"", `{"command":"view","path":"/memories/../x"}`, 200,
+			`{"type":"tool_result","content":"Error: Path /memories/../x would escape /memories directory","is_error":true}`},
+	}
+	for _, c := range checks {
+		if code, body := post(store, c.session, c.body); code != c.code || body != c.want {
+			t.Errorf("POST %s (session %q):\n got %d %s\nwant %d %s", c.body, c.session, code, body, c.code, c.want)
+		}
+	}
+	errorType := func(body string) string {
+		var env struct {
+			Type  string `json:"type"`
+			Error struct {
+				Type string `json:"type"`
+			} `json:"error"`
+		}
+		json.Unmarshal([]byte(body), &env)
+		return env.Type + "/" + env.Error.Type
+	}
+	for _, c := range []struct {
+		store, session, body string
+		code                 int
+		typ                  string
+	}{
+		{"memstore_nope", "", `{"command":"view","path":"/memories"}`, 404, "error/not_found_error"},
+		{store, "sesn_nope", `{"command":"view","path":"/memories"}`, 404, "error/not_found_error"},
+		{store, "", `view /memories`, 400, "error/invalid_request_error"},
+	} {
+		if code, body := post(c.store, c.session, c.body); code != c.code || errorType(body) != c.typ {
+			t.Errorf("POST %s to %s (session %q): %d %s, want %d %s", c.body, c.store, c.session, code, body, c.code, c.typ)
+		}
+	}
+
+	var keys struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	e.cliJSON(t, &keys, "apikey", "list")
+	vs := e.versionList(t, store)
+	if len(vs) != 2 || len(keys.Data) != 1 {
+		t.Fatalf("%d versions, %d keys; want 2 and 1", len(vs), len(keys.Data))
+	}
+	if by := vs[1].CreatedBy; by == nil || *by != (versions.Actor{Type: "api_actor", ID: keys.Data[0].ID}) {
+		t.Errorf("by-key.md written by %+v, want the API key %s", by, keys.Data[0].ID)
+	}
+	if by := vs[0].CreatedBy; by == nil || *by != versions.SessionActor(sess) {
+		t.Errorf("by-session.md written by %+v, want session %s", by, sess)
 	}
 }
