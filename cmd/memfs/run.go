@@ -33,11 +33,14 @@ func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "run",
 		Usage: "run an agent command in a sandbox where only the session's stores are mounted",
-		Description: "The command runs in a private mount namespace: the mount root is read-only and holds one\n" +
-			"directory per attached store, the database's directory is hidden, and the command has no\n" +
-			"capability (so it cannot mount, unmount or remount) and no_new_privs. $MEMFS_PROMPT_FILE names\n" +
-			"a file holding the memory section for its system prompt. When it exits the session ends, every\n" +
-			"mount is gone and its exit status is memfs's (128+N when killed by signal N).",
+		Description: "The command runs in private mount, PID and user namespaces: the mount root is read-only and\n" +
+			"holds one directory per attached store, the database's directory is hidden, every host file\n" +
+			"system is read-only, nosuid and nodev but the stores and --rw directories, and root inside is an\n" +
+			"unprivileged host uid of the run's own range. It has no capability, no_new_privs, a seccomp\n" +
+			"filter after Docker's default profile, its own /dev, devpts, /tmp (over the host's) and session\n" +
+			"keyring, and a clean environment. $MEMFS_PROMPT_FILE names a file holding the memory section for\n" +
+			"its system prompt. When it exits the session ends, every mount is gone and its exit status is\n" +
+			"memfs's (128+N when killed by signal N).",
 		ArgsUsage: "(--session ID | --store STORE[:read_only]...) -- CMD [ARG...]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "session", Usage: "run with the stores of session `ID` (it ends when CMD exits)"},
