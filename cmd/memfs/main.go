@@ -300,7 +300,7 @@ func dbPath(c *cli.Context) (string, error) {
 			return "", err
 		}
 	}
-	if c.Command == nil || !readsOnly[strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ")] || strings.Contains(path, "://") {
+	if c.Command == nil || !readsOnly[strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ")] || versions.IsPostgres(path) {
 		return path, nil
 	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {

@@ -89,6 +89,7 @@ func mountAction(c *cli.Context) error {
 		return err
 	}
 	defer db.Close()
+	slog.Info("opened the database", "backend", db.Backend(), "at", db.Where()) // never a password
 	bg := context.Background()
 	var sess *versions.Session
 	if sessionID != "" {

@@ -119,7 +119,13 @@ func runSandboxed(c *cli.Context) error {
 		spec.Hide, spec.Unreachable = runHidden(dbPath)
 	}
 	spec.Dir, _ = os.Getwd()
-	spec.Serve = []string{self, "--db", dbPath, "mount", "--ready-fd", "3"} // completed with the session below
+	// The database reaches the daemon in its environment, not its argv:
+	// every process of the host can read another's command line, a
+	// PostgreSQL URL's password with it.
+	if err := os.Setenv("MEMFS_DB", dbPath); err != nil {
+		return err
+	}
+	spec.Serve = []string{self, "mount", "--ready-fd", "3"} // completed with the session below
 	if err := spec.Validate(); err != nil {
 		return runSandboxError(err)
 	}
