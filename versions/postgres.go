@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -110,6 +111,18 @@ func pgWhere(cfg *pgx.ConnConfig) string {
 	return fmt.Sprintf("%s:%d/%s", host, cfg.Port, cfg.Database)
 }
 
+// oneLine is err's message on one line: pgx reports each connection
+// attempt (TLS, then plain) on a line of its own, often the same twice.
+func oneLine(err error) string {
+	var parts []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(parts, l) {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
 // redactErr is err's message without the DSN's password.
 func redactErr(err error, dsn string) string {
 	msg := err.Error()
@@ -163,8 +176,12 @@ func unreachable(err error) bool {
 func pgWrap(db *DB, what string, err error) error {
 	switch code := pgCode(err); {
 	case unreachable(err):
-		return &Error{Code: CodeUnavailable, Message: fmt.Sprintf("%s: cannot reach the database at %s: %v: check that the server is running and reachable; nothing was changed unless the commit reached it, and memfs reconnects by itself",
-			what, db.where, err)}
+		advice := "check that the server is running and reachable; nothing was changed unless the commit reached it, and memfs reconnects by itself"
+		if what == "open database" {
+			advice = "check that the server is running and reachable, and that --db or MEMFS_DB names it"
+		}
+		return &Error{Code: CodeUnavailable, Message: fmt.Sprintf("%s: cannot reach the database at %s: %s: %s",
+			what, db.where, oneLine(err), advice)}
 	case code == "22021" || code == "22P05":
 		return errorf(CodeInvalid, "%s: a text holds a character PostgreSQL cannot store (NUL): remove it (%v)", what, err)
 	case code == "55P03":

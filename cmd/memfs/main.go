@@ -28,6 +28,9 @@ const (
 	exitConflict = 4
 	exitInvalid  = 5
 	exitReadOnly = 6
+	// exitUnreachable: the PostgreSQL server could not be reached or the
+	// connection dropped; the same command may succeed once it is back.
+	exitUnreachable = 7
 )
 
 func main() {
@@ -198,6 +201,8 @@ func exitCode(err error) int {
 		return exitInvalid
 	case versions.CodeReadOnly:
 		return exitReadOnly
+	case versions.CodeUnavailable:
+		return exitUnreachable
 	}
 	return exitInternal
 }
