@@ -22,7 +22,7 @@ type VersionListOptions struct {
 }
 
 const versionCols = `seq, id, memory_id, operation, created_at, actor_type, actor_id, conflict,
-	redacted_at, redactor_type, redactor_id, path, sha, size`
+	redacted_at, redactor_type, redactor_id, path, sha, size, restored_from`
 
 func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent bool) (*Version, int64, error) {
 	v := Version{StoreID: storeID}
@@ -30,8 +30,9 @@ func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent
 	var op string
 	var actorType, actorID, redactorType, redactorID, path, sha, content sql.NullString
 	var redacted, size sql.NullInt64
+	var restoredFrom sql.NullString
 	dest := []any{&seq, &v.ID, &v.MemoryID, &op, &created, &actorType, &actorID, &v.Conflict,
-		&redacted, &redactorType, &redactorID, &path, &sha, &size}
+		&redacted, &redactorType, &redactorID, &path, &sha, &size, &restoredFrom}
 	if withContent {
 		dest = append(dest, &content)
 	}
@@ -58,6 +59,7 @@ func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent
 	if content.Valid {
 		v.Content = &content.String
 	}
+	v.RestoredFrom = restoredFrom.String
 	return &v, seq, nil
 }
 
@@ -264,8 +266,11 @@ func (db *DB) Restore(ctx context.Context, storeID, versionID, path string, by A
 			if path != "" {
 				u.Path = &path
 			}
-			out, err = applyUpdate(r, s, m, u, *v.ContentSHA256, by)
-			return err
+			head := m.VersionID
+			if out, err = applyUpdate(r, s, m, u, *v.ContentSHA256, by); err != nil || out.VersionID == head {
+				return err // an error, or nothing to change: no version
+			}
+			return markRestored(r, out.VersionID, v.ID)
 		}
 		if path == "" {
 			path = *v.Path
@@ -276,10 +281,19 @@ func (db *DB) Restore(ctx context.Context, storeID, versionID, path string, by A
 		if err := checkFree(r, s, path, ""); err != nil {
 			return err
 		}
-		out, err = insertMemory(r, s, path, *v.Content, by)
-		return err
+		if out, err = insertMemory(r, s, path, *v.Content, by); err != nil {
+			return err
+		}
+		return markRestored(r, out.VersionID, v.ID)
 	})
 	return out, err
+}
+
+// markRestored records in the version a restore appended which version it
+// took the content from.
+func markRestored(r *run, versionID, fromID string) error {
+	_, err := r.exec("UPDATE versions SET restored_from = ? WHERE id = ?", fromID, versionID)
+	return err
 }
 
 // PruneVersions deletes versions older than olderThan except each memory's

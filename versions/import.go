@@ -413,9 +413,9 @@ func importOne(r *run, st *importStore) (Imported, error) {
 		}
 		vseq := lo + 1 + int64(i)
 		_, err := r.exec(`INSERT INTO versions (seq, id, store, memory_id, operation, created_at, actor_type, actor_id,
-			conflict, redacted_at, redactor_type, redactor_id, path, sha, size, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			conflict, redacted_at, redactor_type, redactor_id, path, sha, size, content, restored_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			vseq, v.ID, seq, v.MemoryID, string(v.Operation), v.CreatedAt.UnixNano(), at, aid, v.Conflict,
-			nanosOrNil(v.RedactedAt), rt, rid, ptrOrNil(v.Path), ptrOrNil(v.ContentSHA256), ptrOrNil(v.ContentSize), content)
+			nanosOrNil(v.RedactedAt), rt, rid, ptrOrNil(v.Path), ptrOrNil(v.ContentSHA256), ptrOrNil(v.ContentSize), content, strOrNil(v.RestoredFrom))
 		if err != nil {
 			return Imported{}, err
 		}
@@ -485,4 +485,11 @@ func ptrOrNil[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+func strOrNil(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

@@ -174,6 +174,9 @@ type Version struct {
 	// Conflict marks a save whose starting version was no longer the head
 	// when it committed. A memfs extension, present only when true.
 	Conflict bool `json:"conflict,omitempty"`
+	// RestoredFrom is the version a restore took this version's content
+	// from. A memfs extension, present only when set.
+	RestoredFrom string `json:"restored_from,omitempty"`
 }
 
 func (v Version) MarshalJSON() ([]byte, error) {

@@ -477,7 +477,15 @@ func TestCLIRestoreKeepsLineage(t *testing.T) {
 		ops = append(ops, v["memory_id"].(string)[:4]+":"+v["operation"].(string))
 	}
 	if len(log) != 4 || log[0]["memory_id"] != restored || log[3]["memory_id"] != old {
-		t.Errorf("log /r.md = %v, want the restored memory's created then the old one's deleted, modified, created", ops)
+		t.Fatalf("log /r.md = %v, want the restored memory's created then the old one's deleted, modified, created", ops)
+	}
+	// The restored version records where its content came from.
+	from := log[2]["id"].(string)
+	if log[0]["restored_from"] != from {
+		t.Errorf("restored version's restored_from = %v, want %s", log[0]["restored_from"], from)
+	}
+	if text := e.ok(t, "log", "R", "/r.md"); !strings.Contains(text, "restored from "+shortID(from)) {
+		t.Errorf("log does not say which version was restored:\n%s", text)
 	}
 }
 

@@ -170,7 +170,10 @@ func notes(v versions.Version) string {
 	if v.RedactedAt != nil {
 		n = append(n, "redacted")
 	}
-	return strings.Join(n, ",")
+	if v.RestoredFrom != "" {
+		n = append(n, "restored from "+shortID(v.RestoredFrom))
+	}
+	return strings.Join(n, ", ")
 }
 
 // readContent returns the content given by --content or --file (a path or
