@@ -44,7 +44,7 @@ func bench(ctx context.Context, cfg *config) (rep *report, err error) {
 
 	var targets []*target
 	for _, name := range cfg.targets {
-		t, err := openTarget(ctx, name, tmpfs, work)
+		t, err := openTarget(ctx, cfg, name, tmpfs, work)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", name, err)
 		}
@@ -80,8 +80,10 @@ func bench(ctx context.Context, cfg *config) (rep *report, err error) {
 	return rep, nil
 }
 
-func openTarget(ctx context.Context, name, tmpfs, work string) (*target, error) {
+func openTarget(ctx context.Context, cfg *config, name, tmpfs, work string) (*target, error) {
 	switch name {
+	case "memfs-pg":
+		return memfsPostgresTarget(ctx, cfg.pg, work)
 	case "tmpfs":
 		return tmpfsTarget(tmpfs)
 	case "loopback":

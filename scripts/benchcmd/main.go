@@ -17,9 +17,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/memfs/memfs/versions"
 )
 
 func main() {
@@ -94,6 +97,9 @@ type config struct {
 	workDir     string
 	targets     []string
 	parts       map[string]bool
+	// pg is a PostgreSQL server: the phases also run on memfs over a new
+	// database there (the memfs-pg target).
+	pg string
 }
 
 var allParts = []string{"phases", "visibility", "log", "rss"}
@@ -115,6 +121,7 @@ func parseFlags(args []string) (*config, error) {
 	fl.DurationVar(&c.timeout, "timeout", 0, "give up after this long (default 10m, --quick 2m)")
 	fl.StringVar(&c.workDir, "workdir", os.TempDir(), "where the temporary databases go: use the disk memfs would use")
 	targets := fl.String("targets", "tmpfs,loopback,loopback-nopt,memfs,memfs-full", "comma-separated targets of the workload")
+	fl.StringVar(&c.pg, "db", "", "a PostgreSQL server `URL` (postgres://…, a role that may create databases): the phases also run on memfs over a new database there (target memfs-pg), dropped at the end")
 	only := fl.String("only", strings.Join(allParts, ","), "comma-separated parts to run: "+strings.Join(allParts, ", "))
 	if err := fl.Parse(args); err != nil {
 		return nil, err
@@ -148,12 +155,20 @@ func parseFlags(args []string) (*config, error) {
 	if c.rounds < 1 || c.files < 1 || c.dirs < 1 || c.dirs > c.files {
 		return nil, fmt.Errorf("need at least 1 round and 1 file, and 1 to --files directories")
 	}
-	known := map[string]bool{"tmpfs": true, "loopback": true, "loopback-nopt": true, "memfs": true, "memfs-full": true}
+	known := map[string]bool{"tmpfs": true, "loopback": true, "loopback-nopt": true, "memfs": true, "memfs-full": true, "memfs-pg": c.pg != ""}
 	for _, t := range strings.Split(*targets, ",") {
 		if !known[t] {
-			return nil, fmt.Errorf("unknown target %q: use tmpfs, loopback, loopback-nopt, memfs, memfs-full", t)
+			return nil, fmt.Errorf("unknown target %q: use tmpfs, loopback, loopback-nopt, memfs, memfs-full, and memfs-pg with --db", t)
 		}
 		c.targets = append(c.targets, t)
+	}
+	if c.pg != "" {
+		if !versions.IsPostgres(c.pg) {
+			return nil, fmt.Errorf("--db %s is not a PostgreSQL URL (postgres://…): the SQLite targets need no --db", versions.RedactDSN(c.pg))
+		}
+		if !slices.Contains(c.targets, "memfs-pg") {
+			c.targets = append(c.targets, "memfs-pg")
+		}
 	}
 	c.parts = map[string]bool{}
 	for _, p := range strings.Split(*only, ",") {

@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, to create the memfs-pg database
 
 	"github.com/memfs/memfs/versions"
+	"github.com/memfs/memfs/versions/pgtest"
 )
 
 // benchStoreLimit is the memory limit of the bench's stores: the atomic-save
@@ -19,7 +24,7 @@ const benchStoreLimit = 100000
 func openSession(ctx context.Context, path string, full bool, names ...string) (*versions.DB, *versions.Session, error) {
 	db, err := versions.Open(path, versions.Options{Durability: durability(full)})
 	if err != nil {
-		return nil, nil, fmt.Errorf("open the database %s: %w", path, err)
+		return nil, nil, fmt.Errorf("open the database %s: %w", versions.RedactDSN(path), err)
 	}
 	var attach []versions.AttachmentParams
 	for _, n := range names {
@@ -40,7 +45,38 @@ func openSession(ctx context.Context, path string, full bool, names ...string) (
 
 // memfsTarget mounts a fresh store of a fresh database in this process.
 func memfsTarget(ctx context.Context, work, name string, full bool) (*target, error) {
-	db, sess, err := openSession(ctx, filepath.Join(work, name+".db"), full, "bench "+name)
+	return memfsTargetAt(ctx, filepath.Join(work, name+".db"), work, name, full)
+}
+
+// memfsPostgresTarget is memfsTarget on a new database of a PostgreSQL
+// server, dropped when the target stops.
+func memfsPostgresTarget(ctx context.Context, server, work string) (*target, error) {
+	admin, err := sql.Open("pgx", server)
+	if err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("memfs_bench_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close()
+		return nil, fmt.Errorf("create a database on the --db server %s: %w", versions.RedactDSN(server), err)
+	}
+	drop := func() error {
+		defer admin.Close()
+		_, err := admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+		return err
+	}
+	t, err := memfsTargetAt(ctx, pgtest.WithDatabase(server, name), work, "memfs-pg", false)
+	if err != nil {
+		return nil, errors.Join(err, drop())
+	}
+	stop := t.stop
+	t.stop = func() error { return errors.Join(stop(), drop()) }
+	return t, nil
+}
+
+// memfsTargetAt mounts a fresh store of the database dsn names.
+func memfsTargetAt(ctx context.Context, dsn, work, name string, full bool) (*target, error) {
+	db, sess, err := openSession(ctx, dsn, full, "bench "+name)
 	if err != nil {
 		return nil, err
 	}

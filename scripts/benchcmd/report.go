@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -49,8 +50,12 @@ type phaseResult struct {
 	MemfsVsTmpfs    *float64 `json:"memfs_vs_tmpfs"`
 	MemfsVsNoPT     *float64 `json:"memfs_vs_loopback_nopt"`
 	FullVsLoopback  *float64 `json:"memfs_full_vs_loopback"`
-	Floor           float64  `json:"floor_vs_loopback"`
-	Met             *bool    `json:"met"`
+	// With --db: memfs on PostgreSQL against the loopback and against
+	// memfs on SQLite.
+	PgVsLoopback *float64 `json:"memfs_pg_vs_loopback,omitempty"`
+	PgVsSQLite   *float64 `json:"memfs_pg_vs_memfs,omitempty"`
+	Floor        float64  `json:"floor_vs_loopback"`
+	Met          *bool    `json:"met"`
 }
 
 type report struct {
@@ -116,6 +121,8 @@ func (r *report) finish() {
 		pr.MemfsVsTmpfs = num(ratio(get("memfs"), get("tmpfs")))
 		pr.MemfsVsNoPT = num(ratio(get("memfs"), get("loopback-nopt")))
 		pr.FullVsLoopback = num(ratio(get("memfs-full"), get("loopback")))
+		pr.PgVsLoopback = num(ratio(get("memfs-pg"), get("loopback")))
+		pr.PgVsSQLite = num(ratio(get("memfs-pg"), get("memfs")))
 		if pr.MemfsVsLoopback != nil {
 			met := *pr.MemfsVsLoopback >= pr.Floor
 			pr.Met = &met
@@ -171,7 +178,12 @@ func writeText(w io.Writer, r *report) error {
 		for _, t := range r.targets {
 			head = append(head, t+" ops/s")
 		}
-		head = append(head, "memfs/loopback", "memfs/loopback-nopt", "memfs/tmpfs", "memfs-full/loopback", "floor", "met", "")
+		pg := slices.Contains(r.targets, "memfs-pg")
+		head = append(head, "memfs/loopback", "memfs/loopback-nopt", "memfs/tmpfs", "memfs-full/loopback")
+		if pg {
+			head = append(head, "memfs-pg/loopback", "memfs-pg/memfs")
+		}
+		head = append(head, "floor", "met", "")
 		fmt.Fprintln(tw, strings.Join(head, "\t"))
 		for _, p := range r.Phases {
 			row := []string{p.Phase}
@@ -179,7 +191,11 @@ func writeText(w io.Writer, r *report) error {
 				row = append(row, fmtNum(p.OpsPerSec[t], "%.0f"))
 			}
 			row = append(row, fmtNum(p.MemfsVsLoopback, "%.2f"), fmtNum(p.MemfsVsNoPT, "%.2f"), fmtNum(p.MemfsVsTmpfs, "%.3f"),
-				fmtNum(p.FullVsLoopback, "%.2f"), fmt.Sprintf("≥%.1f", p.Floor), yesNo(p.Met), "")
+				fmtNum(p.FullVsLoopback, "%.2f"))
+			if pg {
+				row = append(row, fmtNum(p.PgVsLoopback, "%.2f"), fmtNum(p.PgVsSQLite, "%.2f"))
+			}
+			row = append(row, fmt.Sprintf("≥%.1f", p.Floor), yesNo(p.Met), "")
 			fmt.Fprintln(tw, strings.Join(row, "\t"))
 		}
 		if err := tw.Flush(); err != nil {
