@@ -478,3 +478,20 @@ func TestRunEnvironmentErrors(t *testing.T) {
 		t.Errorf("a refused run created %d sessions", len(page.Data))
 	}
 }
+
+// What a shell or a terminal acts on is escaped in logged values; letters
+// of any script and path punctuation stay readable.
+func TestEscapeLogValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"/notes/todo.md":      "/notes/todo.md",
+		"/заметки/è.md":       "/заметки/è.md",
+		"/a b.md":             "/a b.md",
+		"/$(id)`x`;|&<>'\"\\": `/\x24\x28id\x29\x60x\x60\x3b\x7c\x26\x3c\x3e\x27\x22\x5c`,
+		"line\nlevel=ERROR":   `line\x0alevel=ERROR`,
+		"\x1b[2J\u202e\xff":   `\x1b[2J\xe2\x80\xae\xff`,
+	} {
+		if got := escapeLogValue(in); got != want {
+			t.Errorf("escapeLogValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
