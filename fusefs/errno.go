@@ -19,23 +19,27 @@ func (s *Server) errnoOf(op, path string, err error) syscall.Errno {
 	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
+		s.opts.Observer.Refused(errno)
 		s.log.Warn("refused", "op", op, "path", path, "errno", errnoName(errno), "reason", err.Error())
 		return errno
 	}
 	errno = codeErrno(versions.ErrorCode(err))
 	if errno == syscall.EIO {
+		s.opts.Observer.Refused(errno)
 		s.log.Error("internal error", "op", op, "path", path, "err", err)
 		return errno
 	}
 	if errno == syscall.ENOENT && (op == "lookup" || op == "stat") {
 		return errno // a miss, not a refusal
 	}
+	s.opts.Observer.Refused(errno)
 	s.log.Warn("refused", "op", op, "path", path, "errno", errnoName(errno), "reason", err.Error())
 	return errno
 }
 
 // refuse logs a refusal decided by the mount itself (not by the engine).
 func (s *Server) refuse(op, path string, errno syscall.Errno, reason string) syscall.Errno {
+	s.opts.Observer.Refused(errno)
 	s.log.Warn("refused", "op", op, "path", path, "errno", errnoName(errno), "reason", reason)
 	return errno
 }

@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 	"sync/atomic"
 	"time"
 
@@ -40,7 +41,25 @@ type Options struct {
 	PollInterval time.Duration
 	// Debug logs every FUSE request (very verbose).
 	Debug bool
+	// Observer, when set, is told of saves, refusals and how far behind
+	// the change feed the mount applies others' changes (for metrics).
+	Observer Observer
 }
+
+// Observer counts what a mount does; its methods must not block.
+type Observer interface {
+	Saved()
+	Refused(errno syscall.Errno)
+	// FeedLag is how long after its commit another writer's change was
+	// applied to the mount.
+	FeedLag(d time.Duration)
+}
+
+type noObserver struct{}
+
+func (noObserver) Saved()                {}
+func (noObserver) Refused(syscall.Errno) {}
+func (noObserver) FeedLag(time.Duration) {}
 
 // cacheTimeout bounds how long the kernel trusts names and attributes;
 // changes from outside the mount are pushed sooner by notifications
@@ -85,6 +104,9 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Observer == nil {
+		o.Observer = noObserver{}
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 25 * time.Millisecond

@@ -60,6 +60,7 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 	}
 	if created || m.VersionID != n.buf.base {
 		sm.noteOwn(path)
+		s.opts.Observer.Saved()
 	}
 	sm.idx.saved(path, m)
 	s.contents.put(m.ID, m.VersionID, content)

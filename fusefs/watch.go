@@ -83,6 +83,9 @@ func (sm *storeMount) apply(ctx context.Context, changes []versions.Change) {
 			continue
 		}
 		done[c.Path] = true
+		if !c.At.IsZero() {
+			sm.srv.opts.Observer.FeedLag(time.Since(c.At))
+		}
 		sm.mu.Lock()
 		sm.liveOK = false
 		sm.mu.Unlock()

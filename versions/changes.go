@@ -95,7 +95,7 @@ func (db *DB) Changes(ctx context.Context, storeID string, after FeedPos) ([]Cha
 		}
 		if err == nil {
 			lo, hi := versionRange(seq)
-			rows, err := r.query("SELECT seq, path, prev_path, origin FROM versions WHERE seq > ? AND seq < ? ORDER BY seq",
+			rows, err := r.query("SELECT seq, path, prev_path, origin, created_at FROM versions WHERE seq > ? AND seq < ? ORDER BY seq",
 				max(after.v, lo), hi)
 			if err != nil {
 				return err
@@ -104,10 +104,12 @@ func (db *DB) Changes(ctx context.Context, storeID string, after FeedPos) ([]Cha
 			for rows.Next() {
 				var path, prev sql.NullString
 				var origin sql.NullInt64
+				var at int64
 				c := Change{StoreID: storeID}
-				if err := rows.Scan(&c.Seq, &path, &prev, &origin); err != nil {
+				if err := rows.Scan(&c.Seq, &path, &prev, &origin, &at); err != nil {
 					return err
 				}
+				c.At = fromNanos(at)
 				pos.v = c.Seq
 				if origin.Valid {
 					c.Origin = strconv.FormatInt(origin.Int64, 10)
@@ -127,16 +129,18 @@ func (db *DB) Changes(ctx context.Context, storeID string, after FeedPos) ([]Cha
 			}
 			rows.Close()
 		}
-		rows, err := r.query("SELECT seq, path, origin FROM changes WHERE store = ? AND seq > ? ORDER BY seq", storeID, after.c)
+		rows, err := r.query("SELECT seq, path, origin, at FROM changes WHERE store = ? AND seq > ? ORDER BY seq", storeID, after.c)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
 			c := Change{StoreID: storeID}
-			if err := rows.Scan(&c.Seq, &c.Path, &c.Origin); err != nil {
+			var at int64
+			if err := rows.Scan(&c.Seq, &c.Path, &c.Origin, &at); err != nil {
 				return err
 			}
+			c.At = fromNanos(at)
 			pos.c = c.Seq
 			out = append(out, c)
 		}

@@ -335,4 +335,5 @@ type Change struct {
 	StoreID string
 	Path    string
 	Origin  string
+	At      time.Time // when it was committed
 }

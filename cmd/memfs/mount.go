@@ -31,6 +31,7 @@ func mountCommand() *cli.Command {
 			&cli.IntFlag{Name: "uid", Value: -1, Usage: "owner `UID` of every file (default: the daemon's)"},
 			&cli.IntFlag{Name: "gid", Value: -1, Usage: "group `GID` of every file (default: the daemon's)"},
 			&cli.BoolFlag{Name: "debug", Usage: "log every FUSE request (very verbose)"},
+			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics (saves, refusals by errno, change-feed lag) at http://`ADDR`/metrics"},
 			&cli.BoolFlag{Name: "end-session", Usage: "end the --session when the mount exits, as a mount with --store does (memfs run's daemon: a killed run still ends its session)"},
 		},
 		Action: mountAction,
@@ -108,6 +109,15 @@ func mountAction(c *cli.Context) error {
 				slog.Error("ending the mount's session failed", "session", sess.ID, "err", err)
 			}
 		}()
+	}
+	if addr := c.String("metrics-addr"); addr != "" {
+		m := newMountMetrics()
+		stop, err := m.serve(addr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		o.Observer = m
 	}
 	srv, err := fusefs.Mount(mnt, db, sess, o)
 	if err != nil {

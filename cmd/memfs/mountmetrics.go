@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sys/unix"
+)
+
+// mountMetrics is a mount daemon's fusefs.Observer, served in the
+// Prometheus text format by memfs mount --metrics-addr.
+type mountMetrics struct {
+	saves    prometheus.Counter
+	refusals *prometheus.CounterVec
+	lag      prometheus.Histogram
+	reg      *prometheus.Registry
+}
+
+func newMountMetrics() *mountMetrics {
+	m := &mountMetrics{
+		reg: prometheus.NewRegistry(),
+		saves: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "memfs_mount_saves_total",
+			Help: "Saves through the mount that wrote a version.",
+		}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "memfs_mount_refusals_total",
+			Help: "Operations the mount refused, by errno (ESTALE: a strict mount's conflict).",
+		}, []string{"errno"}),
+		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "memfs_mount_feed_lag_seconds",
+			Help:    "Time from another writer's commit to the mount applying it.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}),
+	}
+	m.reg.MustRegister(m.saves, m.refusals, m.lag, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *mountMetrics) Saved() { m.saves.Inc() }
+
+func (m *mountMetrics) Refused(errno syscall.Errno) {
+	name := unix.ErrnoName(errno)
+	if name == "" {
+		name = fmt.Sprint(int(errno))
+	}
+	m.refusals.WithLabelValues(name).Inc()
+}
+
+func (m *mountMetrics) FeedLag(d time.Duration) { m.lag.Observe(d.Seconds()) }
+
+// serve answers GET /metrics on addr until the returned stop is called.
+func (m *mountMetrics) serve(addr string) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			slog.Error("metrics server failed", "addr", addr, "err", err)
+		}
+	}()
+	slog.Info("serving mount metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	}, nil
+}
