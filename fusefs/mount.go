@@ -14,8 +14,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"syscall"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
