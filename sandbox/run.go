@@ -127,6 +127,9 @@ func (s *Spec) Validate() error {
 			}
 		}
 	}
+	if err := checkRWDisjoint(s); err != nil {
+		return err
+	}
 	for _, h := range s.Hide {
 		h = filepath.Clean(h)
 		if !filepath.IsAbs(h) || h == "/" {

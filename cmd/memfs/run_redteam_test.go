@@ -138,3 +138,52 @@ fails list-later sh -c 'ls -A "$LATER" | grep -q .'
 		})
 	}
 }
+
+// The check refusing a --rw directory that holds the database's compared
+// paths: a bind mount of the granted directory let the command rename the
+// database's parent and plant a forged one.
+func TestRunRedTeamDatabaseThroughBindMount(t *testing.T) {
+	for _, u := range runUsers {
+		t.Run(u.name, func(t *testing.T) {
+			e := newRunEnv(t)
+			host := hostDir(t)
+			rw, alias := filepath.Join(host, "rw"), filepath.Join(host, "rw2")
+			e.db = filepath.Join(rw, "a", "b", "memfs.db")
+			for _, d := range []string{filepath.Dir(e.db), alias} {
+				if err := os.MkdirAll(d, 0o777); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, d := range []string{rw, filepath.Join(rw, "a")} {
+				if err := os.Chmod(d, 0o777); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := syscall.Mount(rw, alias, "", syscall.MS_BIND, ""); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = syscall.Unmount(alias, syscall.MNT_DETACH) })
+			e.stores(t)
+			args := append([]string{"run", "--rw", alias, "--store", "Agent Notes", "--mount-root", e.root}, u.args...)
+			out, errs, code := e.memfs(t, append(args, "--", "mv", filepath.Join(alias, "a"), filepath.Join(alias, "a2"))...)
+			if _, err := os.Stat(e.db); err != nil {
+				t.Errorf("the command moved the database's directory away through the bind mount %s: %v", alias, err)
+			}
+			if code == 0 || !strings.Contains(errs, "--rw "+alias) {
+				t.Errorf("memfs run with --rw %s, a bind mount of the database's parent: exit %d, want a refusal naming it\nstdout:\n%s\nstderr:\n%s", alias, code, out, errs)
+			}
+			// A grant beside the database's directory still works.
+			beside := filepath.Join(host, "beside")
+			if err := os.Mkdir(beside, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(beside, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			args = append([]string{"run", "--rw", beside, "--store", "Agent Notes", "--mount-root", e.root}, u.args...)
+			if _, errs, code := e.memfs(t, append(args, "--", "touch", filepath.Join(beside, "x"))...); code != 0 {
+				t.Errorf("memfs run --rw %s beside the database: exit %d\n%s", beside, code, errs)
+			}
+		})
+	}
+}
