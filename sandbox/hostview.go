@@ -129,7 +129,7 @@ func mountPrivateTmp(spec *Spec) error {
 	}
 	slices.SortFunc(parents, func(a, b dirAttr) int { return strings.Compare(a.path, b.path) })
 	uid, gid := spec.HostIDs()
-	if err := overlayTmp(); err != nil {
+	if err := overlayTmp(spec.Limits.Tmp); err != nil {
 		return err
 	}
 	for _, p := range parents {
@@ -192,13 +192,16 @@ func mountPrivateTmp(spec *Spec) error {
 // command sees the host (read-only), and a tmpfs above that takes what the
 // command writes and vanishes with the run. Where overlayfs is refused it
 // leaves a plain tmpfs, logged.
-func overlayTmp() error {
+func overlayTmp(size int64) error {
+	if size <= 0 {
+		size = DefaultTmp
+	}
 	lower, err := unix.Open("/tmp", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return errorf(KindSetup, "open the host's /tmp: %v; the host needs a /tmp", err)
 	}
 	defer unix.Close(lower)
-	if err := unix.Mount("memfs-tmp", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=25%"); err != nil {
+	if err := unix.Mount("memfs-tmp", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=1777,size=%d", size)); err != nil {
 		return errorf(KindSetup, "mount the command's /tmp: %v", err)
 	}
 	upper, err := unix.Open("/tmp", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

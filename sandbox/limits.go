@@ -26,7 +26,14 @@ type Limits struct {
 	// Run fails when asked for one it cannot apply.
 	Memory int64   `json:"memory"`
 	CPUs   float64 `json:"cpus"`
+	// Tmp bounds, in bytes, what the command writes to its private /tmp
+	// (and its home there): a tmpfs, host memory outside any --memory
+	// limit. 0 means DefaultTmp.
+	Tmp int64 `json:"tmp"`
 }
+
+// DefaultTmp is the size of the command's /tmp unless the operator sets one.
+const DefaultTmp = 64 << 20
 
 // DefaultPids is memfs run's process limit unless the operator sets one.
 const DefaultPids = 1024

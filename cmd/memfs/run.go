@@ -56,6 +56,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "require-userns", Usage: "fail instead of running CMD without a user namespace where the kernel or container refuses one"},
 			&cli.IntFlag{Name: "pids", Value: sandbox.DefaultPids, Usage: "at most `N` processes and threads for CMD (0: no limit)"},
 			&cli.StringFlag{Name: "memory", Usage: "at most `SIZE` of memory for CMD, e.g. 2G or 512M (needs a cgroup memory controller)"},
+			&cli.StringFlag{Name: "tmp-size", Value: "64M", Usage: "at most `SIZE` written to CMD's private /tmp and home there (host memory, outside --memory)"},
 			&cli.Float64Flag{Name: "cpus", Usage: "at most `N` CPUs' time for CMD, e.g. 1.5 (needs a cgroup cpu controller)"},
 		},
 		Action: runSandboxed,
@@ -366,6 +367,11 @@ func runLimits(c *cli.Context) (sandbox.Limits, error) {
 		}
 		l.Memory = n
 	}
+	n, err := parseSize(c.String("tmp-size"))
+	if err != nil {
+		return l, usageFor(c, "--tmp-size %q: %v", c.String("tmp-size"), err)
+	}
+	l.Tmp = n
 	return l, nil
 }
 

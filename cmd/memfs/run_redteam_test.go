@@ -187,3 +187,26 @@ func TestRunRedTeamDatabaseThroughBindMount(t *testing.T) {
 		})
 	}
 }
+
+// The command's private /tmp was a tmpfs of a quarter of the host's memory
+// per run, outside any --memory limit: it is bounded by --tmp-size, 64 MiB
+// unless set.
+func TestRunRedTeamTmpBounded(t *testing.T) {
+	for _, u := range runUsers {
+		t.Run(u.name, func(t *testing.T) {
+			e := newRunEnv(t)
+			e.stores(t)
+			script := `
+fails fill-default dd if=/dev/zero of=/tmp/big bs=1M count=80
+rm -f /tmp/big
+fails fill-home dd if=/dev/zero of="$HOME/big" bs=1M count=80
+rm -f "$HOME/big"
+check small-fits dd if=/dev/zero of=/tmp/small bs=1M count=8
+`
+			got, out := e.attack(t, u.args, nil, script)
+			wantChecks(t, got, out, "fill-default", "fill-home", "small-fits")
+			got, out = e.attack(t, u.args, []string{"--tmp-size", "128M"}, `check fill-larger dd if=/dev/zero of=/tmp/big bs=1M count=80`)
+			wantChecks(t, got, out, "fill-larger")
+		})
+	}
+}
