@@ -113,6 +113,7 @@ func main() {
 	} else {
 		printText(os.Stdout, &cfg, results)
 	}
+	os.RemoveAll(work) // os.Exit skips the deferred removal
 	for _, r := range results {
 		if r.Errors > 0 || r.ProbeTimeouts > 0 {
 			os.Exit(1)
