@@ -127,6 +127,9 @@ func (n *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 			return ch, 0
 		}
 	}
+	if n.sm.pub.isHeld(childPath(dir, name)) {
+		return nil, syscall.ENOENT // renamed to a scratch name (pending.go)
+	}
 	e, err := n.sm.lookupEntry(ctx, dir, name)
 	if err == nil && !e.Dir && e.Memory == nil {
 		err = errors.New("the engine returned a file entry without its memory")
@@ -186,14 +189,12 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	for _, e := range entries {
 		if e.Dir {
 			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFDIR, Ino: n.sm.dirIno(e.Path)})
-		} else if e.Memory != nil {
+		} else if e.Memory != nil && !n.sm.pub.isHeld(e.Path) {
 			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFREG, Ino: fileIno(e.Memory)})
 		}
 	}
-	// Files created in this mount exist before their first save.
-	if !n.sm.hasPending() {
-		return fs.NewListDirStream(list), 0
-	}
+	// Files created in this mount exist before they are published, and
+	// scratch files only here.
 	stored := func(name string) bool {
 		_, found := slices.BinarySearchFunc(entries, name, func(e versions.Entry, name string) int { return strings.Compare(e.Name, name) })
 		return found
@@ -236,6 +237,7 @@ func (n *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if e != 0 {
 		return e
 	}
+	n.sm.pub.publishNow() // files only this mount has make it non-empty
 	if err := n.sm.srv.db.RemoveDir(detach(ctx), n.sm.id, p); err != nil {
 		return n.sm.failed("rmdir", p, err)
 	}
@@ -258,13 +260,19 @@ func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	if err := versions.ValidatePath(p); err != nil {
 		return nil, nil, 0, n.sm.srv.errnoOf("create", p, err)
 	}
-	if e := n.sm.reserveCreate(ctx, p); e != 0 {
-		return nil, nil, 0, e
+	scratch := n.sm.scratch.match(name)
+	if !scratch {
+		if e := n.sm.reserveCreate(ctx, p); e != 0 {
+			return nil, nil, 0, e
+		}
 	}
 	n.sm.meta.entriesChanged(path.Dir(p))
-	f, h := newPendingFile(ctx, n.sm, mode&0o777, flags)
+	f, h := newPendingFile(ctx, n.sm, mode&0o777, flags, scratch)
 	f.fillAttr(&out.Attr)
-	ch := n.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: n.sm.srv.nextPendingIno()})
+	// Persistent while only this mount has it: the kernel forgetting the
+	// inode must not lose the file (ForgetPersistent when it is published
+	// or removed).
+	ch := n.NewPersistentInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: n.sm.srv.nextPendingIno()})
 	return ch, h, 0, 0
 }
 
@@ -375,6 +383,9 @@ func (sm *storeMount) statfs(ctx context.Context, out *fuse.StatfsOut) {
 	if err != nil {
 		live = 0
 	}
+	sm.mu.Lock()
+	live += sm.pending // created here and not published yet
+	sm.mu.Unlock()
 	free := maxMemories - live
 	if free < 0 {
 		free = 0

@@ -21,10 +21,16 @@ type fileNode struct {
 	fs.Inode
 	sm *storeMount
 
-	mu       sync.Mutex
-	memID    string // "" while pending or after the node was replaced
-	head     string // the memory's head version, as last learnt
-	pending  bool   // created in the mount, not saved yet
+	mu      sync.Mutex
+	memID   string // "" while pending or after the node was replaced
+	head    string // the memory's head version, as last learnt
+	pending bool   // created in the mount, not saved yet
+	// unpublished: saved as the pending file pendID, not a memory yet
+	// (pending.go); its buffer is kept until it is published.
+	unpublished bool
+	pendID      int64
+	// scratch: never stored, its buffer is its only copy (scratch.go).
+	scratch  bool
 	unlinked bool   // Nlink 0: deleted, or replaced by a rename onto its path
 	mode     uint32 // permission bits; kept in memory only (meta.go)
 	size     int64  // content size when no buffer is loaded
@@ -82,9 +88,9 @@ func (n *fileNode) modifiedLocked() {
 
 // newPendingFile is a file made by create(2): it is saved as a new memory
 // by the first flush of its creating handle.
-func newPendingFile(ctx context.Context, sm *storeMount, mode, flags uint32) (*fileNode, *handle) {
+func newPendingFile(ctx context.Context, sm *storeMount, mode, flags uint32, scratch bool) (*fileNode, *handle) {
 	now := time.Now()
-	f := &fileNode{sm: sm, pending: true, mode: mode, atime: now, mtime: now, ctime: now, buf: &buffer{}, opens: 1}
+	f := &fileNode{sm: sm, pending: !scratch, scratch: scratch, mode: mode, atime: now, mtime: now, ctime: now, buf: &buffer{}, opens: 1}
 	h := &handle{wrote: true, append: flags&syscall.O_APPEND != 0}
 	h.noteUser(ctx)
 	return f, h
@@ -105,13 +111,15 @@ func (n *fileNode) memoryID() string {
 	return n.memID
 }
 
-// pendingLive reports a file created in the mount that is still to be saved
-// and still has its name.
+// pendingLive reports a file that only this mount shows and that still has
+// its name: created and not saved yet, saved but not published, or scratch.
 func (n *fileNode) pendingLive() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.pending && !n.unlinked
+	return n.localLocked() && !n.unlinked
 }
+
+func (n *fileNode) localLocked() bool { return n.pending || n.unpublished || n.scratch }
 
 func (n *fileNode) path() (string, bool) { return n.sm.pathOf(&n.Inode) }
 
@@ -124,10 +132,12 @@ func (n *fileNode) markUnlinked() {
 }
 
 func (n *fileNode) unlinkedLocked() {
-	if n.pending {
-		n.pending = false
+	if n.pending || n.unpublished {
+		n.pending, n.unpublished = false, false
 		n.sm.adjust(0, -1)
 	}
+	n.dropPendingLocked()
+	n.ForgetPersistent()
 	n.unlinked = true
 	n.memID = ""
 }
@@ -189,7 +199,7 @@ func (n *fileNode) loadLocked(ctx context.Context, reload bool) syscall.Errno {
 	if n.buf != nil && !(reload && n.buf.stale) {
 		return 0
 	}
-	if n.pending || n.memID == "" {
+	if n.localLocked() || n.memID == "" {
 		if n.buf == nil {
 			n.buf = &buffer{}
 		}
@@ -350,7 +360,7 @@ func (n *fileNode) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno {
 func (n *fileNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.buf == nil || !(n.buf.dirty || n.pending) {
+	if n.buf == nil || !(n.buf.dirty || n.pending) || n.scratch {
 		return 0
 	}
 	return n.saveLocked(ctx, "fsync")
@@ -377,7 +387,9 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 			n.kernelSize = -1
 			discarded = true
 		}
-		n.buf = nil
+		if !(n.unpublished || n.scratch) || n.unlinked {
+			n.buf = nil
+		}
 		if n.pending && !n.unlinked {
 			ghost = true
 			n.unlinkedLocked()

@@ -21,6 +21,18 @@ type env struct {
 	db  *versions.DB
 	dir string
 	log *logBuffer
+	// servers are the mounts made, which settle() lets publish.
+	servers []*Server
+}
+
+// settle publishes what the mounts hold pending, as the end of the grace
+// period would, so that the store can be checked at once.
+func (e *env) settle() {
+	for _, s := range e.servers {
+		for _, sm := range s.stores {
+			sm.pub.flush()
+		}
+	}
 }
 
 type logBuffer struct {
@@ -108,10 +120,12 @@ func (e *env) mountOn(t *testing.T, root string, db *versions.DB, sess *versions
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	e.settle()
 	srv, err := Mount(root, db, sess, o)
 	if err != nil {
 		t.Fatalf("mount: %v", err)
 	}
+	e.servers = append(e.servers, srv)
 	t.Cleanup(func() {
 		if err := srv.Unmount(); err != nil {
 			t.Errorf("unmount: %v", err)
@@ -153,6 +167,7 @@ func checkAlive(t *testing.T, dir string) {
 // versionsOf lists a memory's versions, newest first.
 func (e *env) versionsOf(t *testing.T, storeID, memoryID string) []versions.Version {
 	t.Helper()
+	e.settle()
 	page, err := e.db.ListVersions(context.Background(), storeID, versions.VersionListOptions{MemoryID: memoryID, View: versions.ViewFull, Limit: versions.MaxFullViewPage})
 	if err != nil {
 		t.Fatalf("list versions: %v", err)
@@ -163,6 +178,7 @@ func (e *env) versionsOf(t *testing.T, storeID, memoryID string) []versions.Vers
 // allVersions lists a store's versions, newest first.
 func (e *env) allVersions(t *testing.T, storeID string) []versions.Version {
 	t.Helper()
+	e.settle()
 	page, err := e.db.ListVersions(context.Background(), storeID, versions.VersionListOptions{Limit: versions.MaxPageSize})
 	if err != nil {
 		t.Fatalf("list versions: %v", err)
@@ -172,6 +188,7 @@ func (e *env) allVersions(t *testing.T, storeID string) []versions.Version {
 
 func (e *env) memory(t *testing.T, storeID, path string) *versions.Memory {
 	t.Helper()
+	e.settle()
 	m, err := e.db.GetMemory(context.Background(), storeID, path)
 	if err != nil {
 		t.Fatalf("get memory %s: %v", path, err)

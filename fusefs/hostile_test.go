@@ -99,6 +99,7 @@ func roundTrip(name string) func(t *testing.T, h *hostileMount) {
 		if !found {
 			t.Fatalf("%q is not listed in its directory", name)
 		}
+		h.e.settle()
 		if _, err := h.e.db.GetMemory(context.Background(), h.rwID, "/"+name); err != nil {
 			t.Fatalf("the store has no memory at %q: %v", "/"+name, err)
 		}

@@ -51,6 +51,7 @@ func TestIndexFollowsOwnChanges(t *testing.T) {
 		}
 		// What is gone must not be found by name (checked before
 		// listing, which may reload the index).
+		e.settle()
 		for p := range seen {
 			_, serr := e.db.Stat(context.Background(), st.ID, p)
 			_, err := os.Lstat(at(p))

@@ -44,6 +44,14 @@ type Options struct {
 	// Observer, when set, is told of saves, refusals and how far behind
 	// the change feed the mount applies others' changes (for metrics).
 	Observer Observer
+	// Grace is how long a file created in the mount stays pending (saved,
+	// but not yet a memory) before it is published, and how long a file
+	// renamed to a scratch name is held before its deletion is committed
+	// (pending.go); default DefaultGrace.
+	Grace time.Duration
+	// ScratchPatterns name files that are never stored (path.Match on the
+	// name); nil means DefaultScratchPatterns, an empty list none.
+	ScratchPatterns []string
 }
 
 // Observer counts what a mount does; its methods must not block.
@@ -111,6 +119,12 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	if o.PollInterval <= 0 {
 		o.PollInterval = 25 * time.Millisecond
 	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.ScratchPatterns == nil {
+		o.ScratchPatterns = DefaultScratchPatterns
+	}
 	if o.UID == 0 && o.GID == 0 {
 		o.UID, o.GID = uint32(os.Getuid()), uint32(os.Getgid())
 	}
@@ -140,7 +154,9 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 		if err != nil {
 			return nil, fmt.Errorf("store %s of session %s: %w", a.StoreID, sess.ID, err)
 		}
-		s.stores = append(s.stores, newStoreMount(s, a, st, seq))
+		sm := newStoreMount(s, a, st, seq)
+		sm.recoverPending(ctx, s.owner())
+		s.stores = append(s.stores, sm)
 	}
 	direct := os.Geteuid() == 0
 	if !direct {
@@ -199,6 +215,10 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	return s, nil
 }
 
+// owner names this mount's pending files: the same session mounted on the
+// same path again publishes what a crash left.
+func (s *Server) owner() string { return s.sess.ID + " " + s.mnt }
+
 // Mountpoint is the absolute path the session is mounted on.
 func (s *Server) Mountpoint() string { return s.mnt }
 
@@ -211,6 +231,9 @@ func (s *Server) Unmount() error {
 	s.once.Do(func() {
 		s.stop()
 		s.watches.Wait()
+		for _, sm := range s.stores {
+			sm.pub.flush()
+		}
 		if err := s.unmountFuse(); err != nil {
 			if !isFuseMount(s.mnt) {
 				s.log.Info("already unmounted from outside")

@@ -54,6 +54,12 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 		df, _ = dst.Operations().(*fileNode)
 	}
 	if sf != nil {
+		if done, e := sm.renameLocal(ctx, sf, df, from, to, newName); done {
+			if e == 0 {
+				sm.meta.entriesChanged(path.Dir(from), path.Dir(to))
+			}
+			return e
+		}
 		if e := sf.saveBeforeRename(ctx); e != 0 {
 			return e
 		}
@@ -70,6 +76,9 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	var movedDirs []string
 	var movedFiles []movedFile
 	if src != nil && sf == nil {
+		// What only this mount has below the directories moves with
+		// them once it is in the store.
+		sm.pub.publishNow()
 		collectMoved(src, from, to, &movedDirs, &movedFiles)
 	}
 	moved, err := s.db.Rename(detach(ctx), sm.id, from, to, flags&renameNoReplace != 0, s.actor)
@@ -142,4 +151,68 @@ func collectMoved(in *fs.Inode, from, to string, dirs *[]string, files *[]movedF
 			}
 		}
 	}
+}
+
+// renameLocal does the renames the store must not see as renames (pending.go):
+// a file only this mount shows (new, pending or scratch) moved to a scratch
+// name stays local; moved to any other name it is published there, as a
+// version of the memory at the destination or as a new memory; a stored file
+// moved to a scratch name is held. done is false for every other rename.
+func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, to, newName string) (done bool, errno syscall.Errno) {
+	toScratch := sm.scratch.match(newName)
+	dfLocal := df != nil && df.pendingLive()
+	dfStored := df != nil && df.memoryID() != ""
+	sf.mu.Lock()
+	defer sf.mu.Unlock()
+	local := sf.localLocked() && !sf.unlinked
+	switch {
+	case local && toScratch:
+		if sf.pending || sf.unpublished {
+			sf.pending, sf.unpublished = false, false
+			sm.adjust(0, -1)
+			sf.dropPendingLocked()
+		}
+		sf.scratch = true
+		if sf.buf == nil {
+			sf.buf = &buffer{}
+		}
+	case local:
+		if sf.scratch {
+			// A scratch file given a real name is a new file there.
+			sf.scratch, sf.pending = false, true
+			sm.adjust(0, 1)
+		}
+		if sf.buf != nil && (sf.buf.dirty || sf.pending) {
+			if e := sf.saveLocked(ctx, "rename"); e != 0 {
+				return true, e
+			}
+		}
+		if dfLocal {
+			df.markUnlinked()
+		}
+		m, e := sf.publishLocked(ctx, to)
+		if e != 0 {
+			return true, e
+		}
+		if dfStored && df.memoryID() == m.ID {
+			sm.bumpMemGen(m.ID)
+			df.markUnlinked()
+		}
+	case sf.memID != "" && toScratch && !dfStored:
+		// An editor's backup of the original (vim, emacs): the store
+		// keeps the memory until the grace ends; a new file saved at its
+		// path meanwhile is its next version.
+		if e := sf.loadLocked(ctx, false); e != 0 {
+			return true, e
+		}
+		sm.pub.hold(from, sf.memID, sf.head)
+		sf.memID, sf.head, sf.scratch = "", "", true
+		sf.buf.dirty = false
+		if dfLocal {
+			df.markUnlinked()
+		}
+	default:
+		return false, 0
+	}
+	return true, 0
 }

@@ -16,7 +16,11 @@ import (
 // ESTALE in strict mode. On failure the content stays in the buffer:
 // close() reports the error, and an fsync() on a handle still open retries.
 func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
-	if n.unlinked || (n.memID == "" && !n.pending) {
+	if n.scratch {
+		n.buf.dirty = false // never stored (scratch.go)
+		return 0
+	}
+	if n.unlinked || (n.memID == "" && !n.pending && !n.unpublished) {
 		// Writes to a deleted or replaced file vanish, as on any
 		// POSIX file system.
 		n.buf.dirty = false
@@ -38,10 +42,34 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 	content := string(n.buf.data)
 	var m *versions.Memory
 	var err error
-	created := n.pending
+	created := n.pending || n.unpublished
+	held, wasHeld := (*heldMemory)(nil), false
 	if created {
-		m, err = s.db.CreateMemory(detach(ctx), sm.id, path, content, s.actor)
-	} else {
+		held, wasHeld = sm.pub.take(path)
+	}
+	switch {
+	case wasHeld:
+		// An editor renamed the file away and saves a new one in its
+		// place: a version of the same memory.
+		m, err = s.db.UpdateMemory(detach(ctx), sm.id, held.id, versions.MemoryUpdate{
+			Content: &content, BaseVersionID: held.head, Strict: s.opts.Strict}, s.actor)
+		if err != nil {
+			sm.pub.hold(path, held.id, held.head)
+		} else {
+			n.dropPendingLocked()
+		}
+	case created:
+		// Durable now, published after the grace period or at a rename
+		// (pending.go).
+		id, err := s.db.SavePending(detach(ctx), sm.id, s.owner(), path, content, s.actor, n.pendID)
+		if err != nil {
+			return sm.failed(op, path, err)
+		}
+		n.pendID, n.pending, n.unpublished = id, false, true
+		n.buf.dirty = false
+		sm.pub.schedule(n)
+		return 0
+	default:
 		m, err = s.db.UpdateMemory(detach(ctx), sm.id, n.memID, versions.MemoryUpdate{
 			Content:       &content,
 			BaseVersionID: n.buf.base,
@@ -55,8 +83,9 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 		return sm.failed(op, path, err)
 	}
 	if created {
-		n.pending = false
-		sm.adjust(1, -1)
+		n.pending, n.unpublished = false, false
+		sm.adjust(0, -1)
+		n.ForgetPersistent()
 	}
 	if created || m.VersionID != n.buf.base {
 		sm.noteOwn(path)

@@ -38,6 +38,9 @@ type storeMount struct {
 	gen map[string]uint64
 	// meta is the mode and times set on files and directories (meta.go).
 	meta *metaTable
+	// pub publishes pending files and holds renamed-away ones (pending.go).
+	pub     *publisher
+	scratch scratchNames
 }
 
 type ownMark struct {
@@ -52,6 +55,8 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 		sm.slug = strings.TrimPrefix(a.MountPath, "/mnt/memory/")
 	}
 	sm.top = &dirNode{sm: sm}
+	sm.pub = newPublisher(sm, s.opts.Grace)
+	sm.scratch = scratchNames(s.opts.ScratchPatterns)
 	sm.idx = newIndex()
 	return sm
 }

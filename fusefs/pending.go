@@ -1,0 +1,299 @@
+package fusefs
+
+import (
+	"context"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// Temporary files: atomic savers (sed -i, perl -pi, Python's tempfile then
+// os.replace, the SDK memory tools, git's index.lock) write a new file,
+// close it and rename it over the target; editors rename the target to a
+// backup name and write a new file in its place. Each of these must be one
+// version of the target, and nothing of the temporary file may reach the
+// store's history. So:
+//
+//   - A file created in the mount is saved durably at close() but as a
+//     pending file (versions.SavePending), not a memory: only this mount
+//     shows it. When it outlives the grace period it is published (one
+//     "created" version); renamed onto a target it is published there (one
+//     "modified" version of the target, its id kept), in the same
+//     transaction that drops the pending row; removed first, it leaves
+//     nothing. A mount started again after a crash publishes what it left.
+//   - A stored file renamed to a scratch name (editor backups) is held:
+//     this mount stops showing it at its path, and the store keeps it
+//     unchanged for the grace period. A file saved at that path meanwhile is
+//     a "modified" version of it; otherwise its deletion is committed then.
+//   - Files with scratch names (scratch.go) are never stored.
+//
+// The grace is what it costs: other mounts and the CLI see a new file that
+// long after its first close() (plus their poll), not at once.
+
+// DefaultGrace is how long a new file stays pending, and a renamed-away file
+// held, before the store records it.
+const DefaultGrace = 500 * time.Millisecond
+
+// publisher times the pending files and held memories of one store mount.
+// Its lock is a leaf: it is never held while taking a node's lock or while
+// calling the engine.
+type publisher struct {
+	sm    *storeMount
+	grace time.Duration
+	mu    sync.Mutex
+	files map[*fileNode]*time.Timer
+	held  map[string]*heldMemory
+	// timers counts the timers set and not yet stopped or run through, so
+	// that Unmount can wait for the ones already running.
+	timers sync.WaitGroup
+}
+
+// heldMemory is a stored file renamed to a scratch name: the store still
+// has it at its path.
+type heldMemory struct {
+	id, head string
+	timer    *time.Timer
+}
+
+func newPublisher(sm *storeMount, grace time.Duration) *publisher {
+	return &publisher{sm: sm, grace: grace, files: map[*fileNode]*time.Timer{}, held: map[string]*heldMemory{}}
+}
+
+// schedule publishes n when the grace period ends, unless it is already
+// scheduled.
+func (p *publisher) schedule(n *fileNode) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.files[n]; ok {
+		return
+	}
+	p.timers.Add(1)
+	p.files[n] = time.AfterFunc(p.grace, func() {
+		defer p.timers.Done()
+		p.mu.Lock()
+		delete(p.files, n)
+		p.mu.Unlock()
+		n.publish(context.Background())
+	})
+}
+
+// unschedule stops n's timer: it was published or dropped by other means.
+func (p *publisher) unschedule(n *fileNode) {
+	p.mu.Lock()
+	t, ok := p.files[n]
+	if ok && t.Stop() {
+		delete(p.files, n)
+		p.timers.Done()
+	}
+	p.mu.Unlock()
+}
+
+// hold hides the memory at path in this mount and deletes it from the
+// store when the grace period ends, unless a save at path takes it first.
+func (p *publisher) hold(at, id, head string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if old, ok := p.held[at]; ok && old.timer.Stop() {
+		p.timers.Done()
+	}
+	h := &heldMemory{id: id, head: head}
+	p.timers.Add(1)
+	h.timer = time.AfterFunc(p.grace, func() {
+		defer p.timers.Done()
+		p.mu.Lock()
+		if p.held[at] != h {
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		p.sm.deleteHeld(context.Background(), at, h)
+		p.mu.Lock()
+		if p.held[at] == h {
+			delete(p.held, at)
+		}
+		p.mu.Unlock()
+	})
+	p.held[at] = h
+}
+
+// take returns the memory held at path and ends the hold, so that a save
+// at path becomes a version of it.
+func (p *publisher) take(at string) (*heldMemory, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h, ok := p.held[at]
+	if !ok || !h.timer.Stop() {
+		return nil, false
+	}
+	p.timers.Done()
+	delete(p.held, at)
+	return h, true
+}
+
+func (p *publisher) isHeld(at string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.held[at]
+	return ok
+}
+
+// publishNow publishes every pending file now, before a directory is
+// removed or moved: the store must know what is in it.
+func (p *publisher) publishNow() {
+	p.mu.Lock()
+	var files []*fileNode
+	for n, t := range p.files {
+		if t.Stop() {
+			files = append(files, n)
+			delete(p.files, n)
+			p.timers.Done()
+		}
+	}
+	p.mu.Unlock()
+	for _, n := range files {
+		n.publish(context.Background())
+	}
+}
+
+// flush publishes every pending file and commits every held deletion now,
+// and waits for the timers already running: the mount is going away.
+func (p *publisher) flush() {
+	p.mu.Lock()
+	var files []*fileNode
+	for n, t := range p.files {
+		if t.Stop() {
+			files = append(files, n)
+			delete(p.files, n)
+			p.timers.Done()
+		}
+	}
+	held := map[string]*heldMemory{}
+	for at, h := range p.held {
+		if h.timer.Stop() {
+			held[at] = h
+			delete(p.held, at)
+			p.timers.Done()
+		}
+	}
+	p.mu.Unlock()
+	ctx := context.Background()
+	for _, n := range files {
+		n.publish(ctx)
+	}
+	for at, h := range held {
+		p.sm.deleteHeld(ctx, at, h)
+	}
+	p.timers.Wait()
+}
+
+// deleteHeld commits the deletion of a memory renamed to a scratch name.
+func (sm *storeMount) deleteHeld(ctx context.Context, at string, h *heldMemory) {
+	s := sm.srv
+	err := s.db.DeleteMemory(ctx, sm.id, h.id, versions.MemoryDelete{KeepParentDir: true}, s.actor)
+	if err != nil && versions.ErrorCode(err) != versions.CodeNotFound {
+		s.log.Error("a file renamed to a scratch name could not be deleted from the store; it stays there", "path", at, "err", err)
+		return
+	}
+	s.contents.forget(h.id)
+	sm.meta.forgetFile(h.id)
+	if err == nil {
+		sm.noteOwn(at)
+		sm.adjust(-1, 0)
+	}
+	sm.idx.removed(at)
+}
+
+// publish makes a pending file a memory at its path once its grace ended.
+func (n *fileNode) publish(ctx context.Context) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.unpublished || n.unlinked {
+		return
+	}
+	p, ok := n.path()
+	if !ok {
+		return
+	}
+	n.publishLocked(ctx, p)
+}
+
+// publishLocked publishes the pending file at path: a new memory, or a
+// version of the memory already there.
+func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memory, syscall.Errno) {
+	sm, s := n.sm, n.sm.srv
+	// Over a held memory, the publication is a version of it.
+	sm.pub.take(at)
+	m, err := s.db.PublishPending(detach(ctx), sm.id, n.pendID, at)
+	if err != nil {
+		s.log.Error("a file saved in this mount could not be published; it stays pending and is published when the mount starts again", "path", at, "err", err)
+		return nil, sm.failed("publish", at, err)
+	}
+	sm.pub.unschedule(n)
+	n.unpublished, n.pendID = false, 0
+	sm.published()
+	n.memID, n.head = m.ID, m.VersionID
+	n.size = int64(m.ContentSize)
+	if n.buf != nil {
+		if !n.buf.dirty {
+			s.contents.put(m.ID, m.VersionID, string(n.buf.data))
+		}
+		n.buf.base = m.VersionID
+		if n.opens == 0 {
+			n.buf = nil
+		}
+	}
+	sm.noteOwn(at)
+	sm.idx.saved(at, m)
+	n.keepMetaLocked()
+	n.ForgetPersistent() // a memory now: the kernel may forget it
+	return m, 0
+}
+
+// dropPendingLocked forgets the pending row of a file that lost its name
+// before it was published.
+func (n *fileNode) dropPendingLocked() {
+	if n.pendID == 0 {
+		return
+	}
+	sm := n.sm
+	sm.pub.unschedule(n)
+	if err := sm.srv.db.DropPending(context.Background(), sm.id, n.pendID); err != nil {
+		sm.srv.log.Error("dropping a removed temporary file failed; it is published when the mount starts again", "err", err)
+	}
+	n.pendID = 0
+}
+
+// recoverPending publishes what this mount left pending when its daemon
+// died, and what any mount left pending long ago: each was acknowledged by
+// a close() or fsync().
+func (sm *storeMount) recoverPending(ctx context.Context, owner string) {
+	s := sm.srv
+	left, err := s.db.ListPending(ctx, sm.id, owner, time.Now().Add(-abandonedAfter))
+	if err != nil {
+		s.log.Error("reading the files left pending by an earlier mount failed", "err", err)
+		return
+	}
+	for _, p := range left {
+		m, err := s.db.PublishPending(ctx, sm.id, p.ID, p.Path)
+		if err != nil {
+			s.log.Error("publishing a file left pending by an earlier mount failed", "path", p.Path, "err", err)
+			continue
+		}
+		s.log.Warn("published a file saved before the daemon stopped", "path", p.Path, "memory", m.ID, "saved_at", p.SavedAt)
+	}
+}
+
+// abandonedAfter is when a pending file whose mount never came back is
+// published by any mount of its store.
+const abandonedAfter = time.Minute
+
+// published records that a pending file became a memory (or a version of
+// one): the store's count is read again before it is relied on.
+func (sm *storeMount) published() {
+	sm.mu.Lock()
+	sm.pending--
+	sm.liveOK = false
+	sm.mu.Unlock()
+}
