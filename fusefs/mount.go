@@ -215,9 +215,10 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	return s, nil
 }
 
-// owner names this mount's pending files: the same session mounted on the
-// same path again publishes what a crash left.
-func (s *Server) owner() string { return s.sess.ID + " " + s.mnt }
+// owner names this mount's pending files: the next mount on the same path
+// (F12's recovery; memfs mount makes a new session each time) publishes
+// what a crash left, attributed to the session that saved it.
+func (s *Server) owner() string { return s.mnt }
 
 // Mountpoint is the absolute path the session is mounted on.
 func (s *Server) Mountpoint() string { return s.mnt }

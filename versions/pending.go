@@ -141,3 +141,13 @@ func (db *DB) ListPending(ctx context.Context, storeID, owner string, savedBefor
 	})
 	return out, err
 }
+
+// HasPending reports whether any store has a pending file: tests and tools
+// wait for it to become false before reading what mounts saved.
+func (db *DB) HasPending(ctx context.Context) (bool, error) {
+	var n int
+	err := db.one(ctx, "look for pending files", func(r *run) error {
+		return r.scan("SELECT count(*) FROM (SELECT 1 FROM pending LIMIT 1) p", nil, &n)
+	})
+	return n > 0, err
+}

@@ -208,7 +208,12 @@ func TestConcurrentMountsAndCLI(t *testing.T) {
 				} else if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
 					st.fail("%s save %s: %v", who, f, err)
 				} else {
-					st.ok(who, content)
+					// Removed at once, within the mount's grace period,
+					// the file is a temporary one and leaves no version:
+					// only counted.
+					st.mu.Lock()
+					st.counts[who]++
+					st.mu.Unlock()
 					if err := os.Remove(f); err != nil {
 						st.fail("%s remove %s: %v", who, f, err)
 					} else if err := os.Remove(dir); err != nil {

@@ -52,9 +52,30 @@ func (e *e2eEnv) environ() []string {
 	return append(os.Environ(), "MEMFS_DB="+e.dbPath)
 }
 
+// settle waits until the mounts have published the files they hold
+// pending (new files become memories a grace period after their close()),
+// so that the CLI sees what was written through a mount.
+func (e *e2eEnv) settle(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(e.dbPath); err != nil {
+		return
+	}
+	db, err := versions.Open(e.dbPath, versions.Options{})
+	if err != nil {
+		t.Fatalf("open %s: %v", e.dbPath, err)
+	}
+	defer db.Close()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if pending, err := db.HasPending(context.Background()); err != nil || !pending {
+			return
+		}
+	}
+}
+
 // run runs the memfs CLI and returns its stdout, stderr and exit code.
 func (e *e2eEnv) run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
+	e.settle(t)
 	ctx, cancel := context.WithTimeout(context.Background(), e2eCmdTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, memfsBin, args...)

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/memfs/memfs/fusefs"
 )
 
 // signalledWriter saves files while an interval timer interrupts it about
@@ -52,6 +55,8 @@ func TestE2ESavesUnderSignals(t *testing.T) {
 	if err != nil {
 		t.Fatalf("python writer under signals: %v\n%s", err, out)
 	}
+	// New files are published after the mount's grace period.
+	time.Sleep(2 * fusefs.DefaultGrace)
 	live := env.memoryList(t, storeID)
 	vs := env.versionList(t, storeID)
 	if len(live) != files || len(vs) != files {
