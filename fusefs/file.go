@@ -354,7 +354,16 @@ func (n *fileNode) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	if h == nil || !h.wrote || n.buf == nil || !n.buf.dirty || !h.flushSaves(ctx) {
 		return 0
 	}
-	return n.saveLocked(ctx, "close")
+	e := n.saveLocked(ctx, "close")
+	if e == syscall.EFBIG && n.buf.overLimit && !n.pending && !n.unpublished {
+		// The oversized content is refused for good: the next open
+		// (maybe before this handle's release arrives) reads the head
+		// again, and the kernel forgets the pages it was given.
+		n.buf.dirty, n.buf.overLimit, n.buf.stale = false, false, true
+		n.kernelSize = -1
+		go n.NotifyContent(0, 0)
+	}
+	return e
 }
 
 func (n *fileNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {

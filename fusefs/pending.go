@@ -251,6 +251,12 @@ func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memo
 	return m, 0
 }
 
+func (n *fileNode) isUnpublished() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.unpublished && !n.unlinked
+}
+
 // dropPendingLocked forgets the pending row of a file that lost its name
 // before it was published.
 func (n *fileNode) dropPendingLocked() {

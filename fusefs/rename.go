@@ -188,7 +188,14 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 			}
 		}
 		if dfLocal {
-			df.markUnlinked()
+			if df.isUnpublished() {
+				// A saved file of this mount is the target: its save
+				// is a version, the renamed content the next one.
+				df.publish(ctx)
+				dfStored = df.memoryID() != ""
+			} else {
+				df.markUnlinked()
+			}
 		}
 		m, e := sf.publishLocked(ctx, to)
 		if e != 0 {

@@ -118,7 +118,7 @@ os.replace(tmp, "notes.md")`)
 		needTool(t, "python3")
 		needTool(t, cmd[0])
 		script, _ := filepath.Abs("testdata/typekeys.py")
-		run(t, dir, "python3", append([]string{script, "0.7", strconv.Quote(keys)}, cmd...)...)
+		run(t, dir, "python3", append([]string{script, "1.2", strconv.Quote(keys)}, cmd...)...)
 	}
 	t.Run("Vim", func(t *testing.T) {
 		te := newToolEnv(t)

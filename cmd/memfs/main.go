@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs/fusefs"
 	"github.com/memfs/memfs/httpapi"
 	"github.com/memfs/memfs/versions"
 )
@@ -291,7 +292,17 @@ func openDB(c *cli.Context) (*versions.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return versions.Open(path, versions.Options{})
+	db, err := versions.Open(path, versions.Options{})
+	if err != nil {
+		return nil, err
+	}
+	// A file just saved through a mount is published a grace period after
+	// its close(): wait for it, so that a command run right after sees it.
+	if err := db.AwaitPending(context.Background(), 2*fusefs.DefaultGrace); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }
 
 // dbPath is the database --db, MEMFS_DB or the default names. A command that

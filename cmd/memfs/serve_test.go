@@ -356,6 +356,7 @@ func TestServeAndMountAgree(t *testing.T) {
 	}
 
 	sh(t, dir, "printf 'written by the agent\\n' > agent.md")
+	e.settle(t) // a new file is published a grace period after its close()
 	vs, err := ms.MemoryVersions.List(bg, st.ID, anthropic.BetaMemoryStoreMemoryVersionListParams{SessionID: param.NewOpt(sess.ID)})
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ for c in chunks:
     if not drain(delay):
         break
     os.write(fd, c.encode())
-deadline = time.time() + 20
+deadline = time.time() + 40
 while time.time() < deadline:
     done, status = os.waitpid(pid, os.WNOHANG)
     if done:
