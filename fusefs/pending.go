@@ -245,6 +245,7 @@ func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memo
 		}
 	}
 	sm.noteOwn(at)
+	s.opts.Observer.Saved()
 	sm.idx.saved(at, m)
 	n.keepMetaLocked()
 	n.ForgetPersistent() // a memory now: the kernel may forget it
