@@ -16,8 +16,9 @@ import (
 // Host to Host+Size-1, in a user namespace of its own: root inside is an
 // unprivileged host uid that owns no host file.
 type IDMap struct {
-	Host uint32 `json:"host"`
-	Size uint32 `json:"size"`
+	Host uint32   `json:"host"`
+	Size uint32   `json:"size"`
+	lock *os.File // AllocateIDs's lock on the range, if it took one
 }
 
 // IDRangeSize is how many ids a session maps: every uid a --user may name.
@@ -35,7 +36,8 @@ const (
 const IDLockDir = "/run/memfs/ids"
 
 // AllocateIDs takes a host id range for one run and returns it with
-// release, to be called once the run is over. With base -1 it takes the
+// release, to be called once the run is over (Run's namespace stage holds
+// the lock as well, as long as it lives). With base -1 it takes the
 // first free slot; otherwise the range starting at base, which must not be
 // in use by another run. A run holds its range's lock file locked while it
 // lasts; the kernel drops the lock when the run dies.
@@ -65,7 +67,7 @@ func AllocateIDs(base int64) (*IDMap, func(), error) {
 		if err != nil {
 			return nil, nil, errorf(KindSetup, "lock the host id range at %d: %v", base, err)
 		}
-		return &IDMap{Host: uint32(base), Size: IDRangeSize}, func() { f.Close() }, nil
+		return &IDMap{Host: uint32(base), Size: IDRangeSize, lock: f}, func() { f.Close() }, nil
 	}
 	for slot := range uint32(idSlots) {
 		b := firstIDBase + slot*IDRangeSize
@@ -76,7 +78,7 @@ func AllocateIDs(base int64) (*IDMap, func(), error) {
 		if err != nil {
 			return nil, nil, errorf(KindSetup, "lock a host id range in %s: %v", IDLockDir, err)
 		}
-		return &IDMap{Host: b, Size: IDRangeSize}, func() { f.Close() }, nil
+		return &IDMap{Host: b, Size: IDRangeSize, lock: f}, func() { f.Close() }, nil
 	}
 	return nil, nil, errorf(KindBusy, "all %d host id ranges are in use by memfs runs: wait for one to end", idSlots)
 }

@@ -57,7 +57,14 @@ func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	spec.Terminal = stdin == os.Stdin && controllingTerminal()
 	spec.Foreground = spec.Terminal && inForeground()
 	saved, termErr := unix.IoctlGetTermios(0, unix.TCGETS)
-	st, err := startStage(stageNamespace, spec, attr, nil, stdin, stdout, stderr, nil)
+	// The namespace stage holds the id range's lock too: it outlives a
+	// supervisor killed with SIGKILL until the command's processes are
+	// gone, and no other run may take the range before.
+	var extra []*os.File
+	if spec.IDs != nil && spec.IDs.lock != nil {
+		extra = append(extra, spec.IDs.lock)
+	}
+	st, err := startStage(stageNamespace, spec, attr, nil, stdin, stdout, stderr, nil, extra...)
 	if err != nil {
 		if errors.Is(err, syscall.EPERM) {
 			return 0, errorf(KindPrivilege, "cannot create a private mount namespace (%v): run as root or with CAP_SYS_ADMIN; in a container, also allow unshare (--security-opt seccomp=unconfined --security-opt apparmor=unconfined)", err)
@@ -192,8 +199,8 @@ type stage struct {
 // startStage re-executes this binary as stage name with spec on fd 3 and a
 // report pipe on fd 4. env nil means this process's environment. started,
 // if set, is called with the stage's pid before it gets its spec, so
-// before it does anything.
-func startStage(name string, spec *Spec, attr *syscall.SysProcAttr, env []string, stdin io.Reader, stdout, stderr io.Writer, started func(pid int) error) (*stage, error) {
+// before it does anything. extra are passed on from fd 5.
+func startStage(name string, spec *Spec, attr *syscall.SysProcAttr, env []string, stdin io.Reader, stdout, stderr io.Writer, started func(pid int) error, extra ...*os.File) (*stage, error) {
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -208,7 +215,7 @@ func startStage(name string, spec *Spec, attr *syscall.SysProcAttr, env []string
 	cmd.Args[0] = os.Args[0]
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	cmd.ExtraFiles = []*os.File{specR, repW}
+	cmd.ExtraFiles = append([]*os.File{specR, repW}, extra...)
 	cmd.SysProcAttr = attr
 	// A command's orphans may hold copied stdio pipes open for ever.
 	cmd.WaitDelay = 2 * time.Second

@@ -187,6 +187,7 @@ func RunStage(args []string) (code int, ok bool) {
 	// No process a stage starts inherits its report pipe, and Cmd's exec
 	// closes it unwritten: the parent reads that as "Cmd runs".
 	syscall.CloseOnExec(reportFD)
+	syscall.CloseOnExec(reportFD + 1) // the id range's lock, if passed: this stage's alone
 	out := os.NewFile(reportFD, "report")
 	spec, err := readSpec(os.NewFile(specFD, "spec"))
 	if err != nil {
