@@ -165,8 +165,12 @@ func (db *DB) WaitFeed(ctx context.Context, mark FeedMark, poll time.Duration) (
 	for {
 		var m FeedMark
 		err := db.one(ctx, "read the change feed", func(r *run) error {
-			return r.scan("SELECT coalesce((SELECT max(seq) FROM versions), 0), coalesce((SELECT max(seq) FROM changes), 0)",
-				nil, &m.v, &m.c)
+			// Each store's versions are a range of their own, so the
+			// largest seq moves only with the newest store: the mark sums
+			// every store's last seq, each one a seek, and moves with any.
+			return r.scan(`SELECT coalesce((SELECT sum((SELECT max(v.seq) FROM versions v
+				WHERE v.seq > s.seq << 40 AND v.seq < (s.seq + 1) << 40)) FROM stores s), 0),
+				coalesce((SELECT max(seq) FROM changes), 0)`, nil, &m.v, &m.c)
 		})
 		if err != nil || m != mark {
 			return m, err

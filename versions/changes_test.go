@@ -125,6 +125,10 @@ func TestWaitFeed(t *testing.T) {
 	ok(t, err)
 	t.Cleanup(func() { writer.Close() })
 	s := newStore(t, writer, versions.StoreParams{})
+	// A newer store with versions: its seqs are all above s's, so a save
+	// in s must wake the wait although it is not the largest seq.
+	newer := newStore(t, writer, versions.StoreParams{})
+	create(t, writer, newer.ID, "/later", "x")
 	pos, err := db.FeedHead(ctx, s.ID)
 	ok(t, err)
 	// Settle: the first waits may return at once (a first mark; on
