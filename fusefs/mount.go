@@ -101,6 +101,10 @@ type Server struct {
 	err      error
 
 	pendingIno atomic.Uint64
+	// dev is the device of this server's mount, as the mount table lists
+	// it: which FUSE mount on mnt is ours, once another daemon may have
+	// mounted there after ours left the namespace.
+	dev string
 }
 
 // Mount mounts sess's stores on mountpoint and returns once the kernel is
@@ -204,6 +208,7 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 		return nil, fmt.Errorf("mount %s: %w", mnt, err)
 	}
 	s.fuse = srv
+	s.dev = topFuseDev(mnt)
 	wctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
 	s.watches.Add(1)
@@ -236,8 +241,8 @@ func (s *Server) Unmount() error {
 			sm.pub.flush()
 		}
 		if err := s.unmountFuse(); err != nil {
-			if !isFuseMount(s.mnt) {
-				s.log.Info("already unmounted from outside")
+			if !s.mountedHere() {
+				s.log.Info("already unmounted from outside, or another daemon's mount is there now")
 				return
 			}
 			s.log.Warn("unmount busy, detaching lazily", "err", err)
@@ -265,7 +270,7 @@ func (s *Server) unmountFuse() error {
 	case err := <-done:
 		return err
 	case <-time.After(unmountWait):
-		if isFuseMount(s.mnt) {
+		if s.mountedHere() {
 			return fmt.Errorf("unmount %s: no answer after %v", s.mnt, unmountWait)
 		}
 		s.log.Warn("unmounted, but the kernel keeps the connection open (the mount is still referenced elsewhere, e.g. copied into another mount namespace); not waiting for it")
@@ -322,6 +327,25 @@ func (s *Server) recoverStale() error {
 // hungAfter is how long a FUSE daemon may take to answer statfs before its
 // mount is taken over; a live memfs answers in microseconds.
 const hungAfter = 2 * time.Second
+
+// topFuseDev is the device ("major:minor") of the topmost FUSE mount on
+// dir, "" when there is none.
+func topFuseDev(dir string) string {
+	mounts, err := mountinfo.GetMounts(func(m *mountinfo.Info) (skip, stop bool) {
+		return m.Mountpoint != dir || !strings.HasPrefix(m.FSType, "fuse"), false
+	})
+	if err != nil || len(mounts) == 0 {
+		return ""
+	}
+	m := mounts[len(mounts)-1]
+	return fmt.Sprintf("%d:%d", m.Major, m.Minor)
+}
+
+// mountedHere reports whether the FUSE mount on s.mnt is still this
+// server's: a lazy detach by path must never take a restarted daemon's.
+func (s *Server) mountedHere() bool {
+	return s.dev != "" && topFuseDev(s.mnt) == s.dev
+}
 
 // isFuseMount reports whether a FUSE file system is mounted on dir, from
 // the mount table alone: nothing asks the file system, which may be hung.
