@@ -58,6 +58,8 @@ func codeErrno(c versions.Code) syscall.Errno {
 		return syscall.ENOSPC
 	case versions.CodeTooLarge:
 		return syscall.EFBIG
+	case versions.CodeOverQuota:
+		return syscall.EDQUOT
 	case versions.CodeNameTooLong:
 		return syscall.ENAMETOOLONG
 	case versions.CodeInvalid:

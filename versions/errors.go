@@ -27,6 +27,7 @@ const (
 	CodeNotDir                         // a directory operation on a file
 	CodeStale                          // strict mode: the head moved since the writer read it
 	CodeUnavailable                    // the database server cannot be reached, or the connection dropped
+	CodeOverQuota                      // a save would take the store's retained history past its quota
 )
 
 // Error is the engine's error. Message says what was wrong and what to do

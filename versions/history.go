@@ -222,6 +222,11 @@ func (db *DB) RedactVersion(ctx context.Context, storeID, versionID string, by A
 		if by.Type != "" {
 			rt, rid = by.Type, by.ID
 		}
+		if v.ContentSize != nil && *v.ContentSize > 0 {
+			if err := addHistoryBytes(r, s, -*v.ContentSize); err != nil {
+				return err
+			}
+		}
 		if _, err := r.exec(`UPDATE versions SET content = NULL, path = NULL, prev_path = NULL, sha = NULL, size = NULL,
 			redacted_at = ?, redactor_type = ?, redactor_id = ? WHERE seq = ?`, now, rt, rid, seq); err != nil {
 			return err
@@ -337,8 +342,19 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 		if len(out) == 0 {
 			return nil
 		}
-		_, err = r.exec("DELETE FROM versions WHERE seq IN ("+victims+")", s.seq, keepLast, cutoff, lo, hi)
-		return err
+		if _, err = r.exec("DELETE FROM versions WHERE seq IN ("+victims+")", s.seq, keepLast, cutoff, lo, hi); err != nil {
+			return err
+		}
+		freed := 0
+		for _, v := range out {
+			if v.ContentSize != nil {
+				freed += *v.ContentSize
+			}
+		}
+		if freed == 0 {
+			return nil
+		}
+		return addHistoryBytes(r, s, -freed)
 	})
 	return out, err
 }

@@ -16,8 +16,9 @@ import (
 
 // The export format (JSON Lines, one object per line, in this order):
 //
-//	memory_store      the store's API object, plus its limits max_memories
-//	                  and max_memory_bytes
+//	memory_store      the store's API object, plus its limits max_memories,
+//	                  max_memory_bytes and max_history_bytes (0: no quota;
+//	                  absent in older exports: the default)
 //	memory            each live memory with its content (full view), by path
 //	memory_directory  each directory kept without a memory below it (mkdir),
 //	                  by path
@@ -41,7 +42,8 @@ func (s StoreExport) MarshalJSON() ([]byte, error) {
 		plain
 		Limit     int `json:"max_memories"`
 		LimitSize int `json:"max_memory_bytes"`
-	}{"memory_store", plain(s.Store), s.MaxMemories, s.MaxMemoryBytes})
+		Quota     int `json:"max_history_bytes"`
+	}{"memory_store", plain(s.Store), s.MaxMemories, s.MaxMemoryBytes, s.MaxHistoryBytes})
 }
 
 // DirExport is a directory that exists without a memory below it.
@@ -135,13 +137,20 @@ func readExport(in io.Reader) ([]*importStore, error) {
 		case "memory_store":
 			var s struct {
 				Store
-				MaxMemories    int `json:"max_memories"`
-				MaxMemoryBytes int `json:"max_memory_bytes"`
+				MaxMemories     int  `json:"max_memories"`
+				MaxMemoryBytes  int  `json:"max_memory_bytes"`
+				MaxHistoryBytes *int `json:"max_history_bytes"`
 			}
 			if jerr := json.Unmarshal(line, &s); jerr != nil {
 				return nil, lineError(n, head.Type, jerr)
 			}
 			s.Store.MaxMemories, s.Store.MaxMemoryBytes = s.MaxMemories, s.MaxMemoryBytes
+			// An export written before the quota was part of it: the
+			// default such a store was given when the quota came.
+			s.Store.MaxHistoryBytes = DefaultMaxHistoryBytes
+			if s.MaxHistoryBytes != nil {
+				s.Store.MaxHistoryBytes = *s.MaxHistoryBytes
+			}
 			if err := checkImportStore(n, &s.Store); err != nil {
 				return nil, err
 			}
@@ -229,8 +238,8 @@ func checkImportStore(n int, s *Store) error {
 			return bad("%v", err)
 		}
 	}
-	if s.MaxMemories < 0 || s.MaxMemoryBytes < 0 {
-		return bad("its limits (max_memories %d, max_memory_bytes %d) are negative", s.MaxMemories, s.MaxMemoryBytes)
+	if s.MaxMemories < 0 || s.MaxMemoryBytes < 0 || s.MaxHistoryBytes < 0 {
+		return bad("its limits (max_memories %d, max_memory_bytes %d, max_history_bytes %d) are negative", s.MaxMemories, s.MaxMemoryBytes, s.MaxHistoryBytes)
 	}
 	// An export written before the limits were part of it: the defaults
 	// every store had then.
@@ -389,10 +398,19 @@ func importOne(r *run, st *importStore) (Imported, error) {
 	if err != nil {
 		return Imported{}, err
 	}
+	// An imported store keeps its history whatever its quota: the quota
+	// refuses new saves, not what already exists.
+	history := 0
+	for i := range st.versions {
+		if st.versions[i].ContentSize != nil {
+			history += *st.versions[i].ContentSize
+		}
+	}
 	seq, err := r.insertKey("seq", `INSERT INTO stores (id, name, description, metadata, max_memories,
-		max_memory_bytes, memory_count, created_at, updated_at, archived_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		s.ID, s.Name, s.Description, string(metaJSON), s.MaxMemories, s.MaxMemoryBytes, len(st.memories),
-		s.CreatedAt.UnixNano(), s.UpdatedAt.UnixNano(), nanosOrNil(s.ArchivedAt))
+		max_memory_bytes, max_history_bytes, history_bytes, memory_count, created_at, updated_at, archived_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, s.Name, s.Description, string(metaJSON), s.MaxMemories, s.MaxMemoryBytes, s.MaxHistoryBytes, history,
+		len(st.memories), s.CreatedAt.UnixNano(), s.UpdatedAt.UnixNano(), nanosOrNil(s.ArchivedAt))
 	if err != nil {
 		return Imported{}, err
 	}

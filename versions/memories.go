@@ -361,9 +361,43 @@ func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err
 	if v.prevPath != "" {
 		prev = v.prevPath
 	}
+	if v.content != nil {
+		if err := checkQuota(s, len(*v.content)); err != nil {
+			return 0, "", err
+		}
+	}
 	lo, hi := s.versionRange()
 	seq, err = r.insertKey("seq", insertVersionQuery, lo, hi,
 		id, s.seq, v.memoryID, string(v.op), v.at, actorType, actorID, v.conflict, r.db.originNum, prev, v.path, sha, size, content)
+	if err != nil {
+		return 0, "", err
+	}
 	r.changed = true
-	return seq, id, err
+	if v.content != nil && len(*v.content) > 0 {
+		if err := addHistoryBytes(r, s, len(*v.content)); err != nil {
+			return 0, "", err
+		}
+	}
+	return seq, id, nil
+}
+
+// checkQuota refuses a version of n bytes that would take the store's
+// retained history past its quota. Deletions carry no content and are never
+// refused, so that a store over its quota can still be cleaned up.
+func checkQuota(s *storeRow, n int) error {
+	if s.MaxHistoryBytes <= 0 || s.HistoryBytes+n <= s.MaxHistoryBytes {
+		return nil
+	}
+	return errorf(CodeOverQuota, "memory store %s (%q) retains %d bytes of history and a save of %d bytes would pass its quota of %d bytes: nothing was saved; run `memfs version prune` to remove old versions (or raise the store's history quota)",
+		s.ID, s.Name, s.HistoryBytes, n, s.MaxHistoryBytes)
+}
+
+// addHistoryBytes changes the store's count of retained history bytes by
+// delta, in the caller's transaction.
+func addHistoryBytes(r *run, s *storeRow, delta int) error {
+	if _, err := r.exec("UPDATE stores SET history_bytes = history_bytes + ? WHERE seq = ?", delta, s.seq); err != nil {
+		return err
+	}
+	s.HistoryBytes += delta
+	return nil
 }

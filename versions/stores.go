@@ -15,6 +15,9 @@ type StoreParams struct {
 	Metadata       map[string]string
 	MaxMemories    int
 	MaxMemoryBytes int
+	// MaxHistoryBytes is the quota on the content the store's versions
+	// retain: 0 means the default, negative means no quota.
+	MaxHistoryBytes int
 }
 
 // StoreUpdate changes what is non-nil. Metadata merges: a nil value removes
@@ -23,6 +26,9 @@ type StoreUpdate struct {
 	Name        *string
 	Description *string
 	Metadata    map[string]*string
+	// MaxHistoryBytes sets the history quota: 0 means the default,
+	// negative means no quota.
+	MaxHistoryBytes *int
 }
 
 type StoreListOptions struct {
@@ -46,7 +52,7 @@ func (s *storeRow) versionRange() (lo, hi int64) { return versionRange(s.seq) }
 func versionRange(storeSeq int64) (lo, hi int64) { return storeSeq << 40, (storeSeq + 1) << 40 }
 
 const storeCols = `seq, id, name, description, metadata, max_memories, max_memory_bytes,
-	memory_count, created_at, updated_at, archived_at`
+	memory_count, created_at, updated_at, archived_at, max_history_bytes, history_bytes`
 
 func scanStore(sc interface{ Scan(...any) error }) (*storeRow, error) {
 	var s storeRow
@@ -54,7 +60,7 @@ func scanStore(sc interface{ Scan(...any) error }) (*storeRow, error) {
 	var created, updated int64
 	var archived sql.NullInt64
 	if err := sc.Scan(&s.seq, &s.ID, &s.Name, &s.Description, &meta, &s.MaxMemories,
-		&s.MaxMemoryBytes, &s.MemoryCount, &created, &updated, &archived); err != nil {
+		&s.MaxMemoryBytes, &s.MemoryCount, &created, &updated, &archived, &s.MaxHistoryBytes, &s.HistoryBytes); err != nil {
 		return nil, err
 	}
 	s.Metadata = map[string]string{}
@@ -100,8 +106,8 @@ func loadWritable(r *run, id string) (*storeRow, error) {
 func loadStoreLite(r *run, id string, writable bool) (*storeRow, error) {
 	s := storeRow{Store: Store{ID: id}}
 	var archived sql.NullInt64
-	err := r.scan("SELECT seq, name, max_memories, max_memory_bytes, memory_count, archived_at FROM stores WHERE id = ?"+r.lockClause(),
-		[]any{id}, &s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.MemoryCount, &archived)
+	err := r.scan("SELECT seq, name, max_memories, max_memory_bytes, memory_count, archived_at, max_history_bytes, history_bytes FROM stores WHERE id = ?"+r.lockClause(),
+		[]any{id}, &s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.MemoryCount, &archived, &s.MaxHistoryBytes, &s.HistoryBytes)
 	if err == sql.ErrNoRows {
 		return nil, storeNotFound(id)
 	}
@@ -138,6 +144,12 @@ func (db *DB) CreateStore(ctx context.Context, p StoreParams) (*Store, error) {
 	if p.MaxMemoryBytes == 0 {
 		p.MaxMemoryBytes = DefaultMaxMemoryBytes
 	}
+	switch {
+	case p.MaxHistoryBytes == 0:
+		p.MaxHistoryBytes = DefaultMaxHistoryBytes
+	case p.MaxHistoryBytes < 0:
+		p.MaxHistoryBytes = 0 // stored as "no quota"
+	}
 	meta := p.Metadata
 	if meta == nil {
 		meta = map[string]string{}
@@ -151,8 +163,8 @@ func (db *DB) CreateStore(ctx context.Context, p StoreParams) (*Store, error) {
 		now := db.now()
 		id := db.ids.make(prefixStore, now)
 		if _, err := r.exec(`INSERT INTO stores (id, name, description, metadata, max_memories,
-			max_memory_bytes, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, p.Name, p.Description, string(metaJSON), p.MaxMemories, p.MaxMemoryBytes,
+			max_memory_bytes, max_history_bytes, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, p.Name, p.Description, string(metaJSON), p.MaxMemories, p.MaxMemoryBytes, p.MaxHistoryBytes,
 			now.UnixNano(), now.UnixNano()); err != nil {
 			return err
 		}
@@ -247,6 +259,18 @@ func (db *DB) UpdateStore(ctx context.Context, storeID string, u StoreUpdate) (*
 				changed = true
 			}
 		}
+		if u.MaxHistoryBytes != nil {
+			q := *u.MaxHistoryBytes
+			switch {
+			case q == 0:
+				q = DefaultMaxHistoryBytes
+			case q < 0:
+				q = 0
+			}
+			if q != s.MaxHistoryBytes {
+				s.MaxHistoryBytes, changed = q, true
+			}
+		}
 		if !changed {
 			out = &s.Store
 			return nil
@@ -259,8 +283,8 @@ func (db *DB) UpdateStore(ctx context.Context, storeID string, u StoreUpdate) (*
 			return err
 		}
 		now := db.nowNanos()
-		if _, err := r.exec("UPDATE stores SET name = ?, description = ?, metadata = ?, updated_at = ? WHERE seq = ?",
-			s.Name, s.Description, string(meta), now, s.seq); err != nil {
+		if _, err := r.exec("UPDATE stores SET name = ?, description = ?, metadata = ?, max_history_bytes = ?, updated_at = ? WHERE seq = ?",
+			s.Name, s.Description, string(meta), s.MaxHistoryBytes, now, s.seq); err != nil {
 			return err
 		}
 		s.UpdatedAt = fromNanos(now)

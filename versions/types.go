@@ -10,19 +10,22 @@ import (
 const (
 	DefaultMaxMemories    = 2000
 	DefaultMaxMemoryBytes = 102400
-	MaxPathBytes          = 1024
-	MaxPathSegments       = 20
-	MaxSegmentBytes       = 255 // NAME_MAX: the longest file name a mount can show
-	MaxStoreNameChars     = 255
-	MaxDescriptionChars   = 1024
-	MaxMetadataPairs      = 16
-	MaxMetadataKeyChars   = 64
-	MaxMetadataValueChars = 512
-	MaxInstructionsChars  = 4096
-	MaxAttachments        = 8
-	MaxFullViewPage       = 20 // with view=full a page holds at most this many items
-	DefaultPageSize       = 100
-	MaxPageSize           = 1000
+	// DefaultMaxHistoryBytes is a store's quota on the content its versions
+	// retain (the heads of live memories included) until pruned.
+	DefaultMaxHistoryBytes = 100 << 20
+	MaxPathBytes           = 1024
+	MaxPathSegments        = 20
+	MaxSegmentBytes        = 255 // NAME_MAX: the longest file name a mount can show
+	MaxStoreNameChars      = 255
+	MaxDescriptionChars    = 1024
+	MaxMetadataPairs       = 16
+	MaxMetadataKeyChars    = 64
+	MaxMetadataValueChars  = 512
+	MaxInstructionsChars   = 4096
+	MaxAttachments         = 8
+	MaxFullViewPage        = 20 // with view=full a page holds at most this many items
+	DefaultPageSize        = 100
+	MaxPageSize            = 1000
 )
 
 // Operation is what a version records.
@@ -105,7 +108,11 @@ type Store struct {
 	// part of the API object.
 	MaxMemories    int `json:"-"`
 	MaxMemoryBytes int `json:"-"`
-	MemoryCount    int `json:"-"`
+	// MaxHistoryBytes is the quota on retained history; 0: none.
+	MaxHistoryBytes int `json:"-"`
+	MemoryCount     int `json:"-"`
+	// HistoryBytes is the content its versions retain now.
+	HistoryBytes int `json:"-"`
 }
 
 func (s Store) MarshalJSON() ([]byte, error) {

@@ -198,7 +198,7 @@ func exitCode(err error) int {
 		versions.CodeNotEmpty, versions.CodeIsDir, versions.CodeNotDir, versions.CodeStale:
 		return exitConflict
 	case versions.CodeInvalid, versions.CodeStoreFull, versions.CodeTooLarge,
-		versions.CodeNameTooLong, versions.CodeNotUTF8:
+		versions.CodeNameTooLong, versions.CodeNotUTF8, versions.CodeOverQuota:
 		return exitInvalid
 	case versions.CodeReadOnly:
 		return exitReadOnly

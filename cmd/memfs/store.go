@@ -27,6 +27,7 @@ func storeCommand() *cli.Command {
 					&cli.StringSliceFlag{Name: "metadata", KeepSpace: true, Usage: "a `KEY=VALUE` pair; repeat for more"},
 					&cli.IntFlag{Name: "max-memories", Usage: "most memories the store may hold (default 2000)"},
 					&cli.IntFlag{Name: "max-memory-bytes", Usage: "largest memory in bytes (default 102400)"},
+					historyQuotaFlag,
 				},
 				Action: storeCreate,
 			},
@@ -52,6 +53,7 @@ func storeCommand() *cli.Command {
 					&cli.StringFlag{Name: "name", Usage: "new display name"},
 					&cli.StringFlag{Name: "description", Usage: "new description"},
 					&cli.StringSliceFlag{Name: "metadata", KeepSpace: true, Usage: "set `KEY=VALUE`, or remove KEY with KEY=; repeat for more"},
+					historyQuotaFlag,
 				},
 				Action: storeUpdate,
 			},
@@ -113,6 +115,13 @@ func storeCreate(c *cli.Context) error {
 	}
 	if p.MaxMemories < 0 || p.MaxMemoryBytes < 0 {
 		return usageFor(c, "--max-memories and --max-memory-bytes must be positive")
+	}
+	if c.IsSet("max-history-bytes") {
+		q, err := historyQuota(c)
+		if err != nil {
+			return err
+		}
+		p.MaxHistoryBytes = q
 	}
 	if md != nil {
 		p.Metadata = make(map[string]string, len(md))
@@ -201,6 +210,11 @@ func printStore(w io.Writer, s *versions.Store) {
 	if s.MaxMemoryBytes > 0 {
 		row(t, "max memory bytes:", fmt.Sprint(s.MaxMemoryBytes))
 	}
+	if s.MaxHistoryBytes > 0 {
+		row(t, "history bytes:", fmt.Sprintf("%d of %d", s.HistoryBytes, s.MaxHistoryBytes))
+	} else {
+		row(t, "history bytes:", fmt.Sprintf("%d (no quota)", s.HistoryBytes))
+	}
 	t.Flush()
 }
 
@@ -222,8 +236,15 @@ func storeUpdate(c *cli.Context) error {
 		return err
 	}
 	u.Metadata = md
-	if u.Name == nil && u.Description == nil && md == nil {
-		return usageFor(c, "nothing to change; give --name, --description or --metadata")
+	if c.IsSet("max-history-bytes") {
+		q, err := historyQuota(c)
+		if err != nil {
+			return err
+		}
+		u.MaxHistoryBytes = &q
+	}
+	if u.Name == nil && u.Description == nil && md == nil && u.MaxHistoryBytes == nil {
+		return usageFor(c, "nothing to change; give --name, --description, --metadata or --max-history-bytes")
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
 		s, err := db.UpdateStore(ctx, s.ID, u)
@@ -280,4 +301,20 @@ func oneLine(s string, max int) string {
 		return "-"
 	}
 	return s
+}
+
+var historyQuotaFlag = &cli.IntFlag{Name: "max-history-bytes",
+	Usage: fmt.Sprintf("quota on the bytes of content the store's versions retain, current ones included; past it saves fail until memfs version prune frees some (default %d, 0: no quota)", versions.DefaultMaxHistoryBytes)}
+
+// historyQuota reads --max-history-bytes as the engine takes it: 0 on the
+// command line means no quota.
+func historyQuota(c *cli.Context) (int, error) {
+	q := c.Int("max-history-bytes")
+	switch {
+	case q < 0:
+		return 0, usageFor(c, "--max-history-bytes must be positive, or 0 for no quota")
+	case q == 0:
+		return -1, nil
+	}
+	return q, nil
 }

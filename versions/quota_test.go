@@ -1,0 +1,172 @@
+package versions_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// historyBytes reads the store's count of retained history bytes.
+func historyBytes(t *testing.T, db *versions.DB, storeID string) int {
+	t.Helper()
+	s, err := db.GetStore(ctx, storeID)
+	ok(t, err)
+	return s.HistoryBytes
+}
+
+func TestHistoryQuota(t *testing.T) {
+	db, clk := openClocked(t)
+	s := newStore(t, db, versions.StoreParams{MaxHistoryBytes: 100})
+	if s.MaxHistoryBytes != 100 {
+		t.Fatalf("quota %d, want 100", s.MaxHistoryBytes)
+	}
+	m := create(t, db, s.ID, "/notes", strings.Repeat("a", 40))
+	m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(strings.Repeat("b", 40))})
+	if n := historyBytes(t, db, s.ID); n != 80 {
+		t.Fatalf("history bytes %d, want 80", n)
+	}
+
+	t.Run("save-past-quota-refused", func(t *testing.T) {
+		before := countVersions(t, db, s.ID)
+		_, err := db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(strings.Repeat("c", 21))}, me)
+		e := wantCode(t, err, versions.CodeOverQuota)
+		for _, w := range []string{"100 bytes", "memfs version prune"} {
+			if !strings.Contains(e.Message, w) {
+				t.Errorf("message %q lacks %q", e.Message, w)
+			}
+		}
+		got, err := db.GetMemory(ctx, s.ID, m.ID)
+		ok(t, err)
+		if *got.Content != strings.Repeat("b", 40) || got.VersionID != m.VersionID {
+			t.Fatalf("head changed to %s %q", got.VersionID, *got.Content)
+		}
+		if n := countVersions(t, db, s.ID); n != before {
+			t.Fatalf("%d versions after a refused save, want %d", n, before)
+		}
+		if n := historyBytes(t, db, s.ID); n != 80 {
+			t.Fatalf("history bytes %d after a refused save, want 80", n)
+		}
+		wantCode(t, errOf(db.CreateMemory(ctx, s.ID, "/other", strings.Repeat("d", 21), me)), versions.CodeOverQuota)
+	})
+	t.Run("save-up-to-quota-allowed", func(t *testing.T) {
+		m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(strings.Repeat("c", 20))})
+		if n := historyBytes(t, db, s.ID); n != 100 {
+			t.Fatalf("history bytes %d, want 100", n)
+		}
+		// A rename writes the content again as a version: refused too.
+		wantCode(t, errOf(db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Path: ptr("/moved")}, me)), versions.CodeOverQuota)
+	})
+	t.Run("delete-allowed-over-quota", func(t *testing.T) {
+		d := create(t, db, newStore(t, db, versions.StoreParams{MaxHistoryBytes: 5}).ID, "/x", "12345")
+		ok(t, db.DeleteMemory(ctx, d.StoreID, d.ID, versions.MemoryDelete{}, me))
+	})
+	t.Run("prune-frees-quota", func(t *testing.T) {
+		clk.advance(31 * 24 * time.Hour)
+		got, err := db.PruneVersions(ctx, s.ID, 30*24*time.Hour, 1)
+		ok(t, err)
+		if len(got) != 2 {
+			t.Fatalf("pruned %d versions, want 2", len(got))
+		}
+		if n := historyBytes(t, db, s.ID); n != 20 {
+			t.Fatalf("history bytes %d after prune, want 20 (the head)", n)
+		}
+		m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(strings.Repeat("e", 80))})
+		if n := historyBytes(t, db, s.ID); n != 100 {
+			t.Fatalf("history bytes %d, want 100", n)
+		}
+	})
+	t.Run("redaction-frees-quota", func(t *testing.T) {
+		vs := history(t, db, s.ID, m.ID)
+		var old string
+		for _, v := range vs {
+			if v.ID != m.VersionID {
+				old = v.ID
+			}
+		}
+		ok(t, errOf(db.RedactVersion(ctx, s.ID, old, me)))
+		if n := historyBytes(t, db, s.ID); n != 80 {
+			t.Fatalf("history bytes %d after redaction, want 80", n)
+		}
+	})
+	t.Run("raise-and-lift-quota", func(t *testing.T) {
+		wantCode(t, errOf(db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(strings.Repeat("f", 30))}, me)), versions.CodeOverQuota)
+		st, err := db.UpdateStore(ctx, s.ID, versions.StoreUpdate{MaxHistoryBytes: ptr(-1)})
+		ok(t, err)
+		if st.MaxHistoryBytes != 0 {
+			t.Fatalf("quota %d after lifting it, want 0 (none)", st.MaxHistoryBytes)
+		}
+		m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(strings.Repeat("f", 30))})
+		st, err = db.UpdateStore(ctx, s.ID, versions.StoreUpdate{MaxHistoryBytes: ptr(0)})
+		ok(t, err)
+		if st.MaxHistoryBytes != versions.DefaultMaxHistoryBytes {
+			t.Fatalf("quota %d, want the default", st.MaxHistoryBytes)
+		}
+	})
+	t.Run("restore-counts", func(t *testing.T) {
+		_, err := db.UpdateStore(ctx, s.ID, versions.StoreUpdate{MaxHistoryBytes: ptr(historyBytes(t, db, s.ID))})
+		ok(t, err)
+		var old string
+		for _, v := range history(t, db, s.ID, m.ID) {
+			if v.ID != m.VersionID && v.RedactedAt == nil {
+				old = v.ID
+			}
+		}
+		wantCode(t, errOf(db.Restore(ctx, s.ID, old, "", me)), versions.CodeOverQuota)
+	})
+}
+
+func TestHistoryQuotaDefault(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	if s.MaxHistoryBytes != versions.DefaultMaxHistoryBytes {
+		t.Fatalf("quota %d, want the default %d", s.MaxHistoryBytes, versions.DefaultMaxHistoryBytes)
+	}
+	none := newStore(t, db, versions.StoreParams{MaxHistoryBytes: -1})
+	if none.MaxHistoryBytes != 0 {
+		t.Fatalf("quota %d, want 0 (none)", none.MaxHistoryBytes)
+	}
+}
+
+func TestHistoryQuotaExportRoundTrip(t *testing.T) {
+	src := openDB(t)
+	var stores []*versions.Store
+	for _, q := range []int{12345, -1, 0} {
+		s := newStore(t, src, versions.StoreParams{MaxHistoryBytes: q})
+		create(t, src, s.ID, "/a", "hello")
+		stores = append(stores, s)
+	}
+	export := func(db *versions.DB) []byte {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		for _, s := range stores {
+			ok(t, db.Export(ctx, s.ID, func(v any) error { return enc.Encode(v) }))
+		}
+		return buf.Bytes()
+	}
+	first := export(src)
+	dst := openDB(t)
+	ok(t, errOf(dst.Import(ctx, bytes.NewReader(first))))
+	if second := export(dst); !bytes.Equal(first, second) {
+		t.Fatalf("round trip changed the export:\n%s\n%s", first, second)
+	}
+	for i, want := range []int{12345, 0, versions.DefaultMaxHistoryBytes} {
+		got, err := dst.GetStore(ctx, stores[i].ID)
+		ok(t, err)
+		if got.MaxHistoryBytes != want || got.HistoryBytes != 5 {
+			t.Errorf("store %d: quota %d, history %d; want %d, 5", i, got.MaxHistoryBytes, got.HistoryBytes, want)
+		}
+	}
+	// An export from before the quota: the default.
+	old := strings.Replace(string(first), `,"max_history_bytes":12345`, "", 1)
+	third := openDB(t)
+	ok(t, errOf(third.Import(ctx, strings.NewReader(old))))
+	got, err := third.GetStore(ctx, stores[0].ID)
+	ok(t, err)
+	if got.MaxHistoryBytes != versions.DefaultMaxHistoryBytes {
+		t.Fatalf("quota %d from an old export, want the default", got.MaxHistoryBytes)
+	}
+}
