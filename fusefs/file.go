@@ -40,6 +40,9 @@ type fileNode struct {
 	atime, mtime, ctime time.Time
 	buf                 *buffer
 	opens               int
+	// charged is what the buffer holds of the mount's unsaved budget
+	// (budget.go).
+	charged int64
 }
 
 // buffer is the content of an open file.
@@ -140,6 +143,11 @@ func (n *fileNode) unlinkedLocked() {
 	n.ForgetPersistent()
 	n.unlinked = true
 	n.memID = ""
+	if n.opens == 0 {
+		// No handle can reach the content any more.
+		n.buf = nil
+		n.settleLocked()
+	}
 }
 
 // refresh takes the memory's attributes from the engine; a loaded buffer
@@ -263,6 +271,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 			n.modifiedLocked()
 			h.wrote = true
 		}
+		n.settleLocked()
 	}
 	return h, fuseFlags, 0
 }
@@ -307,6 +316,12 @@ func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 		}
 		p, _ := n.path()
 		return 0, n.sm.srv.refuse("write", p, syscall.EFBIG, tooLarge(maxBytes)+"; this save fails whole and the previous version stays the head")
+	}
+	if end := off + int64(len(data)); end > int64(len(n.buf.data)) {
+		p, _ := n.path()
+		if e := n.growLocked("write", p, end); e != 0 {
+			return 0, e
+		}
 	}
 	n.resizeLocked(max(int64(len(n.buf.data)), off+int64(len(data))))
 	copy(n.buf.data[off:], data)
@@ -399,6 +414,7 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 		if !(n.unpublished || n.scratch) || n.unlinked {
 			n.buf = nil
 		}
+		n.settleLocked()
 		if n.pending && !n.unlinked {
 			ghost = true
 			n.unlinkedLocked()
@@ -473,6 +489,15 @@ func (n *fileNode) truncateLocked(ctx context.Context, h *handle, p string, size
 	if size == 0 {
 		n.buf.overLimit = false
 	}
+	if int64(size) > int64(len(n.buf.data)) {
+		if e := n.growLocked("truncate", p, int64(size)); e != 0 {
+			if temporary {
+				n.buf = nil
+			}
+			return e
+		}
+	}
+	defer n.settleLocked()
 	if int64(size) != int64(len(n.buf.data)) {
 		n.resizeLocked(int64(size))
 		n.buf.dirty = true

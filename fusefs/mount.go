@@ -52,6 +52,11 @@ type Options struct {
 	// ScratchPatterns name files that are never stored (path.Match on the
 	// name); nil means DefaultScratchPatterns, an empty list none.
 	ScratchPatterns []string
+	// MaxUnsavedBytes bounds the unsaved data the mount holds: open write
+	// buffers, files deleted while open and scratch files. A write or
+	// truncate that would pass it fails with ENOSPC. Zero means
+	// DefaultMaxUnsavedBytes.
+	MaxUnsavedBytes int64
 }
 
 // Observer counts what a mount does; its methods must not block.
@@ -97,8 +102,10 @@ type Server struct {
 	watches sync.WaitGroup
 	// contents spares opens a query when the head is known (contents.go).
 	contents *contents
-	once     sync.Once
-	err      error
+	// unsaved bounds the bytes of content not saved yet (budget.go).
+	unsaved *unsavedBudget
+	once    sync.Once
+	err     error
 
 	pendingIno atomic.Uint64
 	// dev is the device of this server's mount, as the mount table lists
@@ -126,6 +133,9 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
+	if o.MaxUnsavedBytes <= 0 {
+		o.MaxUnsavedBytes = DefaultMaxUnsavedBytes
+	}
 	if o.ScratchPatterns == nil {
 		o.ScratchPatterns = DefaultScratchPatterns
 	}
@@ -137,7 +147,8 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 		return nil, fmt.Errorf("mount point %s: %w", mountpoint, err)
 	}
 	s := &Server{db: db, sess: sess, actor: versions.SessionActor(sess.ID), opts: o,
-		log: o.Logger.With("mount", mnt, "session", sess.ID), mnt: mnt, started: time.Now(), contents: newContents()}
+		log: o.Logger.With("mount", mnt, "session", sess.ID), mnt: mnt, started: time.Now(), contents: newContents(),
+		unsaved: &unsavedBudget{max: o.MaxUnsavedBytes}}
 	if err := s.recoverStale(); err != nil {
 		return nil, err
 	}

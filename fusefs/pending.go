@@ -242,6 +242,7 @@ func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memo
 		n.buf.base = m.VersionID
 		if n.opens == 0 {
 			n.buf = nil
+			n.settleLocked()
 		}
 	}
 	sm.noteOwn(at)

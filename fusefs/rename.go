@@ -212,6 +212,10 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 		if e := sf.loadLocked(ctx, false); e != 0 {
 			return true, e
 		}
+		// Its copy is now only in the daemon's memory.
+		if e := sf.growLocked("rename", from, int64(len(sf.buf.data))); e != 0 {
+			return true, e
+		}
 		sm.pub.hold(from, sf.memID, sf.head)
 		sf.memID, sf.head, sf.scratch = "", "", true
 		sf.buf.dirty = false

@@ -31,6 +31,7 @@ func mountCommand() *cli.Command {
 			&cli.IntFlag{Name: "uid", Value: -1, Usage: "owner `UID` of every file (default: the daemon's)"},
 			&cli.IntFlag{Name: "gid", Value: -1, Usage: "group `GID` of every file (default: the daemon's)"},
 			&cli.BoolFlag{Name: "debug", Usage: "log every FUSE request (very verbose)"},
+			&cli.Int64Flag{Name: "max-unsaved-bytes", Value: fusefs.DefaultMaxUnsavedBytes, Usage: "hold at most `N` bytes of unsaved data (open buffers, files deleted while open, scratch files); a write past it fails with ENOSPC"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics (saves, refusals by errno, change-feed lag) at http://`ADDR`/metrics"},
 			&cli.BoolFlag{Name: "end-session", Usage: "end the --session when the mount exits, as a mount with --store does (memfs run's daemon: a killed run still ends its session)"},
 		},
@@ -66,7 +67,10 @@ func mountAction(c *cli.Context) error {
 	// Its log may go to a terminal it runs in the background of (memfs
 	// run): with `stty tostop` a write would stop it, and the mount with it.
 	signal.Ignore(syscall.SIGTTOU)
-	o := fusefs.Options{Strict: c.Bool("strict"), Debug: c.Bool("debug"), Logger: slog.Default()}
+	o := fusefs.Options{Strict: c.Bool("strict"), Debug: c.Bool("debug"), Logger: slog.Default(), MaxUnsavedBytes: c.Int64("max-unsaved-bytes")}
+	if o.MaxUnsavedBytes <= 0 {
+		return usageFor(c, "--max-unsaved-bytes must be a positive number of bytes, not %d", o.MaxUnsavedBytes)
+	}
 	if uid, gid := c.Int("uid"), c.Int("gid"); uid >= 0 || gid >= 0 {
 		if uid < 0 || gid < 0 {
 			return usageFor(c, "give --uid and --gid together")

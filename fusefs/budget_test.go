@@ -1,0 +1,111 @@
+package fusefs
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Files deleted while open keep their buffers in the daemon; past the
+// mount's unsaved budget a write fails with ENOSPC, earlier content stays,
+// and closing the files gives the budget back.
+func TestUnsavedBudgetOpenUnlinked(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "budget")
+	const budget = 100_000
+	_, dir := e.mountStore(t, st, Options{MaxUnsavedBytes: budget})
+
+	chunk := bytes.Repeat([]byte("x"), 40_000)
+	var open []*os.File
+	defer func() {
+		for _, f := range open {
+			f.Close()
+		}
+	}()
+	for i, name := range []string{"a.md", "b.md"} {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, f)
+		if _, err := f.Write(chunk); err != nil {
+			t.Fatalf("write %d under the budget: %v", i, err)
+		}
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(dir, "c.md")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open = append(open, f)
+	if _, err := f.Write([]byte("kept")); err != nil {
+		t.Fatalf("small write under the budget: %v", err)
+	}
+	// The kernel may split the write: what fitted is a short write, as on
+	// a full disk.
+	wrote, err := f.Write(chunk)
+	wantErrno(t, "write past the unsaved budget", err, syscall.ENOSPC)
+	err = f.Truncate(budget)
+	wantErrno(t, "truncate past the unsaved budget", err, syscall.ENOSPC)
+	got := make([]byte, budget)
+	k, _ := f.ReadAt(got, 0)
+	if k != 4+wrote || string(got[:4]) != "kept" {
+		t.Fatalf("content after the refused write: %d bytes starting %q, want %d starting %q", k, got[:min(k, 4)], 4+wrote, "kept")
+	}
+	k, _ = open[0].ReadAt(make([]byte, len(chunk)+1), 0)
+	if k != len(chunk) {
+		t.Fatalf("an unlinked file's content: %d bytes, want %d", k, len(chunk))
+	}
+	if n := strings.Count(e.log.String(), "bytes of unsaved data"); n != 1 {
+		t.Errorf("the refusals were logged %d times, want once:\n%s", n, e.log.String())
+	}
+	if !strings.Contains(e.log.String(), "c.md") {
+		t.Errorf("the refusal's log names no path:\n%s", e.log.String())
+	}
+
+	for _, f := range open {
+		if err := f.Close(); err != nil && f.Name() != p {
+			t.Fatalf("close %s: %v", f.Name(), err)
+		}
+	}
+	open = nil
+	e.settle()
+	big := bytes.Repeat([]byte("y"), 90_000)
+	q := filepath.Join(dir, "after.md")
+	if err := os.WriteFile(q, big, 0o644); err != nil {
+		t.Fatalf("write after the buffers were closed: %v", err)
+	}
+	e.settle()
+	if m := e.memory(t, st.ID, "/after.md"); m.Content == nil || *m.Content != string(big) {
+		t.Fatalf("after.md was not saved whole")
+	}
+}
+
+// Saves under the budget are unaffected: a buffer's bytes are given back
+// when its file is saved and closed, however many saves there are.
+func TestUnsavedBudgetSavesUnaffected(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "saves")
+	_, dir := e.mountStore(t, st, Options{MaxUnsavedBytes: 100_000})
+	p := filepath.Join(dir, "notes.md")
+	for i := range 10 {
+		data := bytes.Repeat([]byte{'a' + byte(i)}, 60_000)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatalf("save %d: %v", i, err)
+		}
+		e.settle()
+	}
+	if m := e.memory(t, st.ID, "/notes.md"); m.Content == nil || *m.Content != strings.Repeat("j", 60_000) {
+		t.Fatalf("the last save is not the head")
+	}
+	if strings.Contains(e.log.String(), "unsaved data") {
+		t.Fatalf("a save under the budget was refused:\n%s", e.log.String())
+	}
+}
