@@ -109,3 +109,23 @@ func TestUnsavedBudgetSavesUnaffected(t *testing.T) {
 		t.Fatalf("a save under the budget was refused:\n%s", e.log.String())
 	}
 }
+
+// A scratch file's buffer is its only copy: it counts until the file is
+// deleted, not just while it is open.
+func TestUnsavedBudgetScratch(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "scratch")
+	_, dir := e.mountStore(t, st, Options{MaxUnsavedBytes: 100_000})
+	swap := filepath.Join(dir, ".notes.md.swp")
+	if err := os.WriteFile(swap, bytes.Repeat([]byte{0}, 80_000), 0o644); err != nil {
+		t.Fatalf("write the swap file: %v", err)
+	}
+	err := os.WriteFile(filepath.Join(dir, "notes.md"), bytes.Repeat([]byte("n"), 40_000), 0o644)
+	wantErrno(t, "write past the budget a closed scratch file holds", err, syscall.ENOSPC)
+	if err := os.Remove(swap); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.md"), bytes.Repeat([]byte("n"), 40_000), 0o644); err != nil {
+		t.Fatalf("write after the scratch file was deleted: %v", err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs/fusefs"
 	"github.com/memfs/memfs/sandbox"
 	"github.com/memfs/memfs/versions"
 )
@@ -57,6 +58,7 @@ func runCommand() *cli.Command {
 			&cli.IntFlag{Name: "pids", Value: sandbox.DefaultPids, Usage: "at most `N` processes and threads for CMD (0: no limit)"},
 			&cli.StringFlag{Name: "memory", Usage: "at most `SIZE` of memory for CMD, e.g. 2G or 512M (needs a cgroup memory controller)"},
 			&cli.StringFlag{Name: "tmp-size", Value: "64M", Usage: "at most `SIZE` written to CMD's private /tmp and home there (host memory, outside --memory)"},
+			&cli.Int64Flag{Name: "max-unsaved-bytes", Value: fusefs.DefaultMaxUnsavedBytes, Usage: "the mount daemon holds at most `N` bytes of CMD's unsaved data (open buffers, files deleted while open, scratch files); a write past it fails with ENOSPC"},
 			&cli.Float64Flag{Name: "cpus", Usage: "at most `N` CPUs' time for CMD, e.g. 1.5 (needs a cgroup cpu controller)"},
 		},
 		Action: runSandboxed,
@@ -126,7 +128,10 @@ func runSandboxed(c *cli.Context) error {
 	if err := os.Setenv("MEMFS_DB", dbPath); err != nil {
 		return err
 	}
-	spec.Serve = []string{self, "mount", "--ready-fd", "3"} // completed with the session below
+	if c.Int64("max-unsaved-bytes") <= 0 {
+		return usageFor(c, "--max-unsaved-bytes must be a positive number of bytes, not %d", c.Int64("max-unsaved-bytes"))
+	}
+	spec.Serve = []string{self, "mount", "--ready-fd", "3", "--max-unsaved-bytes", strconv.FormatInt(c.Int64("max-unsaved-bytes"), 10)} // completed with the session below
 	if err := spec.Validate(); err != nil {
 		return runSandboxError(err)
 	}
