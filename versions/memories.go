@@ -209,11 +209,31 @@ func headContent(r *run, head int64) (string, error) {
 	return c.String, err
 }
 
+// checkRoom refuses one more memory, or one more pending file, in a store
+// whose live memories and pending files fill its limit. A pending file
+// holds its slot from its first save, so that publishing it never fails
+// for the limit: mounts and the API adding memories to one store at once
+// cannot promise more than it holds. s was read under the store's write
+// lock (loadStoreLite), which also serializes pending saves.
+func checkRoom(r *run, s *storeRow) error {
+	var pending int
+	if err := r.scan("SELECT count(*) FROM pending WHERE store = ?", []any{s.seq}, &pending); err != nil {
+		return err
+	}
+	if s.MemoryCount+pending < s.MaxMemories {
+		return nil
+	}
+	if pending > 0 {
+		return errorf(CodeStoreFull, "memory store %s holds its maximum of %d memories (%d of them files saved through a mount and about to be published): delete some, or create the store with a higher limit", s.ID, s.MaxMemories, pending)
+	}
+	return errorf(CodeStoreFull, "memory store %s holds its maximum of %d memories: delete some, or create the store with a higher limit", s.ID, s.MaxMemories)
+}
+
 // insertMemory writes a new memory at a free, valid path with its "created"
 // version, enforcing the store's memory limit.
 func insertMemory(r *run, s *storeRow, path, content string, by Actor) (*Memory, error) {
-	if s.MemoryCount >= s.MaxMemories {
-		return nil, errorf(CodeStoreFull, "memory store %s holds its maximum of %d memories: delete some, or create the store with a higher limit", s.ID, s.MaxMemories)
+	if err := checkRoom(r, s); err != nil {
+		return nil, err
 	}
 	now := r.db.nowNanos()
 	m := Memory{

@@ -27,7 +27,8 @@ type Pending struct {
 // SavePending writes content as the pending file id (a new one when id is
 // 0) and returns its id. The path and content must be valid for the store,
 // which must be writable: a pending save is refused for the same reasons a
-// save is.
+// save is, and a new pending file holds a slot of the store's memory limit
+// until it is published or dropped.
 func (db *DB) SavePending(ctx context.Context, storeID, owner, path, content string, by Actor, id int64) (int64, error) {
 	if err := ValidatePath(path); err != nil {
 		return 0, err
@@ -50,6 +51,11 @@ func (db *DB) SavePending(ctx context.Context, storeID, owner, path, content str
 			if n, err := res.RowsAffected(); err != nil || n == 1 {
 				return err
 			}
+		}
+		// A new pending file takes a memory slot (checkRoom); its later
+		// saves keep the one it holds.
+		if err := checkRoom(r, s); err != nil {
+			return err
 		}
 		id, err = r.insertKey("id", "INSERT INTO pending (store, owner, path, actor_type, actor_id, saved_at, content) VALUES (?, ?, ?, ?, ?, ?, ?)",
 			s.seq, owner, path, by.Type, by.ID, now, r.db.d.blob(content))

@@ -1,6 +1,8 @@
 package versions_test
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,4 +64,103 @@ func TestPending(t *testing.T) {
 		t.Errorf("%d versions, want 3", n)
 	}
 	wantCode(t, errOf(db.SavePending(ctx, st.ID, "mount-a", "/bad.md", "\xff", me, 0)), versions.CodeNotUTF8)
+}
+
+// A pending file holds a slot of the store's memory limit from its first
+// save until it is published or dropped: nothing that adds a memory can
+// take it, and publishing it never fails for the limit.
+func TestPendingHoldsASlot(t *testing.T) {
+	db := openDB(t)
+	st := newStore(t, db, versions.StoreParams{Name: "Slots", MaxMemories: 3})
+	target := create(t, db, st.ID, "/target.md", "t1")
+	gone := create(t, db, st.ID, "/gone.md", "g1")
+	ok(t, db.DeleteMemory(ctx, st.ID, gone.ID, versions.MemoryDelete{}, me))
+	p1, err := db.SavePending(ctx, st.ID, "mount-a", "/p1.md", "p1", me, 0)
+	ok(t, err)
+	p2, err := db.SavePending(ctx, st.ID, "mount-b", "/p2.md", "p2", me, 0)
+	ok(t, err)
+
+	// One live memory and two pending files fill the limit of 3.
+	wantCode(t, errOf(db.SavePending(ctx, st.ID, "mount-a", "/p3.md", "p3", me, 0)), versions.CodeStoreFull)
+	wantCode(t, errOf(db.CreateMemory(ctx, st.ID, "/api.md", "api", me)), versions.CodeStoreFull)
+	wantCode(t, errOf(db.Restore(ctx, st.ID, gone.VersionID, "/gone.md", me)), versions.CodeStoreFull)
+	// Another save of a pending file keeps its slot.
+	if again, err := db.SavePending(ctx, st.ID, "mount-a", "/p1.md", "p1 v2", me, p1); err != nil || again != p1 {
+		t.Errorf("second save of pending file %d: %d, %v", p1, again, err)
+	}
+
+	// Dropping a pending file releases its slot.
+	ok(t, db.DropPending(ctx, st.ID, p2))
+	p4, err := db.SavePending(ctx, st.ID, "mount-b", "/tmp4", "t2", me, 0)
+	ok(t, err)
+	// So does renaming one onto an existing memory: it becomes a version.
+	ok(t, errOf(db.PublishPending(ctx, st.ID, p4, "/target.md")))
+	ok(t, errOf(db.CreateMemory(ctx, st.ID, "/api.md", "api", me)))
+	// The store is full with a pending file in it, and that file publishes.
+	wantCode(t, errOf(db.CreateMemory(ctx, st.ID, "/api2.md", "api", me)), versions.CodeStoreFull)
+	ok(t, errOf(db.PublishPending(ctx, st.ID, p1, "/p1.md")))
+	if got, err := db.GetMemory(ctx, st.ID, "/target.md"); err != nil || *got.Content != "t2" || got.ID != target.ID {
+		t.Errorf("/target.md after the rename: %+v, %v", got, err)
+	}
+	wantCode(t, errOf(db.SavePending(ctx, st.ID, "mount-a", "/p5.md", "p5", me, 0)), versions.CodeStoreFull)
+}
+
+// Two processes (two mounts, or a mount and the API) filling one store at
+// once cannot over-commit: exactly the limit's worth of pending files and
+// memories are admitted, and every pending file admitted publishes.
+func TestPendingLimitAcrossHandles(t *testing.T) {
+	const limit = 8
+	dsn := testDSN(t)
+	var dbs [2]*versions.DB
+	for i := range dbs {
+		db, err := versions.Open(dsn, versions.Options{})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs[i] = db
+	}
+	st := newStore(t, dbs[0], versions.StoreParams{Name: "Contended", MaxMemories: limit})
+	var mu sync.Mutex
+	var pend []int64
+	created := 0
+	var wg sync.WaitGroup
+	for i := range 2 * limit {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			db := dbs[i%2]
+			var err error
+			var id int64
+			if i%3 == 0 {
+				_, err = db.CreateMemory(ctx, st.ID, fmt.Sprintf("/api%02d.md", i), "api", me)
+			} else {
+				id, err = db.SavePending(ctx, st.ID, fmt.Sprintf("mount-%d", i%2), fmt.Sprintf("/f%02d.md", i), "f", me, 0)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil && id != 0:
+				pend = append(pend, id)
+			case err == nil:
+				created++
+			case versions.ErrorCode(err) != versions.CodeStoreFull:
+				t.Errorf("adding file %d: %v, want success or a full store", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(pend)+created != limit {
+		t.Fatalf("%d pending files and %d memories admitted to a store of %d", len(pend), created, limit)
+	}
+	for _, id := range pend {
+		if _, err := dbs[int(id)%2].PublishPending(ctx, st.ID, id, fmt.Sprintf("/published%02d.md", id)); err != nil {
+			t.Errorf("publish pending file %d: %v", id, err)
+		}
+	}
+	s, err := dbs[1].GetStore(ctx, st.ID)
+	ok(t, err)
+	if s.MemoryCount != limit {
+		t.Errorf("the store holds %d memories, want %d", s.MemoryCount, limit)
+	}
 }
