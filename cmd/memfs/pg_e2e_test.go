@@ -209,8 +209,8 @@ func (s *saveStorm) end() {
 
 // missing waits until the mounts have published their pending files, then
 // returns the acknowledged saves that are no version of the store. The
-// saves of a new file within its grace are one version, its last (README,
-// "Temporary files and metadata"): a save that a later acknowledged save of
+// saves of a new file within its grace are one version, its last
+// (docs/design.md): a save that a later acknowledged save of
 // the same file superseded before the file's first version is no loss.
 func (s *saveStorm) missing(t *testing.T, dsn, storeID string) []string {
 	t.Helper()
