@@ -67,6 +67,9 @@ func writerMain(args []string) int {
 	}
 }
 
+// fileOf is the file a writer's save number seq goes to.
+func fileOf(seq int) int { return seq % 8 }
+
 // exitAckLog is a writer's exit status when its acknowledgement log failed.
 const exitAckLog = 3
 
@@ -78,7 +81,7 @@ func saveOnce(dir string, id saveID, content string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	target := filepath.Join(dir, fmt.Sprintf("f%d.txt", id.Seq%8))
+	target := filepath.Join(dir, fmt.Sprintf("f%d.txt", fileOf(id.Seq)))
 	if id.Seq%4 != 0 {
 		return writeFile(target, content)
 	}
