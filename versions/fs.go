@@ -275,6 +275,12 @@ func renameDir(r *run, s *storeRow, from, to string, noReplace bool, by Actor) e
 	} else if err := checkParent(r, s, to); err != nil {
 		return err
 	}
+	return moveSubtree(r, s, from, to, by)
+}
+
+// moveSubtree moves the directory from, with everything below it, to the
+// free path to, and keeps from's parent as a directory.
+func moveSubtree(r *run, s *storeRow, from, to string, by Actor) error {
 	if err := moveMemories(r, s, from, to, by); err != nil {
 		return err
 	}

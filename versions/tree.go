@@ -3,6 +3,7 @@ package versions
 import (
 	"context"
 	"errors"
+	"strings"
 )
 
 // Operations of the client-side memory tool, each one transaction: whole
@@ -94,7 +95,7 @@ func (db *DB) MoveTree(ctx context.Context, storeID, from, to string, by Actor) 
 		if m == nil && !dir {
 			return errorf(CodeNotFound, "nothing at %s in store %s to move", from, s.ID)
 		}
-		if dir && len(to) > len(from) && to[:len(from)+1] == from+"/" {
+		if dir && strings.HasPrefix(to, from+"/") {
 			return errorf(CodeInvalid, "cannot move directory %s into its own subtree (%s)", from, to)
 		}
 		if err := checkFree(r, s, to, ""); err != nil {
@@ -104,19 +105,7 @@ func (db *DB) MoveTree(ctx context.Context, storeID, from, to string, by Actor) 
 			_, err := applyUpdate(r, s, m, MemoryUpdate{Path: &to, KeepParentDir: true, pathFree: true}, "", by)
 			return err
 		}
-		if err := moveMemories(r, s, from, to, by); err != nil {
-			return err
-		}
-		if err := moveDirs(r, s, from, to); err != nil {
-			return err
-		}
-		if err := recordChange(r, s.ID, from); err != nil {
-			return err
-		}
-		if err := recordChange(r, s.ID, to); err != nil {
-			return err
-		}
-		return keepDir(r, s, parentOf(from))
+		return moveSubtree(r, s, from, to, by)
 	})
 }
 
