@@ -6,7 +6,14 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-func memoryID(r *http.Request) (string, error) { return id(r, "memory_id", "mem_") }
+// memoryIDs are the ids of the store and the memory a route names.
+func memoryIDs(r *http.Request) (sid, mid string, err error) {
+	if sid, err = StoreID(r); err != nil {
+		return "", "", err
+	}
+	mid, err = id(r, "memory_id", "mem_")
+	return sid, mid, err
+}
 
 // view strips the content of a memory in the basic view.
 func view(m *versions.Memory, v versions.View) *versions.Memory {
@@ -87,11 +94,7 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getMemory(w http.ResponseWriter, r *http.Request) error {
-	sid, err := StoreID(r)
-	if err != nil {
-		return err
-	}
-	mid, err := memoryID(r)
+	sid, mid, err := memoryIDs(r)
 	if err != nil {
 		return err
 	}
@@ -114,11 +117,7 @@ type precondition struct {
 }
 
 func (s *Server) updateMemory(w http.ResponseWriter, r *http.Request) error {
-	sid, err := StoreID(r)
-	if err != nil {
-		return err
-	}
-	mid, err := memoryID(r)
+	sid, mid, err := memoryIDs(r)
 	if err != nil {
 		return err
 	}
@@ -161,11 +160,7 @@ func (s *Server) updateMemory(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteMemory(w http.ResponseWriter, r *http.Request) error {
-	sid, err := StoreID(r)
-	if err != nil {
-		return err
-	}
-	mid, err := memoryID(r)
+	sid, mid, err := memoryIDs(r)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,14 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-func versionID(r *http.Request) (string, error) { return id(r, "memory_version_id", "memver_") }
+// versionIDs are the ids of the store and the memory version a route names.
+func versionIDs(r *http.Request) (sid, vid string, err error) {
+	if sid, err = StoreID(r); err != nil {
+		return "", "", err
+	}
+	vid, err = id(r, "memory_version_id", "memver_")
+	return sid, vid, err
+}
 
 func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) error {
 	sid, err := StoreID(r)
@@ -37,11 +44,7 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getVersion(w http.ResponseWriter, r *http.Request) error {
-	sid, err := StoreID(r)
-	if err != nil {
-		return err
-	}
-	vid, err := versionID(r)
+	sid, vid, err := versionIDs(r)
 	if err != nil {
 		return err
 	}
@@ -61,11 +64,7 @@ func (s *Server) getVersion(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) redactVersion(w http.ResponseWriter, r *http.Request) error {
-	sid, err := StoreID(r)
-	if err != nil {
-		return err
-	}
-	vid, err := versionID(r)
+	sid, vid, err := versionIDs(r)
 	if err != nil {
 		return err
 	}
