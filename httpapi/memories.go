@@ -25,14 +25,14 @@ func view(m *versions.Memory, v versions.View) *versions.Memory {
 	return m
 }
 
-// memoryLimit is the body bound of a route that carries a memory: by its
-// store's limit.
-func (s *Server) memoryLimit(r *http.Request, storeID string) (int64, error) {
+// decodeMemory decodes the body of a route that carries a memory, bounded by
+// its store's limit.
+func (s *Server) decodeMemory(w http.ResponseWriter, r *http.Request, storeID string, p any) error {
 	st, err := s.db.GetStore(r.Context(), storeID)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	return memoryBody(st.MaxMemoryBytes), nil
+	return DecodeBody(w, r, memoryBody(st.MaxMemoryBytes), p)
 }
 
 func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
@@ -45,15 +45,11 @@ func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
-	limit, err := s.memoryLimit(r, sid)
-	if err != nil {
-		return err
-	}
 	var p struct {
 		Path    *string `json:"path"`
 		Content *string `json:"content"`
 	}
-	if err := DecodeBody(w, r, limit, &p); err != nil {
+	if err := s.decodeMemory(w, r, sid, &p); err != nil {
 		return err
 	}
 	switch {
@@ -126,16 +122,12 @@ func (s *Server) updateMemory(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
-	limit, err := s.memoryLimit(r, sid)
-	if err != nil {
-		return err
-	}
 	var p struct {
 		Path         *string       `json:"path"`
 		Content      *string       `json:"content"`
 		Precondition *precondition `json:"precondition"`
 	}
-	if err := DecodeBody(w, r, limit, &p); err != nil {
+	if err := s.decodeMemory(w, r, sid, &p); err != nil {
 		return err
 	}
 	u := versions.MemoryUpdate{Content: p.Content, Path: p.Path}
