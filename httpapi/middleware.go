@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -155,9 +154,4 @@ func noRoute(mux *http.ServeMux, r *http.Request) error {
 		return errorf(http.StatusMethodNotAllowed, TypeInvalidRequest, "%s %s is not a route: the path takes %s", r.Method, r.URL.Path, strings.Join(allowed, ", "))
 	}
 	return errorf(http.StatusNotFound, TypeNotFound, "%s %s is not a route of the memory-store API: see the routes in memfs's README", r.Method, r.URL.Path)
-}
-
-// logger is the server's logger with the request's id.
-func (s *Server) logger(w http.ResponseWriter) *slog.Logger {
-	return s.o.Logger.With("request_id", w.Header().Get("request-id"))
 }
