@@ -365,16 +365,8 @@ func (db *DB) UpdateSession(ctx context.Context, id string, u SessionUpdate) (*S
 		if u.Title != nil && (s.Title == nil || *s.Title != *u.Title) {
 			s.Title, changed = u.Title, true
 		}
-		for k, v := range u.Metadata {
-			old, had := s.Metadata[k]
-			switch {
-			case v == nil && had:
-				delete(s.Metadata, k)
-				changed = true
-			case v != nil && (!had || old != *v):
-				s.Metadata[k] = *v
-				changed = true
-			}
+		if patchMetadata(s.Metadata, u.Metadata) {
+			changed = true
 		}
 		if !changed {
 			out = s

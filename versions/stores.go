@@ -248,16 +248,8 @@ func (db *DB) UpdateStore(ctx context.Context, storeID string, u StoreUpdate) (*
 		if u.Description != nil && *u.Description != s.Description {
 			s.Description, changed = *u.Description, true
 		}
-		for k, v := range u.Metadata {
-			old, had := s.Metadata[k]
-			switch {
-			case v == nil && had:
-				delete(s.Metadata, k)
-				changed = true
-			case v != nil && (!had || old != *v):
-				s.Metadata[k] = *v
-				changed = true
-			}
+		if patchMetadata(s.Metadata, u.Metadata) {
+			changed = true
 		}
 		if u.MaxHistoryBytes != nil {
 			q := *u.MaxHistoryBytes

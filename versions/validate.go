@@ -96,6 +96,24 @@ func validateDescription(d string) error {
 	return nil
 }
 
+// patchMetadata applies an update's metadata to m, a nil value removing its
+// key, and tells whether m changed.
+func patchMetadata(m map[string]string, patch map[string]*string) bool {
+	changed := false
+	for k, v := range patch {
+		old, had := m[k]
+		switch {
+		case v == nil && had:
+			delete(m, k)
+			changed = true
+		case v != nil && (!had || old != *v):
+			m[k] = *v
+			changed = true
+		}
+	}
+	return changed
+}
+
 func validateMetadata(m map[string]string) error {
 	if len(m) > MaxMetadataPairs {
 		return errorf(CodeInvalid, "metadata has %d keys, over the limit of %d: remove some", len(m), MaxMetadataPairs)
