@@ -3,10 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"runtime"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -142,11 +143,7 @@ func commandPaths(app *cli.App) map[string][]string {
 
 func writeBashCompletion(w io.Writer, app *cli.App, zsh bool) error {
 	paths := commandPaths(app)
-	keys := make([]string, 0, len(paths))
-	for k := range paths {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(paths))
 	var b strings.Builder
 	b.WriteString("# memfs completion for bash" + map[bool]string{true: " and zsh (through bashcompinit)", false: ""}[zsh] + "\n")
 	if zsh {
@@ -185,11 +182,7 @@ _memfs_words() {
 
 func writeFishCompletion(w io.Writer, app *cli.App) error {
 	paths := commandPaths(app)
-	keys := make([]string, 0, len(paths))
-	for k := range paths {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(paths))
 	var b strings.Builder
 	b.WriteString("# memfs completion for fish\n")
 	b.WriteString(`function __memfs_path
