@@ -180,11 +180,20 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	if !ok {
 		return fs.NewListDirStream(nil), 0
 	}
+	// Files created in this mount exist before they are published, and
+	// scratch files only here. They are taken before the store's listing:
+	// one published in between is then in one or the other, never neither.
+	var local []fuse.DirEntry
+	for name, ch := range n.Children() {
+		if f, ok := ch.Operations().(*fileNode); ok && f.pendingLive() {
+			local = append(local, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: ch.StableAttr().Ino})
+		}
+	}
 	entries, err := n.sm.listDir(ctx, dir)
 	if err != nil {
 		return nil, n.sm.srv.errnoOf("readdir", dir, err)
 	}
-	list := make([]fuse.DirEntry, 0, len(entries)+2)
+	list := make([]fuse.DirEntry, 0, len(entries)+len(local)+2)
 	list = append(list, dotEntries(&n.Inode)...)
 	for _, e := range entries {
 		if e.Dir {
@@ -193,15 +202,9 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFREG, Ino: fileIno(e.Memory)})
 		}
 	}
-	// Files created in this mount exist before they are published, and
-	// scratch files only here.
-	stored := func(name string) bool {
-		_, found := slices.BinarySearchFunc(entries, name, func(e versions.Entry, name string) int { return strings.Compare(e.Name, name) })
-		return found
-	}
-	for name, ch := range n.Children() {
-		if f, ok := ch.Operations().(*fileNode); ok && !stored(name) && f.pendingLive() {
-			list = append(list, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: ch.StableAttr().Ino})
+	for _, e := range local {
+		if _, stored := slices.BinarySearchFunc(entries, e.Name, func(e versions.Entry, name string) int { return strings.Compare(e.Name, name) }); !stored {
+			list = append(list, e)
 		}
 	}
 	return fs.NewListDirStream(list), 0
