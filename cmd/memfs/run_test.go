@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -493,5 +494,27 @@ func TestEscapeLogValue(t *testing.T) {
 		if got := escapeLogValue(in); got != want {
 			t.Errorf("escapeLogValue(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A logged message keeps its punctuation readable, and a log of
+// hostile values, sourced by a shell, still runs nothing.
+func TestLogSafeSourced(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: logSafe}))
+	log.Info("the store's limit; retry", "path", "/a b';touch "+marker+";'", "err", "x $(touch "+marker+") `touch "+marker+"`\n"+"touch "+marker)
+	log.Info("refused", "path", "/a';touch "+marker+";'")
+	if !strings.Contains(buf.String(), `msg="the store's limit; retry"`) {
+		t.Errorf("message not kept readable: %s", buf.String())
+	}
+	file := filepath.Join(dir, "log")
+	if err := os.WriteFile(file, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exec.Command("sh", "-c", ". "+file).Run() // syntax errors are fine; running the payload is not
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("sourcing the log ran a command:\n%s", buf.String())
 	}
 }
