@@ -56,6 +56,13 @@ func bench(ctx context.Context, cfg *config) (rep *report, err error) {
 			return nil, err
 		}
 	}
+	if cfg.parts["writers"] {
+		slog.Info("measuring", "part", "writers")
+		if err := measureWriters(ctx, cfg, targets, rep); err != nil {
+			slog.Error("part failed", "part", "writers", "err", err)
+			rep.Errors = append(rep.Errors, fmt.Sprintf("writers: %v", err))
+		}
+	}
 	for _, part := range []struct {
 		name string
 		run  func(context.Context, *config, string, *report) error

@@ -32,7 +32,7 @@ func TestBenchEndToEnd(t *testing.T) {
 		t.Fatalf("build memfs: %v\n%s", err, out)
 	}
 	cfg, err := parseFlags([]string{"--files", "40", "--dirs", "4", "--rounds", "1", "--memfs-bin", bin,
-		"--log-versions", "300", "--rss-stores", "2", "--rss-memories", "30", "--vis-samples", "10", "--workdir", t.TempDir()})
+		"--log-versions", "300", "--rss-stores", "2", "--rss-memories", "30", "--vis-samples", "10", "--writers", "3", "--writers-for", "200ms", "--workdir", t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +50,19 @@ func TestBenchEndToEnd(t *testing.T) {
 		for _, tg := range cfg.targets {
 			if v := p.OpsPerSec[tg]; v == nil || *v <= 0 {
 				t.Errorf("phase %s on %s: no ops/s", p.Phase, tg)
+			}
+		}
+	}
+	if len(rep.Writers) != len(writerVariants) {
+		t.Errorf("writers: %d variants measured, want %d", len(rep.Writers), len(writerVariants))
+	}
+	for _, w := range rep.Writers {
+		for _, tg := range cfg.targets {
+			if tg == "loopback-nopt" {
+				continue
+			}
+			if v := w.SavesPerSec[tg]; v == nil || *v <= 0 || w.Errors[tg] != 0 {
+				t.Errorf("writers (%s files) on %s: %v saves/s, %d errors (%s)", w.Variant, tg, v, w.Errors[tg], w.FirstError[tg])
 			}
 		}
 	}

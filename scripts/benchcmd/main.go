@@ -5,8 +5,10 @@
 //
 // It also re-executes itself in helper modes: "workload" (the workload
 // against one directory, in a process other than the one serving the
-// mounts), "serve" (a second daemon process) and "visibility" (the
-// save-to-visible probe between two mounts).
+// mounts), "serve" (a second daemon process), "visibility" (the
+// save-to-visible probe between two mounts), "walk" (read every file of a
+// mount), "writer" (one of the concurrent writers) and "heads" (read back
+// what the writers left).
 package main
 
 import (
@@ -61,9 +63,12 @@ func run(args []string, stdout io.Writer) int {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		return 1
 	}
-	if cfg.format == "json" {
+	switch cfg.format {
+	case "json":
 		err = writeJSON(stdout, rep)
-	} else {
+	case "markdown":
+		err = writeMarkdown(stdout, rep)
+	default:
 		err = writeText(stdout, rep)
 	}
 	if err != nil {
@@ -79,6 +84,8 @@ var helpers = map[string]func(args []string, stdout io.Writer) error{
 	"serve":      serveMain,
 	"visibility": visibilityMain,
 	"walk":       walkMain,
+	"writer":     writerMain,
+	"heads":      headsMain,
 }
 
 type config struct {
@@ -92,23 +99,28 @@ type config struct {
 	rssStores   int
 	rssMemories int
 	visSamples  int
-	cpuProfile  string
-	timeout     time.Duration
-	workDir     string
-	targets     []string
-	parts       map[string]bool
+	writers     int
+	writersFor  time.Duration
+	// commit and command label the report; scripts/bench sets them.
+	commit     string
+	command    string
+	cpuProfile string
+	timeout    time.Duration
+	workDir    string
+	targets    []string
+	parts      map[string]bool
 	// pg is a PostgreSQL server: the phases also run on memfs over a new
 	// database there (the memfs-pg target).
 	pg string
 }
 
-var allParts = []string{"phases", "visibility", "log", "rss"}
+var allParts = []string{"phases", "writers", "visibility", "log", "rss"}
 
 func parseFlags(args []string) (*config, error) {
 	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
 	c := &config{}
 	fl.BoolVar(&c.quick, "quick", false, "a smoke test for CI: fewer files, rounds and versions (< 60 s)")
-	fl.StringVar(&c.format, "format", "text", "output format: text or json")
+	fl.StringVar(&c.format, "format", "text", "output format: text, json, or markdown (the targets table and the details, to paste into docs)")
 	fl.IntVar(&c.rounds, "rounds", 0, "rounds of the workload per target (default 5, --quick 2)")
 	fl.IntVar(&c.files, "files", 0, "files in the workload (default 2000, --quick 200)")
 	fl.IntVar(&c.dirs, "dirs", 0, "directories the files are spread over (default 20, --quick 4)")
@@ -117,6 +129,10 @@ func parseFlags(args []string) (*config, error) {
 	fl.IntVar(&c.rssStores, "rss-stores", 8, "stores mounted by the daemon whose RSS is measured")
 	fl.IntVar(&c.rssMemories, "rss-memories", 0, "memories per store for the RSS measurement (default 2000, --quick 200)")
 	fl.IntVar(&c.visSamples, "vis-samples", 0, "save-to-visible samples (default 200, --quick 50)")
+	fl.IntVar(&c.writers, "writers", 8, "concurrent writer processes in the writers part")
+	fl.DurationVar(&c.writersFor, "writers-for", 0, "how long the writers save in each round (default 2s, --quick 1s)")
+	fl.StringVar(&c.commit, "commit", "", "the commit measured, for the report (scripts/bench sets it)")
+	fl.StringVar(&c.command, "command", "", "the command line to show in the report (scripts/bench sets it)")
 	fl.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the serving process (memfs and loopback mounts) during the workload to this file")
 	fl.DurationVar(&c.timeout, "timeout", 0, "give up after this long (default 10m, --quick 2m)")
 	fl.StringVar(&c.workDir, "workdir", os.TempDir(), "where the temporary databases go: use the disk memfs would use")
@@ -129,8 +145,8 @@ func parseFlags(args []string) (*config, error) {
 	if fl.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q: bench takes only flags (see --help)", fl.Arg(0))
 	}
-	if c.format != "text" && c.format != "json" {
-		return nil, fmt.Errorf("--format must be text or json, not %q", c.format)
+	if c.format != "text" && c.format != "json" && c.format != "markdown" {
+		return nil, fmt.Errorf("--format must be text, json or markdown, not %q", c.format)
 	}
 	def := func(v *int, full, quick int) {
 		if *v == 0 {
@@ -152,8 +168,17 @@ func parseFlags(args []string) (*config, error) {
 	def(&c.logVersions, 100000, 5000)
 	def(&c.rssMemories, 2000, 200)
 	def(&c.visSamples, 200, 50)
+	if c.writersFor == 0 {
+		c.writersFor = 2 * time.Second
+		if c.quick {
+			c.writersFor = time.Second
+		}
+	}
 	if c.rounds < 1 || c.files < 1 || c.dirs < 1 || c.dirs > c.files {
 		return nil, fmt.Errorf("need at least 1 round and 1 file, and 1 to --files directories")
+	}
+	if c.writers < 1 || c.writersFor <= 0 {
+		return nil, fmt.Errorf("--writers and --writers-for must be positive, not %d and %s", c.writers, c.writersFor)
 	}
 	known := map[string]bool{"tmpfs": true, "loopback": true, "loopback-nopt": true, "memfs": true, "memfs-full": true, "memfs-pg": c.pg != ""}
 	for _, t := range strings.Split(*targets, ",") {

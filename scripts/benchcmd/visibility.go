@@ -24,7 +24,7 @@ import (
 const visibilityTimeout = 5 * time.Second
 
 // pollInterval is the pause between two looks at the second mount: short
-// next to the 100 ms target, long enough to leave the daemons the CPUs.
+// next to the 50 ms target, long enough to leave the daemons the CPUs.
 const pollInterval = 200 * time.Microsecond
 
 type visibilityResult struct {
