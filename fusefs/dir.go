@@ -153,7 +153,7 @@ func (n *dirNode) entryNode(ctx context.Context, e *versions.Entry, out *fuse.En
 				return known
 			}
 		}
-		ino := sm.dirIno(e.Path)
+		ino := sm.ino.dir(e.Path)
 		sm.dirAttr(ctx, e.Path, ino, &out.Attr)
 		out.SetAttrTimeout(cacheTimeout)
 		return n.NewInode(ctx, &dirNode{sm: sm}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino})
@@ -172,7 +172,7 @@ func (n *dirNode) entryNode(ctx context.Context, e *versions.Entry, out *fuse.En
 	}
 	f := newFileNode(sm, m)
 	f.fillAttr(&out.Attr)
-	return n.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: fileIno(m), Gen: sm.memGen(m.ID)})
+	return n.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: fileIno(m), Gen: sm.ino.memGen(m.ID)})
 }
 
 func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
@@ -197,7 +197,7 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	list = append(list, dotEntries(&n.Inode)...)
 	for _, e := range entries {
 		if e.Dir {
-			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFDIR, Ino: n.sm.dirIno(e.Path)})
+			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFDIR, Ino: n.sm.ino.dir(e.Path)})
 		} else if e.Memory != nil && !n.sm.pub.isHeld(e.Path) {
 			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFREG, Ino: fileIno(e.Memory)})
 		}
@@ -219,17 +219,17 @@ func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 		if versions.ErrorCode(err) == versions.CodePathConflict {
 			// Made elsewhere since the kernel looked: it must look again
 			// (not from inside this request, which holds the directory).
-			go n.NotifyEntry(name)
+			n.sm.srv.notifyEntry(&n.Inode, name)
 		}
 		return nil, n.sm.failed("mkdir", p, err)
 	}
 	sm := n.sm
-	sm.noteOwn(p)
+	sm.own.note(p)
 	sm.idx.madeDir(p)
 	now := time.Now()
 	sm.meta.setDir(p, attrs{mode: mode & 0o1777, atime: now, mtime: now, ctime: now})
 	sm.meta.entriesChanged(path.Dir(p))
-	ino := sm.dirIno(p)
+	ino := sm.ino.dir(p)
 	sm.dirAttr(ctx, p, ino, &out.Attr)
 	out.SetAttrTimeout(cacheTimeout)
 	return n.NewInode(ctx, &dirNode{sm: sm}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0
@@ -244,9 +244,9 @@ func (n *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if err := n.sm.srv.db.RemoveDir(detach(ctx), n.sm.id, p); err != nil {
 		return n.sm.failed("rmdir", p, err)
 	}
-	n.sm.noteOwn(p)
+	n.sm.own.note(p)
 	n.sm.idx.removed(p)
-	n.sm.bumpDirGen(p)
+	n.sm.ino.bumpDir(p)
 	n.sm.meta.removedDir(p)
 	n.sm.meta.entriesChanged(path.Dir(p))
 	return 0
@@ -275,7 +275,7 @@ func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	// Persistent while only this mount has it: the kernel forgetting the
 	// inode must not lose the file (ForgetPersistent when it is published
 	// or removed).
-	ch := n.NewPersistentInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: n.sm.srv.nextPendingIno()})
+	ch := n.NewPersistentInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: n.sm.srv.pendingIno.next()})
 	return ch, h, 0, 0
 }
 
@@ -321,9 +321,9 @@ func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 	n.sm.srv.contents.forget(id)
 	n.sm.meta.forgetFile(id)
 	n.sm.meta.entriesChanged(path.Dir(p))
-	n.sm.noteOwn(p)
+	n.sm.own.note(p)
 	n.sm.idx.removed(p)
-	n.sm.adjust(-1, 0)
+	n.sm.count.adjust(-1, 0)
 	if f != nil {
 		f.markUnlinked()
 	}
@@ -335,7 +335,7 @@ func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 func (sm *storeMount) failed(op, path string, err error) syscall.Errno {
 	switch versions.ErrorCode(err) {
 	case versions.CodeReadOnly:
-		sm.markArchived()
+		sm.row.markArchived()
 	case versions.CodeNotFound, versions.CodePathConflict, versions.CodeNotDir, versions.CodeIsDir, versions.CodeNotEmpty:
 		sm.idx.drop()
 	}
@@ -381,14 +381,12 @@ func (n *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno
 // statfs reports the store's limits as the file system's size:
 // Files is the memory limit, Ffree how many more memories fit.
 func (sm *storeMount) statfs(ctx context.Context, out *fuse.StatfsOut) {
-	maxMemories, maxBytes := sm.limits()
+	maxMemories, maxBytes := sm.row.limits()
 	live, err := sm.liveCount(ctx)
 	if err != nil {
 		live = 0
 	}
-	sm.mu.Lock()
-	live += sm.pending // created here and not published yet
-	sm.mu.Unlock()
+	live += sm.count.pendingFiles() // created here and not published yet
 	free := maxMemories - live
 	if free < 0 {
 		free = 0

@@ -99,15 +99,6 @@ func newPendingFile(ctx context.Context, sm *storeMount, mode, flags uint32, scr
 	return f, h
 }
 
-// fileIno is a memory's inode number (Memory.Ino); 0 and 1 are moved out of
-// the way of go-fuse's automatic numbers and the root's.
-func fileIno(m *versions.Memory) uint64 {
-	if m.Ino <= 1 {
-		return 1<<61 | m.Ino
-	}
-	return m.Ino
-}
-
 func (n *fileNode) memoryID() string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -137,7 +128,7 @@ func (n *fileNode) markUnlinked() {
 func (n *fileNode) unlinkedLocked() {
 	if n.pending || n.unpublished {
 		n.pending, n.unpublished = false, false
-		n.sm.adjust(0, -1)
+		n.sm.count.adjust(0, -1)
 	}
 	n.dropPendingLocked()
 	n.ForgetPersistent()
@@ -256,7 +247,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 		// reached the kernel: read past the size it believes, and make it
 		// forget that size (not from inside this request).
 		fuseFlags = fuse.FOPEN_DIRECT_IO
-		go n.NotifyContent(0, 0)
+		n.sm.srv.notifyContent(&n.Inode)
 	}
 	n.opens++
 	h := &handle{append: flags&syscall.O_APPEND != 0}
@@ -307,7 +298,7 @@ func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 	if len(data) == 0 {
 		return 0, 0
 	}
-	_, maxBytes := n.sm.limits()
+	_, maxBytes := n.sm.row.limits()
 	if off+int64(len(data)) > int64(maxBytes) {
 		n.buf.overLimit, n.buf.dirty = true, true
 		if h != nil {
@@ -376,7 +367,7 @@ func (n *fileNode) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno {
 		// again, and the kernel forgets the pages it was given.
 		n.buf.dirty, n.buf.overLimit, n.buf.stale = false, false, true
 		n.kernelSize = -1
-		go n.NotifyContent(0, 0)
+		n.sm.srv.notifyContent(&n.Inode)
 	}
 	return e
 }
@@ -422,11 +413,11 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	}
 	n.mu.Unlock()
 	if discarded {
-		go n.NotifyContent(0, 0)
+		n.sm.srv.notifyContent(&n.Inode)
 	}
 	if ghost {
 		if name, parent := n.Parent(); parent != nil {
-			go parent.NotifyEntry(name)
+			n.sm.srv.notifyEntry(parent, name)
 		}
 	}
 	return 0
@@ -473,7 +464,7 @@ func (n *fileNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAtt
 // with EFBIG and changes nothing; through a handle, that handle's save then
 // fails too, as after an oversized write.
 func (n *fileNode) truncateLocked(ctx context.Context, h *handle, p string, size uint64) syscall.Errno {
-	_, maxBytes := n.sm.limits()
+	_, maxBytes := n.sm.row.limits()
 	if size > uint64(maxBytes) {
 		if h != nil && n.buf != nil {
 			n.buf.overLimit, n.buf.dirty = true, true

@@ -14,7 +14,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -100,6 +99,8 @@ type Server struct {
 	fuse    *fuse.Server
 	stop    context.CancelFunc
 	watches sync.WaitGroup
+	// notes runs the notifications requests leave to the kernel (notify.go).
+	notes notifier
 	// contents spares opens a query when the head is known (contents.go).
 	contents *contents
 	// unsaved bounds the bytes of content not saved yet (budget.go).
@@ -107,7 +108,8 @@ type Server struct {
 	once    sync.Once
 	err     error
 
-	pendingIno atomic.Uint64
+	// pendingIno numbers the files created in the mount (ino.go).
+	pendingIno pendingInos
 	// dev is the device of this server's mount, as the mount table lists
 	// it: which FUSE mount on mnt is ours, once another daemon may have
 	// mounted there after ours left the namespace.
@@ -189,6 +191,7 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 		// Mode bits as set, 0000 included: go-fuse would show 0644 instead,
 		// and default_permissions would let anyone read a locked file.
 		NullPermissions: true,
+		RootStableAttr:  &fs.StableAttr{Ino: rootIno},
 		UID:             o.UID,
 		GID:             o.GID,
 		MountOptions: fuse.MountOptions{
@@ -251,6 +254,9 @@ func (s *Server) Unmount() error {
 		for _, sm := range s.stores {
 			sm.pub.flush()
 		}
+		// While the kernel still talks to us: a notification waits for
+		// requests on the inodes it names to be answered.
+		s.notes.stop()
 		if err := s.unmountFuse(); err != nil {
 			if !s.mountedHere() {
 				s.log.Info("already unmounted from outside, or another daemon's mount is there now")
@@ -365,10 +371,4 @@ func isFuseMount(dir string) bool {
 		return m.Mountpoint != dir || !strings.HasPrefix(m.FSType, "fuse"), false
 	})
 	return err == nil && len(mounts) > 0
-}
-
-// nextPendingIno numbers files created in the mount before they are saved
-// (and have a memory Ino): bit 62 set, apart from memory and directory inos.
-func (s *Server) nextPendingIno() uint64 {
-	return 1<<62 | s.pendingIno.Add(1)
 }

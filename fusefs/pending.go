@@ -199,8 +199,8 @@ func (sm *storeMount) deleteHeld(ctx context.Context, at string, h *heldMemory) 
 	s.contents.forget(h.id)
 	sm.meta.forgetFile(h.id)
 	if err == nil {
-		sm.noteOwn(at)
-		sm.adjust(-1, 0)
+		sm.own.note(at)
+		sm.count.adjust(-1, 0)
 	}
 	sm.idx.removed(at)
 }
@@ -232,7 +232,7 @@ func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memo
 	}
 	sm.pub.unschedule(n)
 	n.unpublished, n.pendID = false, 0
-	sm.published()
+	sm.count.published()
 	n.memID, n.head = m.ID, m.VersionID
 	n.size = int64(m.ContentSize)
 	if n.buf != nil {
@@ -245,7 +245,7 @@ func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memo
 			n.settleLocked()
 		}
 	}
-	sm.noteOwn(at)
+	sm.own.note(at)
 	s.opts.Observer.Saved()
 	sm.idx.saved(at, m)
 	n.keepMetaLocked()
@@ -296,12 +296,3 @@ func (sm *storeMount) recoverPending(ctx context.Context, owner string) {
 // abandonedAfter is when a pending file whose mount never came back is
 // published by any mount of its store.
 const abandonedAfter = time.Minute
-
-// published records that a pending file became a memory (or a version of
-// one): the store's count is read again before it is relied on.
-func (sm *storeMount) published() {
-	sm.mu.Lock()
-	sm.pending--
-	sm.liveOK = false
-	sm.mu.Unlock()
-}

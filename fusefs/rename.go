@@ -85,7 +85,7 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	if err != nil {
 		return sm.failed("rename", from+" -> "+to, err)
 	}
-	sm.noteOwn(from, to)
+	sm.own.note(from, to)
 	sm.meta.entriesChanged(path.Dir(from), path.Dir(to))
 	if moved != nil {
 		sm.idx.renamedFile(from, to, moved)
@@ -100,16 +100,16 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	}
 	if df != nil {
 		if destMemory != "" {
-			sm.adjust(-1, 0)
-			sm.bumpMemGen(destMemory)
+			sm.count.adjust(-1, 0)
+			sm.ino.bumpMem(destMemory)
 		}
 		df.markUnlinked()
 	}
 	if dst != nil && df == nil {
-		sm.bumpDirGen(to) // an empty directory replaced by a directory
+		sm.ino.bumpDir(to) // an empty directory replaced by a directory
 	}
 	for _, p := range movedDirs {
-		sm.bumpDirGen(p)
+		sm.ino.bumpDir(p)
 	}
 	// Each moved memory has a new head (a "modified" version with the
 	// new path): the node must start from it, or its next save would look
@@ -169,7 +169,7 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 	case local && toScratch:
 		if sf.pending || sf.unpublished {
 			sf.pending, sf.unpublished = false, false
-			sm.adjust(0, -1)
+			sm.count.adjust(0, -1)
 			sf.dropPendingLocked()
 		}
 		sf.scratch = true
@@ -180,7 +180,7 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 		if sf.scratch {
 			// A scratch file given a real name is a new file there.
 			sf.scratch, sf.pending = false, true
-			sm.adjust(0, 1)
+			sm.count.adjust(0, 1)
 		}
 		if sf.buf != nil && (sf.buf.dirty || sf.pending) {
 			if e := sf.saveLocked(ctx, "rename"); e != 0 {
@@ -202,7 +202,7 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 			return true, e
 		}
 		if dfStored && df.memoryID() == m.ID {
-			sm.bumpMemGen(m.ID)
+			sm.ino.bumpMem(m.ID)
 			df.markUnlinked()
 		}
 	case sf.memID != "" && toScratch && !dfStored:

@@ -17,7 +17,7 @@ type rootNode struct {
 
 func (r *rootNode) OnAdd(ctx context.Context) {
 	for _, sm := range r.srv.stores {
-		ch := r.NewPersistentInode(ctx, sm.top, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: sm.dirIno("/")})
+		ch := r.NewPersistentInode(ctx, sm.top, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: sm.ino.dir("/")})
 		r.AddChild(sm.slug, ch, false)
 	}
 }
@@ -48,7 +48,7 @@ func (r *rootNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	list := make([]fuse.DirEntry, 0, len(r.srv.stores)+2)
 	list = append(list, dotEntries(&r.Inode)...)
 	for _, sm := range r.srv.stores {
-		list = append(list, fuse.DirEntry{Name: sm.slug, Mode: syscall.S_IFDIR, Ino: sm.dirIno("/")})
+		list = append(list, fuse.DirEntry{Name: sm.slug, Mode: syscall.S_IFDIR, Ino: sm.ino.dir("/")})
 	}
 	return fs.NewListDirStream(list), 0
 }

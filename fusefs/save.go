@@ -33,7 +33,7 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 	}
 	sm, s := n.sm, n.sm.srv
 	if n.buf.overLimit {
-		_, maxBytes := sm.limits()
+		_, maxBytes := sm.row.limits()
 		return s.refuse(op, path, syscall.EFBIG, tooLarge(maxBytes)+"; a write or truncate of this content went past it, so nothing of this save was kept and the previous version stays the head")
 	}
 	if !utf8.Valid(n.buf.data) {
@@ -84,11 +84,11 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 	}
 	if created {
 		n.pending, n.unpublished = false, false
-		sm.adjust(0, -1)
+		sm.count.adjust(0, -1)
 		n.ForgetPersistent()
 	}
 	if created || m.VersionID != n.buf.base {
-		sm.noteOwn(path)
+		sm.own.note(path)
 		s.opts.Observer.Saved()
 	}
 	sm.idx.saved(path, m)

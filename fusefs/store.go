@@ -2,7 +2,6 @@ package fusefs
 
 import (
 	"context"
-	"hash/fnv"
 	"strings"
 	"sync"
 	"syscall"
@@ -11,9 +10,10 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// storeMount is one attached store: its directory in the mount root, the
-// cached store row (limits, archived) and what the mount must remember
-// between requests.
+// storeMount is one attached store: its directory in the mount root and
+// what the mount must remember about it between requests. Each part keeps
+// its own lock (see doc.go for the order); storeMount's own methods only
+// combine them with the engine.
 type storeMount struct {
 	srv      *Server
 	id       string
@@ -23,19 +23,15 @@ type storeMount struct {
 	top      *dirNode
 	idx      *index
 
-	mu      sync.Mutex
-	store   versions.Store
-	live    int  // memories in the store, valid when liveOK
-	liveOK  bool // false after changes from elsewhere: recount before relying on it
-	pending int  // files created in the mount and not saved yet
+	row   storeRow     // the cached store row: limits, archived
+	count memoryCounts // memories in the store and files pending here
 	// own counts this mount's recent changes per path, so the watcher
 	// does not invalidate what the kernel already knows (watch.go).
-	own map[string]ownMark
-	// gen tells apart the kernel identities of a directory path ("d"+path)
-	// or a memory ("m"+id) from those of nodes that left it: a directory
-	// moved away keeps its inode number, a file replaced by a rename keeps
-	// standing for the destination memory. New lookups must not reuse them.
-	gen map[string]uint64
+	own ownChanges
+	// ino numbers the store's directories and tells apart the kernel
+	// identities of a path or memory from those of nodes that left it
+	// (ino.go).
+	ino inodes
 	// meta is the mode and times set on files and directories (meta.go).
 	meta *metaTable
 	// pub publishes pending files and holds renamed-away ones (pending.go).
@@ -43,14 +39,9 @@ type storeMount struct {
 	scratch scratchNames
 }
 
-type ownMark struct {
-	n    int
-	when time.Time
-}
-
 func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq versions.FeedPos) *storeMount {
 	sm := &storeMount{srv: s, id: a.StoreID, seq: seq, slug: a.Slug, readOnly: a.Access == versions.ReadOnly,
-		store: *st, own: map[string]ownMark{}, gen: map[string]uint64{}, meta: newMetaTable(s.started)}
+		row: storeRow{st: *st}, own: ownChanges{marks: map[string]ownMark{}}, ino: inodes{store: a.StoreID, gen: map[string]uint64{}}, meta: newMetaTable(s.started)}
 	if sm.slug == "" {
 		sm.slug = strings.TrimPrefix(a.MountPath, "/mnt/memory/")
 	}
@@ -67,63 +58,24 @@ func (sm *storeMount) writable(op, path string) syscall.Errno {
 	if sm.readOnly {
 		return sm.srv.refuse(op, path, syscall.EROFS, "the store is attached read_only to this session")
 	}
-	sm.mu.Lock()
-	archived := sm.store.ArchivedAt != nil
-	sm.mu.Unlock()
-	if archived {
+	if sm.row.archived() {
 		return sm.srv.refuse(op, path, syscall.EROFS, "the store is archived: archived stores are read-only")
 	}
 	return 0
 }
 
-func (sm *storeMount) limits() (maxMemories, maxBytes int) {
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
-	maxMemories, maxBytes = sm.store.MaxMemories, sm.store.MaxMemoryBytes
-	if maxMemories <= 0 {
-		maxMemories = versions.DefaultMaxMemories
-	}
-	if maxBytes <= 0 {
-		maxBytes = versions.DefaultMaxMemoryBytes
-	}
-	return
-}
-
-// setStore replaces the cached store row (the watcher refreshes it).
-func (sm *storeMount) setStore(st *versions.Store) {
-	sm.mu.Lock()
-	sm.store = *st
-	sm.mu.Unlock()
-}
-
-// markArchived records an archive noticed through a refused write.
-func (sm *storeMount) markArchived() {
-	sm.mu.Lock()
-	if sm.store.ArchivedAt == nil {
-		now := time.Now()
-		sm.store.ArchivedAt = &now
-	}
-	sm.mu.Unlock()
-}
-
 // liveCount returns how many memories the store holds, reading the
 // engine's count again when changes from elsewhere made ours unreliable.
 func (sm *storeMount) liveCount(ctx context.Context) (int, error) {
-	sm.mu.Lock()
-	if sm.liveOK {
-		n := sm.live
-		sm.mu.Unlock()
+	if n, ok := sm.count.liveKnown(); ok {
 		return n, nil
 	}
-	sm.mu.Unlock()
 	st, err := sm.srv.db.GetStore(detach(ctx), sm.id)
 	if err != nil {
 		return 0, err
 	}
-	sm.setStore(st)
-	sm.mu.Lock()
-	sm.live, sm.liveOK = st.MemoryCount, true
-	sm.mu.Unlock()
+	sm.row.set(st)
+	sm.count.setLive(st.MemoryCount)
 	return st.MemoryCount, nil
 }
 
@@ -135,109 +87,173 @@ func (sm *storeMount) reserveCreate(ctx context.Context, path string) syscall.Er
 	if err != nil {
 		return sm.srv.errnoOf("create", path, err)
 	}
-	maxMemories, _ := sm.limits()
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
-	if n+sm.pending >= maxMemories {
+	maxMemories, _ := sm.row.limits()
+	if !sm.count.reserve(n, maxMemories) {
 		return sm.srv.refuse("create", path, syscall.ENOSPC, "the store holds its maximum of memories; delete some first")
 	}
-	sm.pending++
 	return 0
 }
 
-// hasPending reports files created in the mount and not saved yet.
-func (sm *storeMount) hasPending() bool {
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
-	return sm.pending > 0
+// storeRow is the store row as the mount last read it. Its lock is a leaf.
+type storeRow struct {
+	mu sync.Mutex
+	st versions.Store
+}
+
+func (r *storeRow) archived() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.st.ArchivedAt != nil
+}
+
+func (r *storeRow) limits() (maxMemories, maxBytes int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	maxMemories, maxBytes = r.st.MaxMemories, r.st.MaxMemoryBytes
+	if maxMemories <= 0 {
+		maxMemories = versions.DefaultMaxMemories
+	}
+	if maxBytes <= 0 {
+		maxBytes = versions.DefaultMaxMemoryBytes
+	}
+	return
+}
+
+// set replaces the cached row (the watcher refreshes it).
+func (r *storeRow) set(st *versions.Store) {
+	r.mu.Lock()
+	r.st = *st
+	r.mu.Unlock()
+}
+
+// markArchived records an archive noticed through a refused write.
+func (r *storeRow) markArchived() {
+	r.mu.Lock()
+	if r.st.ArchivedAt == nil {
+		now := time.Now()
+		r.st.ArchivedAt = &now
+	}
+	r.mu.Unlock()
+}
+
+// memoryCounts is how many memories the store holds, as far as this mount
+// knows, and how many files created here are not memories yet: together
+// they decide whether a create fits the store's limit. Its lock is a leaf.
+type memoryCounts struct {
+	mu      sync.Mutex
+	live    int  // memories in the store, valid when liveOK
+	liveOK  bool // false after changes from elsewhere: recount before relying on it
+	pending int  // files created in the mount and not published yet
+}
+
+// liveKnown is the live count, unless it must be read again.
+func (c *memoryCounts) liveKnown() (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.live, c.liveOK
+}
+
+// setLive takes the count from the store row just read.
+func (c *memoryCounts) setLive(n int) {
+	c.mu.Lock()
+	c.live, c.liveOK = n, true
+	c.mu.Unlock()
+}
+
+// stale makes the next liveCount read the engine's count: the store
+// changed elsewhere.
+func (c *memoryCounts) stale() {
+	c.mu.Lock()
+	c.liveOK = false
+	c.mu.Unlock()
+}
+
+// reserve counts one more pending file unless live memories and pending
+// files already reach maxMemories.
+func (c *memoryCounts) reserve(live, maxMemories int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if live+c.pending >= maxMemories {
+		return false
+	}
+	c.pending++
+	return true
+}
+
+// pendingFiles is how many files created in the mount are not memories yet.
+func (c *memoryCounts) pendingFiles() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pending
 }
 
 // adjust records own creates (+1), deletes (-1) and pending files ending.
-func (sm *storeMount) adjust(live, pending int) {
-	sm.mu.Lock()
-	sm.live += live
-	sm.pending += pending
-	sm.mu.Unlock()
+func (c *memoryCounts) adjust(live, pending int) {
+	c.mu.Lock()
+	c.live += live
+	c.pending += pending
+	c.mu.Unlock()
 }
 
-// noteOwn remembers that this mount changed paths, so the watcher skips
-// the matching entries of the change feed.
-func (sm *storeMount) noteOwn(paths ...string) {
+// published records that a pending file became a memory (or a version of
+// one): the store's count is read again before it is relied on.
+func (c *memoryCounts) published() {
+	c.mu.Lock()
+	c.pending--
+	c.liveOK = false
+	c.mu.Unlock()
+}
+
+// ownChanges remembers the paths this mount changed, so the watcher skips
+// the matching entries of the change feed. Its lock is a leaf.
+type ownChanges struct {
+	mu    sync.Mutex
+	marks map[string]ownMark
+}
+
+type ownMark struct {
+	n    int
+	when time.Time
+}
+
+// note records one change at each path.
+func (o *ownChanges) note(paths ...string) {
 	now := time.Now()
-	sm.mu.Lock()
+	o.mu.Lock()
 	for _, p := range paths {
-		m := sm.own[p]
-		sm.own[p] = ownMark{n: m.n + 1, when: now}
+		m := o.marks[p]
+		o.marks[p] = ownMark{n: m.n + 1, when: now}
 	}
-	sm.mu.Unlock()
+	o.mu.Unlock()
 }
 
-// takeOwn consumes one own mark for path.
-func (sm *storeMount) takeOwn(path string) bool {
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
-	m, ok := sm.own[path]
+// take consumes one mark for path.
+func (o *ownChanges) take(path string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	m, ok := o.marks[path]
 	if !ok {
 		return false
 	}
 	if m.n <= 1 {
-		delete(sm.own, path)
+		delete(o.marks, path)
 	} else {
-		sm.own[path] = ownMark{n: m.n - 1, when: m.when}
+		o.marks[path] = ownMark{n: m.n - 1, when: m.when}
 	}
 	return true
 }
 
-// expireOwn forgets marks the feed never matched (an operation that logged
+// expire forgets marks the feed never matched (an operation that logged
 // fewer changes than expected), so they cannot hide a later foreign change.
-func (sm *storeMount) expireOwn(olderThan time.Duration) {
+func (o *ownChanges) expire(olderThan time.Duration) {
 	cut := time.Now().Add(-olderThan)
-	sm.mu.Lock()
-	for p, m := range sm.own {
+	o.mu.Lock()
+	for p, m := range o.marks {
 		if m.when.Before(cut) {
-			delete(sm.own, p)
+			delete(o.marks, p)
 		}
 	}
-	sm.mu.Unlock()
-}
-
-// dirIno is a directory's inode number: stable for a path, with the top
-// bit set so it never equals a memory's Ino.
-func (sm *storeMount) dirIno(path string) uint64 {
-	sm.mu.Lock()
-	gen := sm.gen["d"+path]
-	sm.mu.Unlock()
-	h := fnv.New64a()
-	h.Write([]byte(sm.id))
-	h.Write([]byte{0})
-	h.Write([]byte(path))
-	if gen > 0 {
-		h.Write([]byte{0, byte(gen), byte(gen >> 8), byte(gen >> 16), byte(gen >> 24)})
-	}
-	return h.Sum64() | 1<<63
-}
-
-// bumpDirGen gives the next directory at path a new inode number, because a
-// node that keeps the old one now lives elsewhere or is gone.
-func (sm *storeMount) bumpDirGen(path string) {
-	sm.mu.Lock()
-	sm.gen["d"+path]++
-	sm.mu.Unlock()
-}
-
-// memGen is the generation of a memory's kernel identity (StableAttr.Gen).
-func (sm *storeMount) memGen(id string) uint64 {
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
-	return sm.gen["m"+id]
-}
-
-// bumpMemGen makes the next lookup of memory id a new inode, because the
-// node that had it was replaced by a rename onto its path.
-func (sm *storeMount) bumpMemGen(id string) {
-	sm.mu.Lock()
-	sm.gen["m"+id]++
-	sm.mu.Unlock()
+	o.mu.Unlock()
 }
 
 // childPath joins a directory path and a name.

@@ -66,10 +66,10 @@ func (sm *storeMount) poll(ctx context.Context) error {
 	}
 	if slices.ContainsFunc(changes, func(c versions.Change) bool { return c.Path == "/" }) {
 		if st, err := s.db.GetStore(ctx, sm.id); err == nil {
-			sm.setStore(st)
+			sm.row.set(st)
 		}
 	}
-	sm.expireOwn(2 * time.Second)
+	sm.own.expire(2 * time.Second)
 	sm.apply(ctx, changes)
 	return nil
 }
@@ -79,16 +79,14 @@ func (sm *storeMount) apply(ctx context.Context, changes []versions.Change) {
 	origin := sm.srv.db.Origin()
 	done := map[string]bool{}
 	for _, c := range changes {
-		if c.Origin == origin && sm.takeOwn(c.Path) || done[c.Path] {
+		if c.Origin == origin && sm.own.take(c.Path) || done[c.Path] {
 			continue
 		}
 		done[c.Path] = true
 		if !c.At.IsZero() {
 			sm.srv.opts.Observer.FeedLag(time.Since(c.At))
 		}
-		sm.mu.Lock()
-		sm.liveOK = false
-		sm.mu.Unlock()
+		sm.count.stale()
 		// The index first: the kernel asks again as soon as it is told.
 		sm.idx.forget(c.Path)
 		sm.invalidate(ctx, c.Path)
@@ -128,7 +126,7 @@ func (sm *storeMount) invalidate(ctx context.Context, path string) {
 			if err == nil && e.Dir {
 				return
 			}
-			sm.bumpDirGen(path)
+			sm.ino.bumpDir(path)
 		}
 		parent.NotifyEntry(seg)
 	}

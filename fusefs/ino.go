@@ -1,0 +1,106 @@
+package fusefs
+
+import (
+	"hash/fnv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// Inode numbers. The kernel and programs (find, du, tar, rsync, git) tell
+// files apart by st_ino, so two live nodes of one mount must never share
+// one, and a node must keep its number for as long as the kernel knows it.
+// Every number the mount hands out comes from the functions below:
+//
+//	number                      what                                  from
+//	1                           the mount root (FUSE_ROOT_ID)          rootIno
+//	2 … 2^61-1                  a memory: the engine's Memory.Ino,    fileIno
+//	                            unique in the database, never reused
+//	2^61 | 0, 2^61 | 1          a memory whose Ino is 0 or 1           fileIno
+//	                            (kept off the root's number)
+//	2^62 | n, n = 1, 2, …       a file created in the mount: pending,  pendingInos.next
+//	                            not yet published, or a scratch file;
+//	                            it keeps the number after publishing
+//	                            until the kernel forgets the node
+//	2^63 | fnv64a(store, path   a directory, a store's top directory   inodes.dir
+//	       [, generation])      ("/") included
+//
+// A directory's number is a hash, so a path has the same number in every
+// mount of the store and across remounts, and stores never share one (the
+// store id is hashed). The top bit keeps it off every other range; go-fuse
+// numbers nodes given no number from 2^63 up too, and the mount gives none
+// such. Generations tell apart successive kernel identities of a path or
+// memory: a directory moved away keeps its number, so the next directory
+// at its old path gets a new one; a file node replaced by a rename keeps
+// standing for the destination memory, so the next lookup of that memory
+// is a new inode (StableAttr.Gen).
+
+// rootIno is the mount root's number.
+const rootIno = 1
+
+const (
+	lowMemoryInoBit = 1 << 61
+	pendingInoBit   = 1 << 62
+	dirInoBit       = 1 << 63
+)
+
+// fileIno is a memory's inode number.
+func fileIno(m *versions.Memory) uint64 {
+	if m.Ino <= 1 {
+		return lowMemoryInoBit | m.Ino
+	}
+	return m.Ino
+}
+
+// pendingInos numbers the files created in a mount, across its stores.
+type pendingInos struct{ last atomic.Uint64 }
+
+func (p *pendingInos) next() uint64 { return pendingInoBit | p.last.Add(1) }
+
+// inodes holds the generations of one store's directory paths and
+// memories. Its lock is a leaf.
+type inodes struct {
+	store string
+	mu    sync.Mutex
+	// gen is keyed by "d"+path for a directory, "m"+id for a memory.
+	gen map[string]uint64
+}
+
+// dir is a directory's inode number: stable for a path until bumpDir.
+func (x *inodes) dir(path string) uint64 {
+	x.mu.Lock()
+	gen := x.gen["d"+path]
+	x.mu.Unlock()
+	h := fnv.New64a()
+	h.Write([]byte(x.store))
+	h.Write([]byte{0})
+	h.Write([]byte(path))
+	if gen > 0 {
+		h.Write([]byte{0, byte(gen), byte(gen >> 8), byte(gen >> 16), byte(gen >> 24)})
+	}
+	return h.Sum64() | dirInoBit
+}
+
+// bumpDir gives the next directory at path a new inode number, because a
+// node that keeps the old one now lives elsewhere or is gone.
+func (x *inodes) bumpDir(path string) {
+	x.mu.Lock()
+	x.gen["d"+path]++
+	x.mu.Unlock()
+}
+
+// memGen is the generation of a memory's kernel identity (StableAttr.Gen).
+func (x *inodes) memGen(id string) uint64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.gen["m"+id]
+}
+
+// bumpMem makes the next lookup of memory id a new inode, because the
+// node that had it was replaced by a rename onto its path.
+func (x *inodes) bumpMem(id string) {
+	x.mu.Lock()
+	x.gen["m"+id]++
+	x.mu.Unlock()
+}
