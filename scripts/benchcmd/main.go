@@ -12,6 +12,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -75,6 +76,16 @@ func run(args []string, stdout io.Writer) int {
 		fmt.Fprintf(os.Stderr, "bench: print the report: %v\n", err)
 		return 1
 	}
+	if cfg.markdown != "" {
+		var md bytes.Buffer
+		if err := writeMarkdown(&md, rep); err == nil {
+			err = os.WriteFile(cfg.markdown, md.Bytes(), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: write the Markdown report to %s: %v\n", cfg.markdown, err)
+			return 1
+		}
+	}
 	return 0
 }
 
@@ -91,6 +102,7 @@ var helpers = map[string]func(args []string, stdout io.Writer) error{
 type config struct {
 	quick       bool
 	format      string
+	markdown    string
 	rounds      int
 	files       int
 	dirs        int
@@ -121,6 +133,7 @@ func parseFlags(args []string) (*config, error) {
 	c := &config{}
 	fl.BoolVar(&c.quick, "quick", false, "a smoke test for CI: fewer files, rounds and versions (< 60 s)")
 	fl.StringVar(&c.format, "format", "text", "output format: text, json, or markdown (the targets table and the details, to paste into docs)")
+	fl.StringVar(&c.markdown, "markdown", "", "also write the report as Markdown to this `file`")
 	fl.IntVar(&c.rounds, "rounds", 0, "rounds of the workload per target (default 5, --quick 2)")
 	fl.IntVar(&c.files, "files", 0, "files in the workload (default 2000, --quick 200)")
 	fl.IntVar(&c.dirs, "dirs", 0, "directories the files are spread over (default 20, --quick 4)")
@@ -130,7 +143,7 @@ func parseFlags(args []string) (*config, error) {
 	fl.IntVar(&c.rssMemories, "rss-memories", 0, "memories per store for the RSS measurement (default 2000, --quick 200)")
 	fl.IntVar(&c.visSamples, "vis-samples", 0, "save-to-visible samples (default 200, --quick 50)")
 	fl.IntVar(&c.writers, "writers", 8, "concurrent writer processes in the writers part")
-	fl.DurationVar(&c.writersFor, "writers-for", 0, "how long the writers save in each round (default 2s, --quick 1s)")
+	fl.DurationVar(&c.writersFor, "writers-for", 0, "how long the writers save in each round (default 1.5s, --quick 1s)")
 	fl.StringVar(&c.commit, "commit", "", "the commit measured, for the report (scripts/bench sets it)")
 	fl.StringVar(&c.command, "command", "", "the command line to show in the report (scripts/bench sets it)")
 	fl.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the serving process (memfs and loopback mounts) during the workload to this file")
@@ -169,7 +182,7 @@ func parseFlags(args []string) (*config, error) {
 	def(&c.rssMemories, 2000, 200)
 	def(&c.visSamples, 200, 50)
 	if c.writersFor == 0 {
-		c.writersFor = 2 * time.Second
+		c.writersFor = 1500 * time.Millisecond
 		if c.quick {
 			c.writersFor = time.Second
 		}
