@@ -288,10 +288,13 @@ func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 	if ch := n.GetChild(name); ch != nil {
 		f, _ = ch.Operations().(*fileNode)
 	}
-	if f != nil && f.pendingLive() {
-		f.markUnlinked()
-		n.sm.meta.entriesChanged(path.Dir(p))
-		return 0
+	if f != nil {
+		if local, err := f.unlinkLocal(ctx); err != nil {
+			return n.sm.failed("unlink", p, err)
+		} else if local {
+			n.sm.meta.entriesChanged(path.Dir(p))
+			return 0
+		}
 	}
 	id := ""
 	if f != nil {

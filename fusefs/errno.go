@@ -23,6 +23,9 @@ func (s *Server) errnoOf(op, path string, err error) syscall.Errno {
 		s.log.Warn("refused", "op", op, "path", path, "errno", errnoName(errno), "reason", err.Error())
 		return errno
 	}
+	if isUnavailable(err) {
+		return s.unavailable(op, path, err)
+	}
 	errno = codeErrno(versions.ErrorCode(err))
 	if errno == syscall.EIO {
 		s.opts.Observer.Refused(errno)

@@ -27,10 +27,15 @@ type index struct {
 	clock   uint64
 	touched map[string]uint64
 	reset   uint64
+	// doubt names, per listed directory, the entries changed elsewhere
+	// since it was listed. Such a listing answers nothing while the engine
+	// can be asked; when it cannot, its other entries still do (lastKnown).
+	doubt map[string]map[string]bool
 }
 
 func newIndex() *index {
-	return &index{dirs: map[string]map[string]versions.Entry{}, sorted: map[string][]versions.Entry{}, touched: map[string]uint64{}}
+	return &index{dirs: map[string]map[string]versions.Entry{}, sorted: map[string][]versions.Entry{}, touched: map[string]uint64{},
+		doubt: map[string]map[string]bool{}}
 }
 
 // lookupResult says what the index knows of a name.
@@ -46,7 +51,7 @@ func (x *index) lookup(dir, name string) (versions.Entry, lookupResult) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	d, ok := x.dirs[dir]
-	if !ok {
+	if !ok || len(x.doubt[dir]) > 0 {
 		return versions.Entry{}, unloaded
 	}
 	e, ok := d[name]
@@ -65,7 +70,7 @@ func (x *index) list(dir string) ([]versions.Entry, bool) {
 		return out, true
 	}
 	d, ok := x.dirs[dir]
-	if !ok {
+	if !ok || len(x.doubt[dir]) > 0 {
 		return nil, false
 	}
 	out := make([]versions.Entry, 0, len(d))
@@ -75,6 +80,23 @@ func (x *index) list(dir string) ([]versions.Entry, bool) {
 	slices.SortFunc(out, func(a, b versions.Entry) int { return strings.Compare(a.Name, b.Name) })
 	x.sorted[dir] = out
 	return out, true
+}
+
+// lastKnown is what dir's listing said of name, doubted or not, unless
+// name itself changed elsewhere since (unloaded then): the answer when the
+// engine cannot be reached.
+func (x *index) lastKnown(dir, name string) (versions.Entry, lookupResult) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	d, ok := x.dirs[dir]
+	if !ok || x.doubt[dir][name] {
+		return versions.Entry{}, unloaded
+	}
+	e, ok := d[name]
+	if !ok {
+		return e, absent
+	}
+	return e, found
 }
 
 // now is the clock before an engine read whose result is to be kept.
@@ -108,6 +130,7 @@ func (x *index) load(dir string, entries []versions.Entry, at uint64) {
 		d[e.Name] = e
 	}
 	x.dirs[dir] = d
+	delete(x.doubt, dir)
 	delete(x.sorted, dir)
 }
 
@@ -125,6 +148,7 @@ func (x *index) madeDir(p string) {
 	defer x.mu.Unlock()
 	x.addDirsLocked(p)
 	x.dirs[p] = map[string]versions.Entry{}
+	delete(x.doubt, p)
 	x.touchLocked(p)
 }
 
@@ -134,11 +158,10 @@ func (x *index) removed(p string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	dir := path.Dir(p)
-	if d, ok := x.dirs[dir]; ok {
-		delete(d, path.Base(p))
-	}
+	x.deleteLocked(dir, path.Base(p))
 	x.touchLocked(dir)
 	delete(x.dirs, p)
+	delete(x.doubt, p)
 	x.touchLocked(p)
 }
 
@@ -147,9 +170,7 @@ func (x *index) removed(p string) {
 func (x *index) renamedFile(from, to string, m *versions.Memory) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if d, ok := x.dirs[path.Dir(from)]; ok {
-		delete(d, path.Base(from))
-	}
+	x.deleteLocked(path.Dir(from), path.Base(from))
 	x.touchLocked(path.Dir(from))
 	x.addDirsLocked(path.Dir(to))
 	x.setLocked(to, versions.Entry{Name: path.Base(to), Path: to, Memory: bare(m)})
@@ -158,8 +179,9 @@ func (x *index) renamedFile(from, to string, m *versions.Memory) {
 // forget drops the listings a change made elsewhere at p can have changed:
 // p's own, should it be a directory, and its ancestors', where names appear,
 // vanish or change size (directories are implied by the memories below
-// them). What a change moved below p has changes of its own
-// (versions.Change).
+// them). An ancestor's listing stays, with the name on the way to p
+// doubted, for when the engine cannot be reached. What a change moved
+// below p has changes of its own (versions.Change).
 func (x *index) forget(p string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -167,12 +189,18 @@ func (x *index) forget(p string) {
 		x.dropLocked()
 		return
 	}
-	for d := p; ; d = path.Dir(d) {
-		delete(x.dirs, d)
-		x.touchLocked(d)
-		if d == "/" {
-			return
+	delete(x.dirs, p)
+	delete(x.doubt, p)
+	x.touchLocked(p)
+	for child := p; child != "/"; child = path.Dir(child) {
+		d := path.Dir(child)
+		if _, ok := x.dirs[d]; ok {
+			if x.doubt[d] == nil {
+				x.doubt[d] = map[string]bool{}
+			}
+			x.doubt[d][path.Base(child)] = true
 		}
+		x.touchLocked(d)
 	}
 }
 
@@ -190,14 +218,35 @@ func (x *index) dropLocked() {
 	clear(x.dirs)
 	clear(x.sorted)
 	clear(x.touched)
+	clear(x.doubt)
 }
 
+// setLocked and deleteLocked apply this mount's own change to a listing:
+// it is exact for that name again, changed elsewhere before or not (a
+// change committed after it reaches forget later).
 func (x *index) setLocked(p string, e versions.Entry) {
 	dir := path.Dir(p)
 	if d, ok := x.dirs[dir]; ok {
 		d[e.Name] = e
+		x.believeLocked(dir, e.Name)
 	}
 	x.touchLocked(dir)
+}
+
+func (x *index) deleteLocked(dir, name string) {
+	if d, ok := x.dirs[dir]; ok {
+		delete(d, name)
+		x.believeLocked(dir, name)
+	}
+}
+
+func (x *index) believeLocked(dir, name string) {
+	if doubt := x.doubt[dir]; doubt != nil {
+		delete(doubt, name)
+		if len(doubt) == 0 {
+			delete(x.doubt, dir)
+		}
+	}
 }
 
 // addDirsLocked makes sure dir and its ancestors are listed in their
@@ -207,10 +256,11 @@ func (x *index) addDirsLocked(dir string) {
 		parent := path.Dir(dir)
 		if d, ok := x.dirs[parent]; ok {
 			name := path.Base(dir)
-			if e, ok := d[name]; ok && e.Dir {
+			if e, ok := d[name]; ok && e.Dir && !x.doubt[parent][name] {
 				return
 			}
 			d[name] = versions.Entry{Name: name, Path: dir, Dir: true}
+			x.believeLocked(parent, name)
 		}
 		x.touchLocked(parent)
 		dir = parent
@@ -240,7 +290,8 @@ func (sm *storeMount) lookupEntry(ctx context.Context, dir, name string) (*versi
 	}
 	db := sm.srv.db
 	at := x.now()
-	if entries, err := db.ReadDir(detach(ctx), sm.id, dir); err == nil {
+	entries, err := db.ReadDir(detach(ctx), sm.id, dir)
+	if err == nil {
 		x.load(dir, entries, at)
 		for i := range entries {
 			if entries[i].Name == name {
@@ -249,8 +300,29 @@ func (sm *storeMount) lookupEntry(ctx context.Context, dir, name string) (*versi
 		}
 		return nil, absentError(sm.id, childPath(dir, name))
 	}
+	if isUnavailable(err) {
+		return sm.lastKnownEntry(dir, name, err)
+	}
 	// Not a directory (any more), or unreadable: Stat says which.
 	return db.Stat(detach(ctx), sm.id, childPath(dir, name))
+}
+
+// lastKnownEntry answers a lookup while the database cannot be reached
+// (err): from dir's last listing, unless the mount never listed dir or
+// learnt that name changed elsewhere since. A mount cut off from the
+// database knows no newer state than its feed position, so what it knew
+// then is served (outage.go).
+func (sm *storeMount) lastKnownEntry(dir, name string, err error) (*versions.Entry, error) {
+	e, r := sm.idx.lastKnown(dir, name)
+	switch r {
+	case found:
+		sm.srv.servingCached(err)
+		return &e, nil
+	case absent:
+		sm.srv.servingCached(err)
+		return nil, absentError(sm.id, childPath(dir, name))
+	}
+	return nil, err
 }
 
 // listDir returns dir's entries, from the index or read into it.

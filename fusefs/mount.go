@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -110,6 +111,9 @@ type Server struct {
 
 	// pendingIno numbers the files created in the mount (ino.go).
 	pendingIno pendingInos
+	// offline: a request was answered from the caches because the
+	// database could not be reached, and the feed was not read since.
+	offline atomic.Bool
 	// dev is the device of this server's mount, as the mount table lists
 	// it: which FUSE mount on mnt is ours, once another daemon may have
 	// mounted there after ours left the namespace.

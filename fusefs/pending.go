@@ -48,6 +48,9 @@ type publisher struct {
 	// timers counts the timers set and not yet stopped or run through, so
 	// that Unmount can wait for the ones already running.
 	timers sync.WaitGroup
+	// flushed: the mount is going away, a failed publication is not
+	// retried.
+	flushed bool
 }
 
 // heldMemory is a stored file renamed to a scratch name: the store still
@@ -61,16 +64,36 @@ func newPublisher(sm *storeMount, grace time.Duration) *publisher {
 	return &publisher{sm: sm, grace: grace, files: map[*fileNode]*time.Timer{}, held: map[string]*heldMemory{}}
 }
 
+// publishRetry is how soon a publication the database could not take is
+// tried again.
+const publishRetry = time.Second
+
+// retry publishes n again later, and reports false when the mount is going
+// away (the next mount on its path publishes it then).
+func (p *publisher) retry(n *fileNode) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.flushed {
+		return false
+	}
+	p.scheduleLocked(n, publishRetry)
+	return true
+}
+
 // schedule publishes n when the grace period ends, unless it is already
 // scheduled.
 func (p *publisher) schedule(n *fileNode) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.scheduleLocked(n, p.grace)
+}
+
+func (p *publisher) scheduleLocked(n *fileNode, d time.Duration) {
 	if _, ok := p.files[n]; ok {
 		return
 	}
 	p.timers.Add(1)
-	p.files[n] = time.AfterFunc(p.grace, func() {
+	p.files[n] = time.AfterFunc(d, func() {
 		defer p.timers.Done()
 		p.mu.Lock()
 		delete(p.files, n)
@@ -161,6 +184,7 @@ func (p *publisher) publishNow() {
 // and waits for the timers already running: the mount is going away.
 func (p *publisher) flush() {
 	p.mu.Lock()
+	p.flushed = true
 	var files []*fileNode
 	for n, t := range p.files {
 		if t.Stop() {
@@ -226,6 +250,12 @@ func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memo
 	// Over a held memory, the publication is a version of it.
 	sm.pub.take(at)
 	m, err := s.db.PublishPending(detach(ctx), sm.id, n.pendID, at)
+	if isUnavailable(err) && sm.pub.retry(n) {
+		// Saved durably already: it is published once the database is back.
+		s.opts.Observer.Refused(syscall.EIO)
+		s.log.Warn("a file saved in this mount cannot be published yet: the database cannot be reached; it stays pending and is published when it is back", "path", at, "err", err)
+		return nil, syscall.EIO
+	}
 	if err != nil {
 		s.log.Error("a file saved in this mount could not be published; it stays pending and is published when the mount starts again", "path", at, "err", err)
 		return nil, sm.failed("publish", at, err)
@@ -257,6 +287,28 @@ func (n *fileNode) isUnpublished() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.unpublished && !n.unlinked
+}
+
+// unlinkLocal removes a file only this mount shows, and reports false when
+// it is no longer one (published meanwhile). Its pending row goes first: a
+// removal the database did not take fails rather than come back when the
+// mount starts again.
+func (n *fileNode) unlinkLocal(ctx context.Context) (bool, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.localLocked() || n.unlinked {
+		return false, nil
+	}
+	if n.pendID != 0 {
+		sm := n.sm
+		if err := sm.srv.db.DropPending(detach(ctx), sm.id, n.pendID); err != nil {
+			return true, err
+		}
+		sm.pub.unschedule(n)
+		n.pendID = 0
+	}
+	n.unlinkedLocked()
+	return true, nil
 }
 
 // dropPendingLocked forgets the pending row of a file that lost its name

@@ -47,6 +47,7 @@ func (s *Server) watch(ctx context.Context) {
 			s.log.Info("reading the change feed works again")
 		}
 		failing = false
+		s.reachable()
 		mark = next
 	}
 }

@@ -1,0 +1,193 @@
+package fusefs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+
+	"github.com/memfs/memfs/versions"
+	"github.com/memfs/memfs/versions/pgtest"
+)
+
+// While its PostgreSQL server is down, a mount serves what it knows:
+// names and attributes from its listings, contents it holds; a listing or
+// a file changed elsewhere since it read them, and anything it never
+// read, fail with EIO, as does every change, which leaves the previous
+// version intact. Once the server is back the same mount saves again and
+// catches up with what others saved.
+func TestOutageServesWhatIsCached(t *testing.T) {
+	srv := pgtest.NewPrivate(t)
+	db, err := versions.Open(srv.URL, versions.Options{})
+	if err != nil {
+		t.Fatalf("open %s: %v", srv.URL, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e := &env{db: db, dir: t.TempDir(), log: &logBuffer{}}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", e.log.String())
+		}
+	})
+	ctx := context.Background()
+	st := e.store(t, "Outage")
+	other := versions.UserActor("other-host")
+	// Saved elsewhere: the mount lists it but never reads its content.
+	if _, err := db.CreateMemory(ctx, st.ID, "/kept/unread.txt", "never read\n", other); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := db.CreateMemory(ctx, st.ID, "/changed.txt", "first\n", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, dir := e.mountStore(t, st, Options{})
+	kept := filepath.Join(dir, "kept")
+	for name, content := range map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"} {
+		if err := os.WriteFile(filepath.Join(kept, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "changed.txt")); err != nil || string(got) != "first\n" {
+		t.Fatalf("read changed.txt = %q, %v", got, err)
+	}
+	// Published after the grace (not by settle(), which would end the
+	// publisher's retries).
+	if err := eventually(2*visibilityLimit, func() error {
+		pending, err := db.HasPending(ctx)
+		if err == nil && pending {
+			err = fmt.Errorf("a.txt and b.txt are not published yet")
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wantKept := []string{"a.txt", "b.txt", "unread.txt"}
+	if err := sameNames(kept, wantKept); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(kept, "a.txt")); err != nil || string(got) != "alpha\n" {
+		t.Fatalf("read kept/a.txt = %q, %v", got, err)
+	}
+	// Changed elsewhere: the mount learns it changed, and does not read it.
+	second := "second\n"
+	if _, err := db.UpdateMemory(ctx, st.ID, changed.ID, versions.MemoryUpdate{Content: &second}, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := eventually(visibilityLimit, func() error {
+		if _, r := m.srv.stores[0].idx.lookup("/", "changed.txt"); r != unloaded {
+			return fmt.Errorf("the mount has not applied the change to /changed.txt")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	srv.Stop(t, "immediate")
+	// The kernel forgets what it was told, as once its cache lapses:
+	// each request below reaches the daemon.
+	forgetKernel(m.srv)
+
+	if got, err := os.ReadFile(filepath.Join(kept, "a.txt")); err != nil || string(got) != "alpha\n" {
+		t.Errorf("during the outage, read kept/a.txt (read before) = %q, %v; want its content", got, err)
+	}
+	if err := sameNames(kept, wantKept); err != nil {
+		t.Errorf("during the outage, ls kept: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join(kept, "unread.txt")); err != nil || fi.Size() != int64(len("never read\n")) {
+		t.Errorf("during the outage, stat kept/unread.txt = %v, %v; want its listed size", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(kept, "none.txt")); !os.IsNotExist(err) {
+		t.Errorf("during the outage, stat of a name the listing has not: %v, want ENOENT", err)
+	}
+	_, err = os.ReadFile(filepath.Join(kept, "unread.txt"))
+	wantErrno(t, "during the outage, read kept/unread.txt (content never held)", err, syscall.EIO)
+	_, err = os.ReadFile(filepath.Join(dir, "changed.txt"))
+	wantErrno(t, "during the outage, read changed.txt (changed elsewhere since read)", err, syscall.EIO)
+	_, err = os.ReadDir(dir)
+	wantErrno(t, "during the outage, ls of the top directory (changed elsewhere since listed)", err, syscall.EIO)
+
+	wantErrno(t, "during the outage, save kept/a.txt", os.WriteFile(filepath.Join(kept, "a.txt"), []byte("lost\n"), 0o644), syscall.EIO)
+	wantErrno(t, "during the outage, create kept/new.txt", os.WriteFile(filepath.Join(kept, "new.txt"), []byte("new\n"), 0o644), syscall.EIO)
+	wantErrno(t, "during the outage, mkdir", os.Mkdir(filepath.Join(kept, "sub"), 0o755), syscall.EIO)
+	wantErrno(t, "during the outage, rename", os.Rename(filepath.Join(kept, "b.txt"), filepath.Join(kept, "c.txt")), syscall.EIO)
+	wantErrno(t, "during the outage, unlink", os.Remove(filepath.Join(kept, "b.txt")), syscall.EIO)
+	if got, err := os.ReadFile(filepath.Join(kept, "a.txt")); err != nil || string(got) != "alpha\n" {
+		t.Errorf("during the outage, after a failed save, read kept/a.txt = %q, %v; want the previous version", got, err)
+	}
+	if err := sameNames(kept, wantKept); err != nil {
+		t.Errorf("during the outage, after failed changes, ls kept: %v", err)
+	}
+	log := e.log.String()
+	for _, want := range []string{"serving what this mount has cached", "failed with EIO: the database cannot be reached", "cannot reach the database at"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the daemon's log does not say %q", want)
+		}
+	}
+
+	srv.Start(t)
+	if err := os.WriteFile(filepath.Join(kept, "a.txt"), []byte("after\n"), 0o644); err != nil {
+		t.Fatalf("save after the restart: %v", err)
+	}
+	if got := e.memory(t, st.ID, "/kept/a.txt"); got.Content == nil || *got.Content != "after\n" {
+		t.Errorf("the store's /kept/a.txt after the restart = %v, want the save made then", got.Content)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "changed.txt")); err != nil || string(got) != "second\n" {
+		t.Errorf("after the restart, read changed.txt = %q, %v; want the version saved elsewhere", got, err)
+	}
+	if _, err := db.CreateMemory(ctx, st.ID, "/kept/later.txt", "later\n", other); err != nil {
+		t.Fatal(err)
+	}
+	// The feed's notifications reconnect with a backoff of their own.
+	if err := eventually(reconnectLimit, func() error {
+		return sameNames(kept, []string{"a.txt", "b.txt", "later.txt", "unread.txt"})
+	}); err != nil {
+		t.Errorf("after the restart, a file saved elsewhere: %v", err)
+	}
+	if !strings.Contains(e.log.String(), "the database is reachable again") {
+		t.Errorf("the daemon's log does not say the database is reachable again")
+	}
+}
+
+// reconnectLimit bounds how long after the database is back the mount sees
+// others' saves again: the feed's notifications reconnect with a backoff of
+// at most 5s, and the feed is read at least every 5s without them.
+const reconnectLimit = 11 * time.Second
+
+// forgetKernel drops every name and attribute the kernel holds for the
+// mount's stores.
+func forgetKernel(s *Server) {
+	var walk func(in *fs.Inode)
+	walk = func(in *fs.Inode) {
+		for name, ch := range in.Children() {
+			walk(ch)
+			ch.NotifyContent(0, 0)
+			in.NotifyEntry(name)
+		}
+	}
+	for _, sm := range s.stores {
+		walk(&sm.top.Inode)
+	}
+}
+
+// sameNames compares a directory's listing with want.
+func sameNames(dir string, want []string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("ls %s = %v, want %v", dir, got, want)
+	}
+	return nil
+}
