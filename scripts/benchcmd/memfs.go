@@ -96,9 +96,17 @@ func memfsTargetAt(ctx context.Context, dsn, work, name string, full bool) (*tar
 		db.Close()
 		return nil, err
 	}
+	storeID := sess.Resources[0].StoreID
 	return &target{
 		name: name,
 		dir:  filepath.Join(mnt, sess.Resources[0].Slug),
 		stop: func() error { return errors.Join(unmount(), db.Close()) },
+		historyBytes: func(ctx context.Context) (int, error) {
+			st, err := db.GetStore(ctx, storeID)
+			if err != nil {
+				return 0, fmt.Errorf("read the store's history size: %w", err)
+			}
+			return st.HistoryBytes, nil
+		},
 	}, nil
 }

@@ -289,6 +289,9 @@ func writeWritersText(w io.Writer, r *report) error {
 			if e := wr.FirstError[t]; e != "" {
 				errs = append(errs, fmt.Sprintf("%s on %s: %d failed or lost saves, the first: %s", writersLabel(wr), t, wr.Errors[t], e))
 			}
+			if m := wr.Merged[t]; m > 0 {
+				errs = append(errs, fmt.Sprintf("%s on %s: %d of the saves overlapped another writer's save of the same file and share its version (not an error)", writersLabel(wr), t, m))
+			}
 		}
 		row = append(row, fmtNum(wr.MemfsVsLoopback, "%.2f"), fmtNum(wr.MemfsVsTmpfs, "%.3f"), fmtNum(wr.FullVsLoopback, "%.2f"), fmt.Sprint(total), "")
 		fmt.Fprintln(tw, strings.Join(row, "\t"))

@@ -73,8 +73,13 @@ type writerReport struct {
 type writersRound struct {
 	SavesPerSec float64
 	Saves       int
-	Errors      int
-	FirstError  string
+	// Versions is how many versions the store committed meanwhile, and
+	// Merged how many overlapping saves of a shared file were committed by
+	// another writer's close (memfs targets only).
+	Versions   int
+	Merged     int
+	Errors     int
+	FirstError string
 }
 
 // measureWriters runs the writers on every target, round after round and
@@ -86,7 +91,7 @@ func measureWriters(ctx context.Context, cfg *config, targets []*target, rep *re
 			for k := range targets {
 				t := targets[(r+k)%len(targets)]
 				dir := filepath.Join(t.dir, fmt.Sprintf("writers-%s-%d", variant, r))
-				res, err := runWriters(ctx, dir, variant, cfg.writers, cfg.writersFor)
+				res, err := runWriters(ctx, dir, variant, cfg.writers, cfg.writersFor, t.historyBytes)
 				if err != nil {
 					return fmt.Errorf("round %d of %d writers (%s files) on %s: %w", r+1, cfg.writers, variant, t.name, err)
 				}
@@ -102,8 +107,9 @@ func measureWriters(ctx context.Context, cfg *config, targets []*target, rep *re
 // runWriters starts n writer processes on dir, lets them prepare their
 // files, starts them all at once, and once they are done has another
 // process read every file back to check that each holds a writer's last
-// save.
-func runWriters(ctx context.Context, dir, variant string, n int, d time.Duration) (*writersRound, error) {
+// save. With historyBytes (a memfs target), it also checks that the store
+// committed one version per save.
+func runWriters(ctx context.Context, dir, variant string, n int, d time.Duration, historyBytes func(context.Context) (int, error)) (*writersRound, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the bench binary to re-run: %w", err)
@@ -152,6 +158,12 @@ func runWriters(ctx context.Context, dir, variant string, n int, d time.Duration
 			return nil, fmt.Errorf("writer %d did not get ready (it said %q): %w", id, line, errors.Join(err, p.cmd.Wait()))
 		}
 	}
+	var history0 int
+	if historyBytes != nil {
+		if history0, err = historyBytes(ctx); err != nil {
+			return nil, err
+		}
+	}
 	goW.Close()
 	res := &writersRound{}
 	last := map[string]map[string]bool{} // path → the last contents the writers saved there
@@ -177,6 +189,30 @@ func runWriters(ctx context.Context, dir, variant string, n int, d time.Duration
 				last[path] = map[string]bool{}
 			}
 			last[path][head] = true
+		}
+	}
+	if historyBytes != nil {
+		history1, err := historyBytes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// Every timed save is fileSize bytes of content no version had.
+		// In memfs the handles of one file share its content, so when two
+		// writers' saves of a shared file overlap, the first close commits
+		// what the file then holds (the later write) and the second has
+		// nothing left to commit: as on any file system, the earlier write
+		// was replaced before it was closed. Such saves are merged, not
+		// lost; a save of a file only one writer writes never is.
+		res.Versions = (history1 - history0) / fileSize
+		diff := res.Versions - res.Saves
+		if variant == "shared" && diff < 0 {
+			res.Merged, diff = -diff, 0
+		}
+		if diff != 0 || (history1-history0)%fileSize != 0 {
+			res.Errors += max(diff, -diff, 1)
+			if res.FirstError == "" {
+				res.FirstError = fmt.Sprintf("the writers saved %d times but the store's versions grew by %d bytes, %d saves' worth: not one version per save", res.Saves, history1-history0, res.Versions)
+			}
 		}
 	}
 	heads, err := readHeads(ctx, dir)
@@ -380,9 +416,14 @@ type writersResult struct {
 	// SavesPerSec is the median over the rounds of the writers' summed
 	// saves/s.
 	SavesPerSec map[string]*float64 `json:"median_saves_per_sec"`
-	// Errors counts the failed saves and the lost ones (a file not holding
-	// a writer's last save) over every round.
-	Errors          map[string]int    `json:"errors"`
+	// Errors counts the failed saves, the lost ones (a file not holding a
+	// writer's last save) and, on memfs, the saves without a version of
+	// their own, over every round.
+	Errors map[string]int `json:"errors"`
+	// Merged counts, on memfs, the saves of a shared file whose content
+	// another writer's overlapping save replaced before the close, so that
+	// one version holds both (over every round).
+	Merged          map[string]int    `json:"merged_saves,omitempty"`
 	FirstError      map[string]string `json:"first_error,omitempty"`
 	MemfsVsLoopback *float64          `json:"memfs_vs_loopback"`
 	MemfsVsTmpfs    *float64          `json:"memfs_vs_tmpfs"`
@@ -405,7 +446,7 @@ func (r *report) finishWriters() {
 			continue
 		}
 		wr := writersResult{Variant: v, Writers: r.writers, Files: writerFiles, Seconds: r.writersFor.Seconds(), SaveShape: writersSaveShape,
-			SavesPerSec: map[string]*float64{}, Errors: map[string]int{}, FirstError: map[string]string{}}
+			SavesPerSec: map[string]*float64{}, Errors: map[string]int{}, FirstError: map[string]string{}, Merged: map[string]int{}}
 		med := map[string]float64{}
 		for _, t := range r.targets {
 			rounds, ok := per[t]
@@ -416,6 +457,7 @@ func (r *report) finishWriters() {
 			for _, rd := range rounds {
 				rates = append(rates, rd.SavesPerSec)
 				wr.Errors[t] += rd.Errors
+				wr.Merged[t] += rd.Merged
 				if rd.FirstError != "" && wr.FirstError[t] == "" {
 					wr.FirstError[t] = rd.FirstError
 				}

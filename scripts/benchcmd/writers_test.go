@@ -16,7 +16,7 @@ func TestWritersOnDisk(t *testing.T) {
 	for _, v := range writerVariants {
 		t.Run(v, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "w")
-			res, err := runWriters(context.Background(), dir, v, 3, 200*time.Millisecond)
+			res, err := runWriters(context.Background(), dir, v, 3, 200*time.Millisecond, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,5 +128,46 @@ func TestGoals(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(text.String()), "\n")
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "daemon peak RSS") {
 		t.Errorf("the text report ends with %q, want the targets table's last row", last)
+	}
+}
+
+// TestWritersOnMemfs: on a memfs mount, with default durability, every
+// save of a writer's own file is a version of its own, overlapping saves of
+// a shared file share one, and none is lost.
+func TestWritersOnMemfs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	tg, err := memfsTarget(context.Background(), t.TempDir(), "memfs", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := tg.stop(); err != nil {
+			t.Errorf("stop memfs: %v", err)
+		}
+	})
+	for _, v := range writerVariants {
+		res, err := runWriters(context.Background(), filepath.Join(tg.dir, v), v, 4, 300*time.Millisecond, tg.historyBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Errors != 0 || res.Saves == 0 || res.Versions+res.Merged != res.Saves || (v == "own" && res.Merged != 0) {
+			t.Errorf("4 writers (%s files) on memfs: %d saves, %d versions, %d merged, %d errors (%s); want saves, a version for each (own files) or for each not merged (shared), no error",
+				v, res.Saves, res.Versions, res.Merged, res.Errors, res.FirstError)
+		}
+	}
+}
+
+// TestWritersNoticeMissingVersions: saves the store did not commit are
+// errors, whatever the files show.
+func TestWritersNoticeMissingVersions(t *testing.T) {
+	still := func(context.Context) (int, error) { return 4096, nil }
+	res, err := runWriters(context.Background(), filepath.Join(t.TempDir(), "w"), "own", 2, 100*time.Millisecond, still)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Saves == 0 || res.Errors == 0 || !strings.Contains(res.FirstError, "not one version per save") {
+		t.Errorf("%d saves with no version committed: %d errors (%q), want them counted", res.Saves, res.Errors, res.FirstError)
 	}
 }
