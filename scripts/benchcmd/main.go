@@ -131,7 +131,7 @@ var allParts = []string{"phases", "writers", "visibility", "log", "rss"}
 func parseFlags(args []string) (*config, error) {
 	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
 	c := &config{}
-	fl.BoolVar(&c.quick, "quick", false, "a smoke test for CI: fewer files, rounds and versions (< 60 s)")
+	fl.BoolVar(&c.quick, "quick", false, "a smoke test for CI: fewer files, rounds and versions, shorter writers (< 90 s)")
 	fl.StringVar(&c.format, "format", "text", "output format: text, json, or markdown (the targets table and the details, to paste into docs)")
 	fl.StringVar(&c.markdown, "markdown", "", "also write the report as Markdown to this `file`")
 	fl.IntVar(&c.rounds, "rounds", 0, "rounds of the workload per target (default 5, --quick 2)")
@@ -149,7 +149,7 @@ func parseFlags(args []string) (*config, error) {
 	fl.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the serving process (memfs and loopback mounts) during the workload to this file")
 	fl.DurationVar(&c.timeout, "timeout", 0, "give up after this long (default 10m, --quick 2m)")
 	fl.StringVar(&c.workDir, "workdir", os.TempDir(), "where the temporary databases go: use the disk memfs would use")
-	targets := fl.String("targets", "tmpfs,loopback,loopback-nopt,memfs,memfs-full", "comma-separated targets of the workload")
+	targets := fl.String("targets", "tmpfs,loopback,loopback-nopt,memfs,memfs-full", "comma-separated targets of the workload (the writers part runs on each but loopback-nopt)")
 	fl.StringVar(&c.pg, "db", "", "a PostgreSQL server `URL` (postgres://…, a role that may create databases): the phases also run on memfs over a new database there (target memfs-pg), dropped at the end")
 	only := fl.String("only", strings.Join(allParts, ","), "comma-separated parts to run: "+strings.Join(allParts, ", "))
 	if err := fl.Parse(args); err != nil {
