@@ -14,7 +14,8 @@ package fusefs
 //     storeMount's storeRow.mu, memoryCounts.mu, ownChanges.mu, inodes.mu
 //     (store.go, ino.go); index.mu (index.go); metaTable.mu (meta.go);
 //     contents.mu (contents.go); publisher.mu (pending.go); notifier.mu
-//     (notify.go). unsavedBudget (budget.go) uses atomics, no lock.
+//     (notify.go). unsavedBudget (budget.go), pendingInos (ino.go) and
+//     Server.offline (outage.go) are atomics.
 //
 // Under a file's lock any leaf may be taken, and go-fuse's own tree lock
 // (Inode.Parent, ForgetPersistent). Two files' locks are held together only

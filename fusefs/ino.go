@@ -13,28 +13,31 @@ import (
 // one, and a node must keep its number for as long as the kernel knows it.
 // Every number the mount hands out comes from the functions below:
 //
-//	number                      what                                  from
-//	1                           the mount root (FUSE_ROOT_ID)          rootIno
-//	2 … 2^61-1                  a memory: the engine's Memory.Ino,    fileIno
-//	                            unique in the database, never reused
-//	2^61 | 0, 2^61 | 1          a memory whose Ino is 0 or 1           fileIno
-//	                            (kept off the root's number)
-//	2^62 | n, n = 1, 2, …       a file created in the mount: pending,  pendingInos.next
-//	                            not yet published, or a scratch file;
-//	                            it keeps the number after publishing
-//	                            until the kernel forgets the node
-//	2^63 | fnv64a(store, path   a directory, a store's top directory   inodes.dir
-//	       [, generation])      ("/") included
+//	number                  what                                      from
+//	1                       the mount root (FUSE_ROOT_ID)             rootIno
+//	2 … 2^61-1              a memory: the engine's Memory.Ino,        fileIno
+//	                        unique in the database, never reused
+//	                        (a row key counting up from 1); kept
+//	                        through renames, also to a scratch name
+//	2^61|0, 2^61|1          a memory whose Ino is 0 or 1 (kept off    fileIno
+//	                        the root's number)
+//	2^62|n, n = 1, 2, …     a file created in the mount: pending,     pendingInos.next
+//	                        not yet published, or scratch; kept
+//	                        after publishing until the kernel
+//	                        forgets the node
+//	2^63|fnv64a(store,      a directory, a store's top directory      inodes.dir
+//	  path[, generation])   ("/") included
 //
-// A directory's number is a hash, so a path has the same number in every
-// mount of the store and across remounts, and stores never share one (the
-// store id is hashed). The top bit keeps it off every other range; go-fuse
-// numbers nodes given no number from 2^63 up too, and the mount gives none
-// such. Generations tell apart successive kernel identities of a path or
-// memory: a directory moved away keeps its number, so the next directory
-// at its old path gets a new one; a file node replaced by a rename keeps
-// standing for the destination memory, so the next lookup of that memory
-// is a new inode (StableAttr.Gen).
+// "." and ".." repeat the numbers of the nodes they name. A directory's
+// number is a hash, so a path has the same number in every mount of the
+// store and across remounts, and the store id in it keeps stores apart. The
+// top bit keeps it off every other range; go-fuse numbers nodes given no
+// number from 2^63 up too, and the mount gives none such. Generations tell
+// apart successive kernel identities of a path or memory: a directory
+// moved away keeps its number, so the next directory at its old path gets
+// a new one; a file node replaced by a rename keeps standing for the
+// destination memory, so the next lookup of that memory is a new inode
+// (StableAttr.Gen).
 
 // rootIno is the mount root's number.
 const rootIno = 1
