@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -140,10 +139,10 @@ func hint(e *versions.Error) string {
 	return ""
 }
 
-// Error writes err as the API's error envelope with the status its code maps
-// to. Errors the engine did not classify are logged here, once, with the
-// request's id.
-func Error(w http.ResponseWriter, r *http.Request, err error) {
+// writeError writes err as the API's error envelope with the status its code
+// maps to. Errors the engine did not classify are logged here, once, with
+// the request's id, to the server's logger.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := NewBody(err)
 	switch {
 	case status == http.StatusTooManyRequests || status >= 500:
@@ -159,7 +158,7 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("retry-after-ms", strconv.FormatInt(ae.retryAfter.Milliseconds(), 10))
 	}
 	if status >= 500 {
-		slog.Error("request failed", "request_id", w.Header().Get("request-id"),
+		s.o.Logger.Error("request failed", "request_id", w.Header().Get("request-id"),
 			"method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	WriteJSON(w, status, body)

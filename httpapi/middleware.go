@@ -33,7 +33,7 @@ func (s *Server) wrap(route string, h HandlerFunc) http.Handler {
 				s.o.Logger.Error("handler panicked", "request_id", w.Header().Get("request-id"),
 					"route", route, "panic", p, "stack", string(debug.Stack()))
 				if rec.status == 0 {
-					Error(rec, r, fmt.Errorf("panic: %v", p))
+					s.writeError(rec, r, fmt.Errorf("panic: %v", p))
 				}
 			}
 			s.metrics.observe(route, rec.status, time.Since(start))
@@ -46,7 +46,7 @@ func (s *Server) wrap(route string, h HandlerFunc) http.Handler {
 				return
 			}
 			s.metrics.refused(err)
-			Error(rec, r, err)
+			s.writeError(rec, r, err)
 		}
 	})
 }

@@ -94,7 +94,8 @@ func New(db *versions.DB, o Options) *Server {
 	return s
 }
 
-// HandlerFunc is a route's handler: what it returns goes through Error.
+// HandlerFunc is a route's handler: what it returns is answered as the
+// API's error envelope (writeError).
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // Handle registers h for pattern (net/http's "METHOD /path/{wildcard}"),
@@ -109,7 +110,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("request-id", newRequestID())
 	if err := checkRawPath(r); err != nil {
 		s.metrics.observe("invalid_path", http.StatusBadRequest, 0)
-		Error(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
@@ -117,7 +118,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// and never with the redirect ServeMux gives a path it would
 		// clean.
 		s.metrics.observe("unmatched", http.StatusNotFound, 0)
-		Error(w, r, noRoute(s.mux, r))
+		s.writeError(w, r, noRoute(s.mux, r))
 		return
 	}
 	// Through the mux, which sets the path's wildcards.
