@@ -249,7 +249,7 @@ func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memo
 	sm, s := n.sm, n.sm.srv
 	// Over a held memory, the publication is a version of it.
 	sm.pub.take(at)
-	m, err := s.db.PublishPending(detach(ctx), sm.id, n.pendID, at)
+	m, created, err := s.db.PublishPending(detach(ctx), sm.id, n.pendID, at)
 	if isUnavailable(err) && sm.pub.retry(n) {
 		// Saved durably already: it is published once the database is back.
 		s.opts.Observer.Refused(syscall.EIO)
@@ -262,7 +262,7 @@ func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memo
 	}
 	sm.pub.unschedule(n)
 	n.unpublished, n.pendID = false, 0
-	sm.count.published()
+	sm.count.published(created)
 	n.memID, n.head = m.ID, m.VersionID
 	n.size = int64(m.ContentSize)
 	if n.buf != nil {
@@ -336,7 +336,7 @@ func (sm *storeMount) recoverPending(ctx context.Context, owner string) {
 		return
 	}
 	for _, p := range left {
-		m, err := s.db.PublishPending(ctx, sm.id, p.ID, p.Path)
+		m, _, err := s.db.PublishPending(ctx, sm.id, p.ID, p.Path)
 		if err != nil {
 			s.log.Error("publishing a file left pending by an earlier mount failed", "path", p.Path, "err", err)
 			continue

@@ -195,12 +195,15 @@ func (c *memoryCounts) adjust(live, pending int) {
 	c.mu.Unlock()
 }
 
-// published records that a pending file became a memory (or a version of
-// one): the store's count is read again before it is relied on.
-func (c *memoryCounts) published() {
+// published records that a pending file became a new memory (created) or
+// a version of one, as the engine reported it: no need to read the
+// store's count again for the next create.
+func (c *memoryCounts) published(created bool) {
 	c.mu.Lock()
 	c.pending--
-	c.liveOK = false
+	if created {
+		c.live++
+	}
 	c.mu.Unlock()
 }
 

@@ -68,12 +68,13 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"file-at-or-above", chainQueries[2], []any{1, "", "/a/b/c", "/a", "/a/b"}, "sqlite_autoindex_memories"},
 		{"path-free", freeQueries[2], []any{1, "", "/a/b/c", "/a", "/a/b", "/a/b/c/", "/a/b/c0"}, "sqlite_autoindex_memories"},
 		{"feed-versions", "SELECT seq, path, prev_path, origin FROM versions WHERE seq > ? AND seq < ? ORDER BY seq", []any{lo + 5, hi}, "INTEGER PRIMARY KEY"},
+		{"pending-count", pendingCountQuery, []any{1}, "COVERING INDEX pending_store"},
 		{"feed-changes", "SELECT seq, path, origin FROM changes WHERE store = ? AND seq > ? ORDER BY seq", []any{"memstore_x", 2}, "changes_store"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			plan := queryPlan(t, db, c.q, c.args...)
-			if !strings.Contains(plan, c.want) || strings.Contains(plan, "SCAN versions") || strings.Contains(plan, "SCAN memories") || strings.Contains(plan, "TEMP B-TREE") {
+			if !strings.Contains(plan, c.want) || strings.Contains(plan, "SCAN versions") || strings.Contains(plan, "SCAN memories") || strings.Contains(plan, "SCAN pending") || strings.Contains(plan, "TEMP B-TREE") {
 				t.Fatalf("plan does not search %s without sorting:\n%s", c.want, plan)
 			}
 			t.Logf("%s:\n%s", c.name, plan)

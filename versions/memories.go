@@ -209,6 +209,9 @@ func headContent(r *run, head int64) (string, error) {
 	return c.String, err
 }
 
+// pendingCountQuery counts a store's pending files in their index.
+const pendingCountQuery = "SELECT count(*) FROM pending WHERE store = ?"
+
 // checkRoom refuses one more memory, or one more pending file, in a store
 // whose live memories and pending files fill its limit. A pending file
 // holds its slot from its first save, so that publishing it never fails
@@ -217,7 +220,7 @@ func headContent(r *run, head int64) (string, error) {
 // lock (loadStoreLite), which also serializes pending saves.
 func checkRoom(r *run, s *storeRow) error {
 	var pending int
-	if err := r.scan("SELECT count(*) FROM pending WHERE store = ?", []any{s.seq}, &pending); err != nil {
+	if err := r.scan(pendingCountQuery, []any{s.seq}, &pending); err != nil {
 		return err
 	}
 	if s.MemoryCount+pending < s.MaxMemories {
@@ -235,13 +238,19 @@ func insertMemory(r *run, s *storeRow, path, content string, by Actor) (*Memory,
 	if err := checkRoom(r, s); err != nil {
 		return nil, err
 	}
+	return insertMemoryRoom(r, s, path, content, by)
+}
+
+// insertMemoryRoom is insertMemory for a memory whose slot of the store's
+// limit is already held (a pending file being published).
+func insertMemoryRoom(r *run, s *storeRow, path, content string, by Actor) (*Memory, error) {
 	now := r.db.nowNanos()
 	m := Memory{
 		ID: r.db.ids.make(prefixMemory, fromNanos(now)), StoreID: s.ID, Path: path,
 		Content: &content, ContentSHA256: sha256Hex(content), ContentSize: len(content),
 		CreatedAt: fromNanos(now), UpdatedAt: fromNanos(now),
 	}
-	head, vid, err := insertVersion(r, s, newVersion{memoryID: m.ID, op: OpCreated, path: path, content: &content, sha: m.ContentSHA256, at: now, by: by})
+	head, vid, err := insertVersion(r, s, newVersion{memoryID: m.ID, op: OpCreated, path: path, content: &content, sha: m.ContentSHA256, at: now, by: by, live: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -252,10 +261,6 @@ func insertMemory(r *run, s *storeRow, path, content string, by Actor) (*Memory,
 		return nil, err
 	}
 	m.Ino = uint64(ino)
-	if _, err := r.exec("UPDATE stores SET memory_count = memory_count + 1 WHERE seq = ?", s.seq); err != nil {
-		return nil, err
-	}
-	s.MemoryCount++
 	return &m, nil
 }
 
@@ -329,16 +334,12 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 
 // deleteMemory removes a live memory and appends its "deleted" version.
 func deleteMemory(r *run, s *storeRow, m *memRow, keepParent bool, by Actor) error {
-	if _, _, err := insertVersion(r, s, newVersion{memoryID: m.ID, op: OpDeleted, path: m.Path, at: r.db.nowNanos(), by: by}); err != nil {
+	if _, _, err := insertVersion(r, s, newVersion{memoryID: m.ID, op: OpDeleted, path: m.Path, at: r.db.nowNanos(), by: by, live: -1}); err != nil {
 		return err
 	}
 	if _, err := r.exec("DELETE FROM memories WHERE ino = ?", m.Ino); err != nil {
 		return err
 	}
-	if _, err := r.exec("UPDATE stores SET memory_count = memory_count - 1 WHERE seq = ?", s.seq); err != nil {
-		return err
-	}
-	s.MemoryCount--
 	if keepParent {
 		return keepDir(r, s, parentOf(m.Path))
 	}
@@ -356,6 +357,9 @@ type newVersion struct {
 	by       Actor
 	conflict bool
 	prevPath string // the path a rename moved the memory from
+	// live is what the version changes in the store's count of live
+	// memories: +1 for a new memory, -1 for a deletion.
+	live int
 }
 
 // insertVersionQuery appends a version as the next of its store: the
@@ -393,8 +397,21 @@ func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err
 		return 0, "", err
 	}
 	r.changed = true
-	if v.content != nil && len(*v.content) > 0 {
-		if err := addHistoryBytes(r, s, len(*v.content)); err != nil {
+	// The store's counts change in one statement: the store's row is one
+	// more page the commit writes, and each statement a round trip.
+	var bytes int
+	if v.content != nil {
+		bytes = len(*v.content)
+	}
+	switch {
+	case v.live != 0:
+		if _, err := r.exec("UPDATE stores SET memory_count = memory_count + ?, history_bytes = history_bytes + ? WHERE seq = ?", v.live, bytes, s.seq); err != nil {
+			return 0, "", err
+		}
+		s.MemoryCount += v.live
+		s.HistoryBytes += bytes
+	case bytes > 0:
+		if err := addHistoryBytes(r, s, bytes); err != nil {
 			return 0, "", err
 		}
 	}

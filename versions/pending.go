@@ -75,28 +75,25 @@ func (db *DB) DropPending(ctx context.Context, storeID string, id int64) error {
 // PublishPending turns pending file id into a version at path, in one
 // transaction that also drops it: a "modified" version of the memory at
 // path when there is one (its id kept: the write-temp-then-rename of
-// atomic savers), else a new memory with its "created" version. The
-// version is attributed to whoever saved the pending file.
-func (db *DB) PublishPending(ctx context.Context, storeID string, id int64, path string) (*Memory, error) {
+// atomic savers), else a new memory with its "created" version (created
+// is true). The version is attributed to whoever saved the pending file.
+func (db *DB) PublishPending(ctx context.Context, storeID string, id int64, path string) (out *Memory, created bool, err error) {
 	if err := ValidatePath(path); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var out *Memory
-	err := db.write(ctx, "publish pending file", func(r *run) error {
+	err = db.write(ctx, "publish pending file", func(r *run) error {
+		created = false // a retried transaction starts again
 		s, err := loadStoreLite(r, storeID, true)
 		if err != nil {
 			return err
 		}
 		var content []byte
 		var by Actor
-		err = r.scan("SELECT content, actor_type, actor_id FROM pending WHERE id = ? AND store = ?", []any{id, s.seq}, &content, &by.Type, &by.ID)
+		err = r.scan("DELETE FROM pending WHERE id = ? AND store = ? RETURNING content, actor_type, actor_id", []any{id, s.seq}, &content, &by.Type, &by.ID)
 		if err == sql.ErrNoRows {
 			return errorf(CodeNotFound, "no pending file %d in store %s (published or dropped already)", id, s.ID)
 		}
 		if err != nil {
-			return err
-		}
-		if _, err := r.exec("DELETE FROM pending WHERE id = ?", id); err != nil {
 			return err
 		}
 		c := string(content)
@@ -111,13 +108,17 @@ func (db *DB) PublishPending(ctx context.Context, storeID string, id int64, path
 		if err := checkFree(r, s, path, ""); err != nil {
 			return err
 		}
-		out, err = insertMemory(r, s, path, c, by)
+		// No checkRoom: the pending file has held its memory's slot since
+		// its first save, so that its publication never fails for the limit.
+		out, err = insertMemoryRoom(r, s, path, c, by)
+		created = err == nil
 		return err
 	})
-	if out != nil {
-		out.Content = nil
+	if err != nil {
+		return nil, false, err
 	}
-	return out, err
+	out.Content = nil
+	return out, created, nil
 }
 
 // ListPending returns the store's pending files that owner saved or that

@@ -27,10 +27,10 @@ func TestPending(t *testing.T) {
 	if n := countVersions(t, db, st.ID); n != 1 {
 		t.Errorf("%d versions after pending saves, want 1", n)
 	}
-	m, err := db.PublishPending(ctx, st.ID, id, "/notes.md")
+	m, created, err := db.PublishPending(ctx, st.ID, id, "/notes.md")
 	ok(t, err)
-	if m.ID != target.ID {
-		t.Errorf("published onto /notes.md as %s, want the target's id %s", m.ID, target.ID)
+	if m.ID != target.ID || created {
+		t.Errorf("published onto /notes.md as %s (created %v), want a version of the target %s", m.ID, created, target.ID)
 	}
 	got, err := db.GetMemory(ctx, st.ID, "/notes.md")
 	ok(t, err)
@@ -40,7 +40,7 @@ func TestPending(t *testing.T) {
 	if h := history(t, db, st.ID, target.ID); len(h) != 2 || h[0].Operation != versions.OpModified {
 		t.Errorf("history %+v, want created then modified", h)
 	}
-	wantCode(t, errOf(db.PublishPending(ctx, st.ID, id, "/notes.md")), versions.CodeNotFound)
+	wantCode(t, errOf3(db.PublishPending(ctx, st.ID, id, "/notes.md")), versions.CodeNotFound)
 
 	id2, err := db.SavePending(ctx, st.ID, "mount-a", "/new.md", "new", me, 0)
 	ok(t, err)
@@ -51,8 +51,11 @@ func TestPending(t *testing.T) {
 	if len(left) != 1 || left[0].ID != id2 || left[0].Content != "new" || left[0].By != me {
 		t.Errorf("mount-a's pending files: %+v", left)
 	}
-	m2, err := db.PublishPending(ctx, st.ID, id2, "/new.md")
+	m2, created, err := db.PublishPending(ctx, st.ID, id2, "/new.md")
 	ok(t, err)
+	if !created {
+		t.Errorf("a new file published: created false, want true")
+	}
 	if h := history(t, db, st.ID, m2.ID); len(h) != 1 || h[0].Operation != versions.OpCreated {
 		t.Errorf("a new file published: %+v, want one created", h)
 	}
@@ -94,11 +97,11 @@ func TestPendingHoldsASlot(t *testing.T) {
 	p4, err := db.SavePending(ctx, st.ID, "mount-b", "/tmp4", "t2", me, 0)
 	ok(t, err)
 	// So does renaming one onto an existing memory: it becomes a version.
-	ok(t, errOf(db.PublishPending(ctx, st.ID, p4, "/target.md")))
+	ok(t, errOf3(db.PublishPending(ctx, st.ID, p4, "/target.md")))
 	ok(t, errOf(db.CreateMemory(ctx, st.ID, "/api.md", "api", me)))
 	// The store is full with a pending file in it, and that file publishes.
 	wantCode(t, errOf(db.CreateMemory(ctx, st.ID, "/api2.md", "api", me)), versions.CodeStoreFull)
-	ok(t, errOf(db.PublishPending(ctx, st.ID, p1, "/p1.md")))
+	ok(t, errOf3(db.PublishPending(ctx, st.ID, p1, "/p1.md")))
 	if got, err := db.GetMemory(ctx, st.ID, "/target.md"); err != nil || *got.Content != "t2" || got.ID != target.ID {
 		t.Errorf("/target.md after the rename: %+v, %v", got, err)
 	}
@@ -154,7 +157,7 @@ func TestPendingLimitAcrossHandles(t *testing.T) {
 		t.Fatalf("%d pending files and %d memories admitted to a store of %d", len(pend), created, limit)
 	}
 	for _, id := range pend {
-		if _, err := dbs[int(id)%2].PublishPending(ctx, st.ID, id, fmt.Sprintf("/published%02d.md", id)); err != nil {
+		if _, _, err := dbs[int(id)%2].PublishPending(ctx, st.ID, id, fmt.Sprintf("/published%02d.md", id)); err != nil {
 			t.Errorf("publish pending file %d: %v", id, err)
 		}
 	}
