@@ -172,7 +172,7 @@ func (n *dirNode) entryNode(ctx context.Context, e *versions.Entry, out *fuse.En
 	}
 	f := newFileNode(sm, m)
 	f.fillAttr(&out.Attr)
-	return n.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: fileIno(m), Gen: sm.ino.memGen(m.ID)})
+	return n.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: sm.ino.file(m), Gen: sm.ino.memGen(m.ID)})
 }
 
 func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
@@ -199,7 +199,7 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 		if e.Dir {
 			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFDIR, Ino: n.sm.ino.dir(e.Path)})
 		} else if e.Memory != nil && !n.sm.pub.isHeld(e.Path) {
-			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFREG, Ino: fileIno(e.Memory)})
+			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFREG, Ino: n.sm.ino.file(e.Memory)})
 		}
 	}
 	for _, e := range local {

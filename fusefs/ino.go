@@ -25,6 +25,8 @@ import (
 //	                        not yet published, or scratch; kept
 //	                        after publishing until the kernel
 //	                        forgets the node
+//	                        or a memory, once a node standing for     inodes.file
+//	                        it was renamed to a scratch name          (renumber)
 //	2^63|fnv64a(store,      a directory, a store's top directory      inodes.dir
 //	  path[, generation])   ("/") included
 //
@@ -37,7 +39,10 @@ import (
 // moved away keeps its number, so the next directory at its old path gets
 // a new one; a file node replaced by a rename keeps standing for the
 // destination memory, so the next lookup of that memory is a new inode
-// (StableAttr.Gen).
+// (StableAttr.Gen). An editor's backup rename (notes.md to notes.md~)
+// leaves the memory's number on the backup while the new notes.md
+// continues the memory: new nodes of the memory get another number, or
+// cmp, diff and cp would take the two files for one.
 
 // rootIno is the mount root's number.
 const rootIno = 1
@@ -68,6 +73,33 @@ type inodes struct {
 	mu    sync.Mutex
 	// gen is keyed by "d"+path for a directory, "m"+id for a memory.
 	gen map[string]uint64
+	// moved is the number of a memory whose own number a scratch node
+	// keeps (renumber); at most one per memory.
+	moved map[string]uint64
+}
+
+// file is the inode number of a new node for memory m, and its readdir
+// number.
+func (x *inodes) file(m *versions.Memory) uint64 {
+	x.mu.Lock()
+	ino, ok := x.moved[m.ID]
+	x.mu.Unlock()
+	if ok {
+		return ino
+	}
+	return fileIno(m)
+}
+
+// renumber gives memory id the number ino for its new nodes, because a node
+// that keeps the number it had stopped standing for it without leaving
+// the kernel (renamed to a scratch name).
+func (x *inodes) renumber(id string, ino uint64) {
+	x.mu.Lock()
+	if x.moved == nil {
+		x.moved = map[string]uint64{}
+	}
+	x.moved[id] = ino
+	x.mu.Unlock()
 }
 
 // dir is a directory's inode number: stable for a path until bumpDir.

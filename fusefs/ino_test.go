@@ -51,3 +51,31 @@ func TestInodeLayout(t *testing.T) {
 		}
 	}
 }
+
+// An editor's backup rename leaves the memory's number on the backup while
+// the new file continues the memory: a new inode of the memory must not
+// take the backup's number, or cmp, diff and cp take them for one file.
+func TestBackupRenameKeepsNumbersApart(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "Backup")
+	if _, err := e.db.CreateMemory(t.Context(), st.ID, "/notes.md", "old", versions.UserActor("t")); err != nil {
+		t.Fatal(err)
+	}
+	_, dir := e.mountStore(t, st, Options{})
+	f := filepath.Join(dir, "notes.md")
+	statOf(t, f) // the memory's own number, from a lookup
+	if err := os.Rename(f, f+"~"); err != nil {
+		t.Fatal(err)
+	}
+	backup, err := os.Open(f + "~") // keeps the backup's inode in the kernel
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backup.Close()
+	write(t, f, "new")
+	e.settle()
+	forgetInodes(t) // notes.md is looked up again: a new inode of the memory
+	if a, b := statOf(t, f).Ino, statOf(t, f+"~").Ino; a == b {
+		t.Errorf("notes.md and its backup notes.md~ share inode number %#x", a)
+	}
+}

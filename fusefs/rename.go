@@ -217,6 +217,7 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 			return true, e
 		}
 		sm.pub.hold(from, sf.memID, sf.head)
+		sm.ino.renumber(sf.memID, sm.srv.pendingIno.next()) // sf keeps the old one
 		sf.memID, sf.head, sf.scratch = "", "", true
 		sf.buf.dirty = false
 		if dfLocal {
