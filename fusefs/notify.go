@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 )
@@ -17,7 +18,7 @@ type notifier struct {
 }
 
 // notifyHook, when set by a test, runs before each notification.
-var notifyHook func()
+var notifyHook atomic.Pointer[func()]
 
 // async runs notify in its own goroutine, unless the mount is going away:
 // then the kernel is about to drop everything it caches anyway.
@@ -28,11 +29,11 @@ func (nt *notifier) async(notify func()) {
 		return
 	}
 	nt.running.Add(1)
-	hook := notifyHook
+	hook := notifyHook.Load()
 	go func() {
 		defer nt.running.Done()
 		if hook != nil {
-			hook()
+			(*hook)()
 		}
 		notify()
 	}()

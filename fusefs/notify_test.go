@@ -24,12 +24,13 @@ func TestUnmountWaitsForNotifications(t *testing.T) {
 	e.settle() // a stored memory, not a file pending in the mount
 
 	var started, ended atomic.Int32
-	notifyHook = func() {
+	hold := func() {
 		started.Add(1)
 		time.Sleep(300 * time.Millisecond)
 		ended.Add(1)
 	}
-	t.Cleanup(func() { notifyHook = nil })
+	notifyHook.Store(&hold)
+	t.Cleanup(func() { notifyHook.Store(nil) })
 
 	// A save refused for good makes the kernel forget the pages it was
 	// given (file.go): a notification from outside the request.
