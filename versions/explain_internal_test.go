@@ -68,7 +68,9 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"file-at-or-above", chainQueries[2], []any{1, "", "/a/b/c", "/a", "/a/b"}, "sqlite_autoindex_memories"},
 		{"path-free", freeQueries[2], []any{1, "", "/a/b/c", "/a", "/a/b", "/a/b/c/", "/a/b/c0"}, "sqlite_autoindex_memories"},
 		{"feed-versions", "SELECT seq, path, prev_path, origin FROM versions WHERE seq > ? AND seq < ? ORDER BY seq", []any{lo + 5, hi}, "INTEGER PRIMARY KEY"},
-		{"pending-count", pendingCountQuery, []any{1}, "COVERING INDEX pending_store"},
+		{"room", roomQuery, []any{1, lo, hi}, "COVERING INDEX pending_store"},
+		{"store-counts", "SELECT " + storeCols + " FROM stores WHERE id = ?", []any{"memstore_x"}, "INTEGER PRIMARY KEY"},
+		{"insert-version", insertVersionQuery, []any{lo, hi, "memver_x", 1, "mem_x", "modified", 1, nil, nil, false, 1, nil, "/a", nil, nil, nil, 0, 0}, "INTEGER PRIMARY KEY"},
 		{"feed-changes", "SELECT seq, path, origin FROM changes WHERE store = ? AND seq > ? ORDER BY seq", []any{"memstore_x", 2}, "changes_store"},
 	}
 	for _, c := range cases {

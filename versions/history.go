@@ -223,7 +223,7 @@ func (db *DB) RedactVersion(ctx context.Context, storeID, versionID string, by A
 			rt, rid = by.Type, by.ID
 		}
 		if v.ContentSize != nil && *v.ContentSize > 0 {
-			if err := addHistoryBytes(r, s, -*v.ContentSize); err != nil {
+			if err := freeHistoryBytes(r, s, *v.ContentSize); err != nil {
 				return err
 			}
 		}
@@ -342,6 +342,10 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 		if len(out) == 0 {
 			return nil
 		}
+		var before [2]int
+		if before[0], before[1], err = latestCounts(r, s); err != nil {
+			return err
+		}
 		if _, err = r.exec("DELETE FROM versions WHERE seq IN ("+victims+")", s.seq, keepLast, cutoff, lo, hi); err != nil {
 			return err
 		}
@@ -351,10 +355,8 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 				freed += *v.ContentSize
 			}
 		}
-		if freed == 0 {
-			return nil
-		}
-		return addHistoryBytes(r, s, -freed)
+		// Even with nothing freed: the store's latest version may be gone.
+		return rebaseCounts(r, s, freed, before)
 	})
 	return out, err
 }

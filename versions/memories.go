@@ -209,8 +209,10 @@ func headContent(r *run, head int64) (string, error) {
 	return c.String, err
 }
 
-// pendingCountQuery counts a store's pending files in their index.
-const pendingCountQuery = "SELECT count(*) FROM pending WHERE store = ?"
+// roomQuery reads a store's pending files (counted in their index) and
+// the live memories its latest version counts (see storeRow).
+const roomQuery = `SELECT (SELECT count(*) FROM pending WHERE store = ?1),
+	coalesce((SELECT live FROM versions WHERE seq > ?2 AND seq < ?3 ORDER BY seq DESC LIMIT 1), 0)`
 
 // checkRoom refuses one more memory, or one more pending file, in a store
 // whose live memories and pending files fill its limit. A pending file
@@ -219,10 +221,12 @@ const pendingCountQuery = "SELECT count(*) FROM pending WHERE store = ?"
 // cannot promise more than it holds. s was read under the store's write
 // lock (loadStoreLite), which also serializes pending saves.
 func checkRoom(r *run, s *storeRow) error {
-	var pending int
-	if err := r.scan(pendingCountQuery, []any{s.seq}, &pending); err != nil {
+	var pending, live int
+	lo, hi := s.versionRange()
+	if err := r.scan(roomQuery, []any{s.seq, lo, hi}, &pending, &live); err != nil {
 		return err
 	}
+	s.MemoryCount = s.liveBase + live
 	if s.MemoryCount+pending < s.MaxMemories {
 		return nil
 	}
@@ -365,11 +369,16 @@ type newVersion struct {
 // insertVersionQuery appends a version as the next of its store: the
 // store's versions are the rowid range (seq<<40, (seq+1)<<40) in commit
 // order (its writers are serialized), which makes the table its own change
-// feed. ?1 and ?2 bound the range.
+// feed. ?1 and ?2 bound the range. The version carries the store's running
+// counts (see storeRow): the latest version's plus ?17 bytes and ?18
+// memories, so that a save writes no row of the store.
 const insertVersionQuery = `INSERT INTO versions (seq, id, store, memory_id, operation, created_at, actor_type,
-	actor_id, conflict, origin, prev_path, path, sha, size, content)
+	actor_id, conflict, origin, prev_path, path, sha, size, content, hist, live)
 	VALUES (coalesce((SELECT seq FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), ?1) + 1,
-	?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)`
+	?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+	coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?17,
+	coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?18)
+	RETURNING seq, hist, live`
 
 func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err error) {
 	id = r.db.ids.make(prefixVersion, fromNanos(v.at))
@@ -385,56 +394,74 @@ func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err
 	if v.prevPath != "" {
 		prev = v.prevPath
 	}
-	if v.content != nil {
-		if err := checkQuota(s, len(*v.content)); err != nil {
-			return 0, "", err
-		}
-	}
-	lo, hi := s.versionRange()
-	seq, err = r.insertKey("seq", insertVersionQuery, lo, hi,
-		id, s.seq, v.memoryID, string(v.op), v.at, actorType, actorID, v.conflict, r.db.originNum, prev, v.path, sha, size, content)
-	if err != nil {
-		return 0, "", err
-	}
-	r.changed = true
-	// The store's counts change in one statement: the store's row is one
-	// more page the commit writes, and each statement a round trip.
 	var bytes int
 	if v.content != nil {
 		bytes = len(*v.content)
 	}
-	switch {
-	case v.live != 0:
-		if _, err := r.exec("UPDATE stores SET memory_count = memory_count + ?, history_bytes = history_bytes + ? WHERE seq = ?", v.live, bytes, s.seq); err != nil {
-			return 0, "", err
-		}
-		s.MemoryCount += v.live
-		s.HistoryBytes += bytes
-	case bytes > 0:
-		if err := addHistoryBytes(r, s, bytes); err != nil {
+	lo, hi := s.versionRange()
+	var hist, live int
+	err = r.scan(insertVersionQuery, []any{lo, hi,
+		id, s.seq, v.memoryID, string(v.op), v.at, actorType, actorID, v.conflict, r.db.originNum, prev, v.path, sha, size, content,
+		bytes, v.live}, &seq, &hist, &live)
+	if err != nil {
+		return 0, "", err
+	}
+	r.changed = true
+	s.HistoryBytes, s.MemoryCount = s.histBase+hist, s.liveBase+live
+	if v.content != nil {
+		// Checked once the version is in, which is when the count is
+		// known; the error rolls the transaction back.
+		if err := checkQuota(s, bytes); err != nil {
 			return 0, "", err
 		}
 	}
 	return seq, id, nil
 }
 
-// checkQuota refuses a version of n bytes that would take the store's
-// retained history past its quota. Deletions carry no content and are never
-// refused, so that a store over its quota can still be cleaned up.
+// checkQuota refuses a version of n bytes, just counted in s.HistoryBytes,
+// that took the store's retained history past its quota. Deletions carry
+// no content and are never refused, so that a store over its quota can
+// still be cleaned up.
 func checkQuota(s *storeRow, n int) error {
-	if s.MaxHistoryBytes <= 0 || s.HistoryBytes+n <= s.MaxHistoryBytes {
+	if s.MaxHistoryBytes <= 0 || s.HistoryBytes <= s.MaxHistoryBytes {
 		return nil
 	}
 	return errorf(CodeOverQuota, "memory store %s (%q) retains %d bytes of history and a save of %d bytes would pass its quota of %d bytes: nothing was saved; run `memfs version prune` to remove old versions (or raise the store's history quota)",
-		s.ID, s.Name, s.HistoryBytes, n, s.MaxHistoryBytes)
+		s.ID, s.Name, s.HistoryBytes-n, n, s.MaxHistoryBytes)
 }
 
-// addHistoryBytes changes the store's count of retained history bytes by
-// delta, in the caller's transaction.
-func addHistoryBytes(r *run, s *storeRow, delta int) error {
-	if _, err := r.exec("UPDATE stores SET history_bytes = history_bytes + ? WHERE seq = ?", delta, s.seq); err != nil {
+// latestCounts returns the running counts of the store's latest version
+// (see storeRow).
+func latestCounts(r *run, s *storeRow) (hist, live int, err error) {
+	lo, hi := s.versionRange()
+	err = r.scan(`SELECT coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0),
+		coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0)`, []any{lo, hi}, &hist, &live)
+	return hist, live, err
+}
+
+// freeHistoryBytes takes n bytes that redaction removed off the store's
+// count of retained history, in the caller's transaction.
+func freeHistoryBytes(r *run, s *storeRow, n int) error {
+	if _, err := r.exec("UPDATE stores SET history_bytes = history_bytes - ? WHERE seq = ?", n, s.seq); err != nil {
 		return err
 	}
-	s.HistoryBytes += delta
+	s.histBase -= n
+	s.HistoryBytes -= n
 	return nil
+}
+
+// rebaseCounts keeps the store's counts exact after versions were deleted
+// (n bytes of content among them): the store's latest version, whose
+// running counts the store's are taken from, may be another now. before
+// holds the latest version's counts read before the deletion.
+func rebaseCounts(r *run, s *storeRow, n int, before [2]int) error {
+	hist, live, err := latestCounts(r, s)
+	if err != nil {
+		return err
+	}
+	s.histBase += before[0] - hist - n
+	s.liveBase += before[1] - live
+	s.HistoryBytes -= n
+	_, err = r.exec("UPDATE stores SET history_bytes = ?, memory_count = ? WHERE seq = ?", s.histBase, s.liveBase, s.seq)
+	return err
 }

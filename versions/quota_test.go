@@ -170,3 +170,71 @@ func TestHistoryQuotaExportRoundTrip(t *testing.T) {
 		t.Fatalf("quota %d from an old export, want the default", got.MaxHistoryBytes)
 	}
 }
+
+// TestStoreCountsExact checks the store's memory count and history bytes
+// against what its memories and versions hold, through every kind of
+// change, with two stores interleaved (each store's counts ride on its own
+// versions).
+func TestStoreCountsExact(t *testing.T) {
+	db, clk := openClocked(t)
+	a := newStore(t, db, versions.StoreParams{Name: "a"})
+	b := newStore(t, db, versions.StoreParams{Name: "b"})
+	check := func(step string) {
+		t.Helper()
+		for _, s := range []*versions.Store{a, b} {
+			st, err := db.GetStore(ctx, s.ID)
+			ok(t, err)
+			bytes := 0
+			page := ""
+			for {
+				p, err := db.ListVersions(ctx, s.ID, versions.VersionListOptions{Limit: versions.MaxPageSize, Page: page, View: versions.ViewFull})
+				ok(t, err)
+				for _, v := range p.Data {
+					if v.ContentSize != nil {
+						bytes += *v.ContentSize
+					}
+				}
+				if p.NextPage == nil {
+					break
+				}
+				page = *p.NextPage
+			}
+			ms, err := db.ListMemories(ctx, s.ID, versions.MemoryListOptions{Limit: versions.MaxPageSize})
+			ok(t, err)
+			if st.HistoryBytes != bytes || st.MemoryCount != len(ms.Data) {
+				t.Fatalf("after %s, store %s counts %d memories and %d bytes; it holds %d and %d", step, s.Name, st.MemoryCount, st.HistoryBytes, len(ms.Data), bytes)
+			}
+		}
+	}
+	check("nothing")
+	x := create(t, db, a.ID, "/x", "12345")
+	create(t, db, b.ID, "/y", "123")
+	x = update(t, db, a.ID, x.ID, versions.MemoryUpdate{Content: ptr("1234567")})
+	check("creates and an update")
+	_, err := db.Rename(ctx, a.ID, "/x", "/z", false, me)
+	ok(t, err)
+	create(t, db, a.ID, "/w", "ww")
+	_, err = db.Rename(ctx, a.ID, "/w", "/z", false, me) // onto /z: a version of it, /w deleted
+	ok(t, err)
+	check("renames")
+	ok(t, db.DeleteMemory(ctx, b.ID, "/y", versions.MemoryDelete{}, me))
+	id, err := db.SavePending(ctx, b.ID, "owner", "/p", "pending", me, 0)
+	ok(t, err)
+	_, _, err = db.PublishPending(ctx, b.ID, id, "/p")
+	ok(t, err)
+	check("a delete and a publication")
+	clk.advance(48 * time.Hour)
+	pruned, err := db.PruneVersions(ctx, a.ID, time.Hour, 1)
+	ok(t, err)
+	if len(pruned) == 0 {
+		t.Fatal("pruned nothing")
+	}
+	check("a prune")
+	update(t, db, a.ID, x.ID, versions.MemoryUpdate{Content: ptr("again")})
+	h := history(t, db, a.ID, x.ID)
+	ok(t, errOf(db.RedactVersion(ctx, a.ID, h[len(h)-1].ID, me)))
+	check("a redaction")
+	create(t, db, a.ID, "/after", "after")
+	ok(t, db.DeleteMemory(ctx, a.ID, "/after", versions.MemoryDelete{}, me))
+	check("saves after a prune and a redaction")
+}

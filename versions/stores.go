@@ -43,6 +43,18 @@ type StoreListOptions struct {
 type storeRow struct {
 	Store
 	seq int64
+	// liveBase and histBase are the store row's memory_count and
+	// history_bytes: the store's counts less its latest version's running
+	// counts (migration 0008). loadStoreLite reads only these; MemoryCount
+	// and HistoryBytes are known once a version is inserted, or read by
+	// checkRoom.
+	liveBase, histBase int
+}
+
+// latestCount is a store's running count col (live or hist) as its latest
+// version carries it, in a query over stores.
+func latestCount(col string) string {
+	return `coalesce((SELECT v.` + col + ` FROM versions v WHERE v.seq > (stores.seq << 40) AND v.seq < ((stores.seq + 1) << 40) ORDER BY v.seq DESC LIMIT 1), 0)`
 }
 
 // versionRange bounds the seq of the store's versions, exclusive at both
@@ -51,8 +63,9 @@ func (s *storeRow) versionRange() (lo, hi int64) { return versionRange(s.seq) }
 
 func versionRange(storeSeq int64) (lo, hi int64) { return storeSeq << 40, (storeSeq + 1) << 40 }
 
-const storeCols = `seq, id, name, description, metadata, max_memories, max_memory_bytes,
-	memory_count, created_at, updated_at, archived_at, max_history_bytes, history_bytes`
+var storeCols = `seq, id, name, description, metadata, max_memories, max_memory_bytes,
+	memory_count + ` + latestCount("live") + `, created_at, updated_at, archived_at, max_history_bytes,
+	history_bytes + ` + latestCount("hist") + `, memory_count, history_bytes`
 
 func scanStore(sc interface{ Scan(...any) error }) (*storeRow, error) {
 	var s storeRow
@@ -60,7 +73,8 @@ func scanStore(sc interface{ Scan(...any) error }) (*storeRow, error) {
 	var created, updated int64
 	var archived sql.NullInt64
 	if err := sc.Scan(&s.seq, &s.ID, &s.Name, &s.Description, &meta, &s.MaxMemories,
-		&s.MaxMemoryBytes, &s.MemoryCount, &created, &updated, &archived, &s.MaxHistoryBytes, &s.HistoryBytes); err != nil {
+		&s.MaxMemoryBytes, &s.MemoryCount, &created, &updated, &archived, &s.MaxHistoryBytes, &s.HistoryBytes,
+		&s.liveBase, &s.histBase); err != nil {
 		return nil, err
 	}
 	s.Metadata = map[string]string{}
@@ -85,6 +99,12 @@ func loadStore(r *run, id string) (*storeRow, error) {
 	if err == sql.ErrNoRows {
 		return nil, storeNotFound(id)
 	}
+	if err == nil && r.write {
+		// On PostgreSQL the statement that waited for the row's lock
+		// read the versions before the commit it waited for: count again.
+		err = r.scan("SELECT memory_count, history_bytes, memory_count + "+latestCount("live")+", history_bytes + "+latestCount("hist")+" FROM stores WHERE seq = ?",
+			[]any{st.seq}, &st.liveBase, &st.histBase, &st.MemoryCount, &st.HistoryBytes)
+	}
 	return st, err
 }
 
@@ -107,7 +127,7 @@ func loadStoreLite(r *run, id string, writable bool) (*storeRow, error) {
 	s := storeRow{Store: Store{ID: id}}
 	var archived sql.NullInt64
 	err := r.scan("SELECT seq, name, max_memories, max_memory_bytes, memory_count, archived_at, max_history_bytes, history_bytes FROM stores WHERE id = ?"+r.lockClause(),
-		[]any{id}, &s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.MemoryCount, &archived, &s.MaxHistoryBytes, &s.HistoryBytes)
+		[]any{id}, &s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.liveBase, &archived, &s.MaxHistoryBytes, &s.histBase)
 	if err == sql.ErrNoRows {
 		return nil, storeNotFound(id)
 	}
