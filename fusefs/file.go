@@ -29,6 +29,9 @@ type fileNode struct {
 	// (pending.go); its buffer is kept until it is published.
 	unpublished bool
 	pendID      int64
+	// pendSaved is what the pending row holds: the content an unpublished
+	// file goes back to when a later save fails and is discarded.
+	pendSaved string
 	// scratch: never stored, its buffer is its only copy (scratch.go).
 	scratch  bool
 	unlinked bool   // Nlink 0: deleted, or replaced by a rename onto its path
@@ -127,10 +130,10 @@ func (n *fileNode) markUnlinked() {
 
 func (n *fileNode) unlinkedLocked() {
 	if n.pending || n.unpublished {
-		n.pending, n.unpublished = false, false
+		n.pending, n.unpublished, n.pendSaved = false, false, ""
 		n.sm.count.adjust(0, -1)
 	}
-	n.dropPendingLocked()
+	n.forgetPendingLocked()
 	n.ForgetPersistent()
 	n.unlinked = true
 	n.memID = ""
@@ -401,6 +404,9 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 			// next open reads past them (direct I/O), and they are dropped.
 			n.kernelSize = -1
 			discarded = true
+			if n.unpublished {
+				n.buf.data, n.buf.dirty, n.buf.overLimit = []byte(n.pendSaved), false, false
+			}
 		}
 		if !(n.unpublished || n.scratch) || n.unlinked {
 			n.buf = nil

@@ -89,6 +89,14 @@ func TestOutageServesWhatIsCached(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A second mount of the store saves a new file just before the outage:
+	// durable, but pending for its (here longer) grace.
+	_, dir2 := e.mountStore(t, st, Options{Grace: 2 * time.Second})
+	fresh := filepath.Join(dir2, "fresh.txt")
+	if err := os.WriteFile(fresh, []byte("fresh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
 	srv.Stop(t, "immediate")
 	// The kernel forgets what it was told, as once its cache lapses:
 	// each request below reaches the daemon.
@@ -118,11 +126,29 @@ func TestOutageServesWhatIsCached(t *testing.T) {
 	wantErrno(t, "during the outage, mkdir", os.Mkdir(filepath.Join(kept, "sub"), 0o755), syscall.EIO)
 	wantErrno(t, "during the outage, rename", os.Rename(filepath.Join(kept, "b.txt"), filepath.Join(kept, "c.txt")), syscall.EIO)
 	wantErrno(t, "during the outage, unlink", os.Remove(filepath.Join(kept, "b.txt")), syscall.EIO)
-	if got, err := os.ReadFile(filepath.Join(kept, "a.txt")); err != nil || string(got) != "alpha\n" {
-		t.Errorf("during the outage, after a failed save, read kept/a.txt = %q, %v; want the previous version", got, err)
+	// The refused content stays in the shared buffer until the kernel
+	// releases the writer's handle, which it does after close() returns.
+	if err := eventually(visibilityLimit, func() error { return readsAs(filepath.Join(kept, "a.txt"), "alpha\n") }); err != nil {
+		t.Errorf("during the outage, after a failed save: %v; want the previous version", err)
 	}
 	if err := sameNames(kept, wantKept); err != nil {
 		t.Errorf("during the outage, after failed changes, ls kept: %v", err)
+	}
+	// The pending file: its failed save goes back to what was saved, and
+	// neither a rename to a scratch name nor a removal is taken for done.
+	wantErrno(t, "during the outage, save the pending fresh.txt", os.WriteFile(fresh, []byte("lost\n"), 0o644), syscall.EIO)
+	if err := eventually(visibilityLimit, func() error { return readsAs(fresh, "fresh\n") }); err != nil {
+		t.Errorf("during the outage, after a failed save of the pending fresh.txt: %v; want what was saved", err)
+	}
+	wantErrno(t, "during the outage, rename the pending fresh.txt to a scratch name", os.Rename(fresh, fresh+"~"), syscall.EIO)
+	wantErrno(t, "during the outage, remove the pending fresh.txt", os.Remove(fresh), syscall.EIO)
+	if err := eventually(5*time.Second, func() error {
+		if !strings.Contains(e.log.String(), "cannot be published yet") {
+			return fmt.Errorf("the daemon's log does not say fresh.txt could not be published yet")
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
 	}
 	log := e.log.String()
 	for _, want := range []string{"serving what this mount has cached", "failed with EIO: the database cannot be reached", "cannot reach the database at"} {
@@ -149,6 +175,19 @@ func TestOutageServesWhatIsCached(t *testing.T) {
 		return sameNames(kept, []string{"a.txt", "b.txt", "later.txt", "unread.txt"})
 	}); err != nil {
 		t.Errorf("after the restart, a file saved elsewhere: %v", err)
+	}
+	// Published by the mount's retries.
+	if err := eventually(reconnectLimit, func() error {
+		got, err := db.GetMemory(ctx, st.ID, "/fresh.txt")
+		if err == nil && (got.Content == nil || *got.Content != "fresh\n") {
+			err = fmt.Errorf("the store's /fresh.txt holds %v, want %q", got.Content, "fresh\n")
+		}
+		return err
+	}); err != nil {
+		t.Errorf("after the restart, the file pending during the outage: %v", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "fresh.txt")); err != nil || string(got) != "fresh\n" {
+		t.Errorf("after the restart, the other mount reads fresh.txt = %q, %v", got, err)
 	}
 	if !strings.Contains(e.log.String(), "the database is reachable again") {
 		t.Errorf("the daemon's log does not say the database is reachable again")
@@ -190,4 +229,12 @@ func sameNames(dir string, want []string) error {
 		return fmt.Errorf("ls %s = %v, want %v", dir, got, want)
 	}
 	return nil
+}
+
+func readsAs(p, want string) error {
+	got, err := os.ReadFile(p)
+	if err == nil && string(got) != want {
+		err = fmt.Errorf("%s reads %q, want %q", p, got, want)
+	}
+	return err
 }

@@ -261,7 +261,7 @@ func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memo
 		return nil, sm.failed("publish", at, err)
 	}
 	sm.pub.unschedule(n)
-	n.unpublished, n.pendID = false, 0
+	n.unpublished, n.pendID, n.pendSaved = false, 0, ""
 	sm.count.published(created)
 	n.memID, n.head = m.ID, m.VersionID
 	n.size = int64(m.ContentSize)
@@ -299,30 +299,36 @@ func (n *fileNode) unlinkLocal(ctx context.Context) (bool, error) {
 	if !n.localLocked() || n.unlinked {
 		return false, nil
 	}
-	if n.pendID != 0 {
-		sm := n.sm
-		if err := sm.srv.db.DropPending(detach(ctx), sm.id, n.pendID); err != nil {
-			return true, err
-		}
-		sm.pub.unschedule(n)
-		n.pendID = 0
+	if err := n.dropPendingLocked(); err != nil {
+		return true, err
 	}
 	n.unlinkedLocked()
 	return true, nil
 }
 
-// dropPendingLocked forgets the pending row of a file that lost its name
-// before it was published.
-func (n *fileNode) dropPendingLocked() {
+// dropPendingLocked deletes the pending row of a file that loses its name
+// before it was published; on failure the file keeps it.
+func (n *fileNode) dropPendingLocked() error {
 	if n.pendID == 0 {
-		return
+		return nil
 	}
 	sm := n.sm
-	sm.pub.unschedule(n)
-	if err := sm.srv.db.DropPending(context.Background(), sm.id, n.pendID); err != nil {
-		sm.srv.log.Error("dropping a removed temporary file failed; it is published when the mount starts again", "err", err)
+	if err := sm.srv.db.DropPending(detach(context.Background()), sm.id, n.pendID); err != nil {
+		return err
 	}
+	sm.pub.unschedule(n)
 	n.pendID = 0
+	return nil
+}
+
+// forgetPendingLocked is dropPendingLocked for a file whose name is gone
+// already: a row left behind is logged, and published by the next mount.
+func (n *fileNode) forgetPendingLocked() {
+	if err := n.dropPendingLocked(); err != nil {
+		n.sm.srv.log.Error("dropping a removed temporary file failed; it is published when the mount starts again", "err", err)
+		n.sm.pub.unschedule(n)
+		n.pendID = 0
+	}
 }
 
 // recoverPending publishes what this mount left pending when its daemon

@@ -167,10 +167,14 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 	local := sf.localLocked() && !sf.unlinked
 	switch {
 	case local && toScratch:
+		// The row first: a file the store would publish later must not
+		// look renamed away.
+		if err := sf.dropPendingLocked(); err != nil {
+			return true, sm.failed("rename", from, err)
+		}
 		if sf.pending || sf.unpublished {
-			sf.pending, sf.unpublished = false, false
+			sf.pending, sf.unpublished, sf.pendSaved = false, false, ""
 			sm.count.adjust(0, -1)
-			sf.dropPendingLocked()
 		}
 		sf.scratch = true
 		if sf.buf == nil {

@@ -56,7 +56,7 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 		if err != nil {
 			sm.pub.hold(path, held.id, held.head)
 		} else {
-			n.dropPendingLocked()
+			n.forgetPendingLocked()
 		}
 	case created:
 		// Durable now, published after the grace period or at a rename
@@ -65,7 +65,7 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 		if err != nil {
 			return sm.failed(op, path, err)
 		}
-		n.pendID, n.pending, n.unpublished = id, false, true
+		n.pendID, n.pending, n.unpublished, n.pendSaved = id, false, true, content
 		n.buf.dirty = false
 		sm.pub.schedule(n)
 		return 0
@@ -83,7 +83,7 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 		return sm.failed(op, path, err)
 	}
 	if created {
-		n.pending, n.unpublished = false, false
+		n.pending, n.unpublished, n.pendSaved = false, false, ""
 		sm.count.adjust(0, -1)
 		n.ForgetPersistent()
 	}
