@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -198,6 +199,48 @@ func TestIndexForget(t *testing.T) {
 	x.forget("/")
 	if _, r := x.lookup("/y", "any"); r != unloaded {
 		t.Errorf("after forget(/), /y is still loaded")
+	}
+}
+
+// What a listing said stays known for when the engine cannot be reached,
+// except the names changed elsewhere since it was read; the mount's own
+// change of such a name makes it known again.
+func TestIndexLastKnown(t *testing.T) {
+	x := newIndex()
+	file := func(p string) versions.Entry {
+		return versions.Entry{Name: path.Base(p), Path: p, Memory: &versions.Memory{ID: "mem" + p, VersionID: "v1"}}
+	}
+	x.load("/", []versions.Entry{{Name: "a", Path: "/a", Dir: true}, file("/top.txt")}, x.now())
+	x.load("/a", []versions.Entry{file("/a/x.txt"), file("/a/y.txt")}, x.now())
+	x.forget("/a/x.txt")
+	for _, c := range []struct {
+		dir, name string
+		want      lookupResult
+	}{
+		{"/", "a", unloaded}, {"/", "top.txt", found}, {"/", "none", absent},
+		{"/a", "x.txt", unloaded}, {"/a", "y.txt", found}, {"/a", "none", absent},
+		{"/b", "any", unloaded},
+	} {
+		if _, r := x.lastKnown(c.dir, c.name); r != c.want {
+			t.Errorf("after forget(/a/x.txt), lastKnown(%s, %s) = %v, want %v", c.dir, c.name, r, c.want)
+		}
+		if _, r := x.lookup(c.dir, c.name); r != unloaded {
+			t.Errorf("after forget(/a/x.txt), lookup(%s, %s) = %v, want it asked of the engine", c.dir, c.name, r)
+		}
+	}
+	x.saved("/a/x.txt", file("/a/x.txt").Memory)
+	if _, r := x.lastKnown("/a", "x.txt"); r != found {
+		t.Errorf("after this mount saved /a/x.txt, lastKnown = %v, want found", r)
+	}
+	if _, r := x.lookup("/a", "y.txt"); r != found {
+		t.Errorf("after this mount saved the one name changed elsewhere, lookup(/a, y.txt) = %v, want found", r)
+	}
+	if _, r := x.lastKnown("/", "a"); r != found {
+		t.Errorf("after this mount saved below /a, lastKnown(/, a) = %v, want found", r)
+	}
+	x.drop()
+	if _, r := x.lastKnown("/a", "y.txt"); r != unloaded {
+		t.Errorf("after drop, lastKnown(/a, y.txt) = %v, want unloaded", r)
 	}
 }
 
