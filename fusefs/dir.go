@@ -210,6 +210,60 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	return fs.NewListDirStream(list), 0
 }
 
+// OpendirHandle lets the kernel keep the listing (FOPEN_CACHE_DIR), so
+// that listing the directory again needs no READDIR. The kernel drops it
+// itself when an entry changes through this mount; the watcher drops it
+// when one changes elsewhere (watch.go).
+func (n *dirNode) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	return &dirHandle{list: n.Readdir}, fuse.FOPEN_CACHE_DIR, 0
+}
+
+// dirHandle is an open directory. It lists at the first READDIR, which a
+// kernel holding the listing never sends.
+type dirHandle struct {
+	list func(context.Context) (fs.DirStream, syscall.Errno)
+	ds   fs.DirStream
+}
+
+func (h *dirHandle) load(ctx context.Context) syscall.Errno {
+	if h.ds != nil {
+		return 0
+	}
+	ds, e := h.list(ctx)
+	if e != 0 {
+		return e
+	}
+	h.ds = ds
+	return 0
+}
+
+func (h *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	if e := h.load(ctx); e != 0 {
+		return nil, e
+	}
+	if !h.ds.HasNext() {
+		return nil, 0
+	}
+	de, e := h.ds.Next()
+	return &de, e
+}
+
+func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	if e := h.load(ctx); e != 0 {
+		return e
+	}
+	if sd, ok := h.ds.(fs.FileSeekdirer); ok {
+		return sd.Seekdir(ctx, off)
+	}
+	return syscall.ENOTSUP
+}
+
+func (h *dirHandle) Releasedir(ctx context.Context, flags uint32) {
+	if h.ds != nil {
+		h.ds.Close()
+	}
+}
+
 func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	p, e := n.writableChild("mkdir", name)
 	if e != 0 {

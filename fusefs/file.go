@@ -39,7 +39,13 @@ type fileNode struct {
 	size     int64  // content size when no buffer is loaded
 	// kernelSize is the size the kernel may believe: the last one reported
 	// to it, grown by writes (the kernel grows it itself).
-	kernelSize          int64
+	kernelSize int64
+	// pagesSync: the kernel's page cache of the inode holds nothing but
+	// the node's content (the buffer, else the head version), so an open
+	// may keep it (FOPEN_KEEP_CACHE). Writes through the kernel keep it so;
+	// a change of content it did not see (another writer's save, a
+	// refused save dropped) ends it, and the next open drops the pages.
+	pagesSync           bool
 	atime, mtime, ctime time.Time
 	buf                 *buffer
 	opens               int
@@ -96,7 +102,7 @@ func (n *fileNode) modifiedLocked() {
 // by the first flush of its creating handle.
 func newPendingFile(ctx context.Context, sm *storeMount, mode, flags uint32, scratch bool) (*fileNode, *handle) {
 	now := time.Now()
-	f := &fileNode{sm: sm, pending: !scratch, scratch: scratch, mode: mode, atime: now, mtime: now, ctime: now, buf: &buffer{}, opens: 1}
+	f := &fileNode{sm: sm, pending: !scratch, scratch: scratch, mode: mode, atime: now, mtime: now, ctime: now, buf: &buffer{}, opens: 1, pagesSync: true}
 	h := &handle{wrote: true, append: flags&syscall.O_APPEND != 0}
 	h.noteUser(ctx)
 	return f, h
@@ -136,6 +142,7 @@ func (n *fileNode) unlinkedLocked() {
 	n.forgetPendingLocked()
 	n.ForgetPersistent()
 	n.unlinked = true
+	n.pagesSync = false
 	n.memID = ""
 	if n.opens == 0 {
 		// No handle can reach the content any more.
@@ -152,6 +159,9 @@ func (n *fileNode) refresh(m *versions.Memory, foreign bool) {
 	if n.buf != nil && n.buf.dirty {
 		return
 	}
+	if foreign || n.head != m.VersionID {
+		n.pagesSync = false
+	}
 	n.head = m.VersionID
 	if n.buf != nil && n.buf.base != m.VersionID {
 		n.buf.stale = true
@@ -164,6 +174,13 @@ func (n *fileNode) refresh(m *versions.Memory, foreign bool) {
 			n.atime, n.mtime, n.ctime = m.UpdatedAt, m.UpdatedAt, m.UpdatedAt
 		}
 	}
+}
+
+// forgetPages records that the kernel's pages may hold another content.
+func (n *fileNode) forgetPages() {
+	n.mu.Lock()
+	n.pagesSync = false
+	n.mu.Unlock()
 }
 
 func (n *fileNode) fillAttr(a *fuse.Attr) {
@@ -204,6 +221,7 @@ func (n *fileNode) loadLocked(ctx context.Context, reload bool) syscall.Errno {
 	if n.localLocked() || n.memID == "" {
 		if n.buf == nil {
 			n.buf = &buffer{}
+			n.pagesSync = false
 		}
 		n.buf.stale = false
 		return 0
@@ -218,6 +236,9 @@ func (n *fileNode) loadLocked(ctx context.Context, reload bool) syscall.Errno {
 		}
 		if m.Content != nil {
 			content = *m.Content
+		}
+		if m.VersionID != n.head {
+			n.pagesSync = false
 		}
 		n.head = m.VersionID
 		contents.put(m.ID, m.VersionID, content)
@@ -243,14 +264,25 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 		return nil, 0, e
 	}
 	var fuseFlags uint32
-	if flags&syscall.O_TRUNC != 0 {
+	switch {
+	case flags&syscall.O_TRUNC != 0:
 		n.kernelSize = 0
-	} else if int64(len(n.buf.data)) != n.kernelSize {
+		n.pagesSync = true // an open without FOPEN_KEEP_CACHE drops them
+	case int64(len(n.buf.data)) != n.kernelSize:
 		// Another writer's save changed the size before our notification
 		// reached the kernel: read past the size it believes, and make it
 		// forget that size (not from inside this request).
 		fuseFlags = fuse.FOPEN_DIRECT_IO
+		n.pagesSync = false
 		n.sm.srv.notifyContent(&n.Inode)
+	case n.pagesSync:
+		fuseFlags = fuse.FOPEN_KEEP_CACHE
+	default:
+		n.pagesSync = true
+	}
+	if flags&syscall.O_ACCMODE == syscall.O_RDONLY {
+		// Its close has nothing to save: no FLUSH request.
+		fuseFlags |= fuse.FOPEN_NOFLUSH
 	}
 	n.opens++
 	h := &handle{append: flags&syscall.O_APPEND != 0}
@@ -370,6 +402,7 @@ func (n *fileNode) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno {
 		// again, and the kernel forgets the pages it was given.
 		n.buf.dirty, n.buf.overLimit, n.buf.stale = false, false, true
 		n.kernelSize = -1
+		n.pagesSync = false
 		n.sm.srv.notifyContent(&n.Inode)
 	}
 	return e
@@ -403,6 +436,7 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 			// The kernel's pages and size hold the refused content: the
 			// next open reads past them (direct I/O), and they are dropped.
 			n.kernelSize = -1
+			n.pagesSync = false
 			discarded = true
 			if n.unpublished {
 				n.buf.data, n.buf.dirty, n.buf.overLimit = []byte(n.pendSaved), false, false

@@ -74,18 +74,17 @@ func (noObserver) Saved()                {}
 func (noObserver) Refused(syscall.Errno) {}
 func (noObserver) FeedLag(time.Duration) {}
 
-// cacheTimeout bounds how long the kernel trusts names and attributes;
-// changes from outside the mount are pushed sooner by notifications
-// (watch.go). Until one arrives the kernel may believe an old file size,
-// and it cuts cached reads there: Open serves such a file with direct I/O
-// (file.go), which reads what the daemon has.
-const cacheTimeout = time.Second
-
-// negativeTimeout is how long the kernel trusts that a name does not exist.
-// Short, because a notification cannot reach a lookup that is in flight
-// when another writer creates the name: this bounds how long such a lost
-// race hides a new file.
-const negativeTimeout = 250 * time.Millisecond
+// cacheTimeout is how long the kernel trusts names, attributes and the
+// absence of a name. It only bounds a notification that was lost: the
+// kernel learns of this mount's own changes through the requests that make
+// them, and of every change made elsewhere through the notifications the
+// watcher sends (watch.go). A lookup still in flight when such a change is
+// noticed cannot cache an answer that outlives it: the kernel applies an
+// entry notification only once it holds the directory, after the lookup's
+// answer. Until an attribute notification arrives the kernel may believe an
+// old file size, and it cuts cached reads there: Open serves such a file
+// with direct I/O (file.go), which reads what the daemon has.
+const cacheTimeout = time.Hour
 
 // Server is a mounted session.
 type Server struct {
@@ -187,11 +186,11 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 			}
 		}
 	}
-	timeout, negative := cacheTimeout, negativeTimeout
+	timeout := cacheTimeout
 	fo := &fs.Options{
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
-		NegativeTimeout: &negative,
+		NegativeTimeout: &timeout,
 		// Mode bits as set, 0000 included: go-fuse would show 0644 instead,
 		// and default_permissions would let anyone read a locked file.
 		NullPermissions: true,
@@ -210,7 +209,17 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 			// READDIRPLUS would make every readdir look up each entry.
 			DisableReadDirPlus: true,
 			// O_TRUNC arrives with OPEN, so a truncating open is that
-			// handle's write and not a separate save.
+			// handle's write and not a separate save. No writeback cache
+			// (CAP_WRITEBACK_CACHE), though it would keep size and mtime
+			// valid in the kernel across writes, so that the first stat
+			// after a save needed no GETATTR: the kernel then trusts its
+			// own size and mtime of a regular file over the daemon's for
+			// good, and another writer's save would never show in them;
+			// and write(2) would only fill the page cache, so a write's
+			// refusal (EFBIG past a memory's size, ENOSPC past the unsaved
+			// budget) would reach the writer at close() instead. The save
+			// itself would stay whole (the kernel writes its dirty pages
+			// back before it sends FLUSH).
 			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
 			Debug:             o.Debug,
 			MaxBackground:     64,

@@ -131,12 +131,16 @@ func (p *publisher) hold(at, id, head string) {
 			return
 		}
 		p.mu.Unlock()
-		p.sm.deleteHeld(context.Background(), at, h)
+		ctx := context.Background()
+		deleted := p.sm.deleteHeld(ctx, at, h)
 		p.mu.Lock()
 		if p.held[at] == h {
 			delete(p.held, at)
 		}
 		p.mu.Unlock()
+		if !deleted {
+			p.sm.reshow(ctx, at)
+		}
 	})
 	p.held[at] = h
 }
@@ -207,18 +211,21 @@ func (p *publisher) flush() {
 		n.publish(ctx)
 	}
 	for at, h := range held {
-		p.sm.deleteHeld(ctx, at, h)
+		if !p.sm.deleteHeld(ctx, at, h) {
+			p.sm.reshow(ctx, at)
+		}
 	}
 	p.timers.Wait()
 }
 
-// deleteHeld commits the deletion of a memory renamed to a scratch name.
-func (sm *storeMount) deleteHeld(ctx context.Context, at string, h *heldMemory) {
+// deleteHeld commits the deletion of a memory renamed to a scratch name;
+// false when it stays in the store.
+func (sm *storeMount) deleteHeld(ctx context.Context, at string, h *heldMemory) bool {
 	s := sm.srv
 	err := s.db.DeleteMemory(ctx, sm.id, h.id, versions.MemoryDelete{KeepParentDir: true}, s.actor)
 	if err != nil && versions.ErrorCode(err) != versions.CodeNotFound {
 		s.log.Error("a file renamed to a scratch name could not be deleted from the store; it stays there", "path", at, "err", err)
-		return
+		return false
 	}
 	s.contents.forget(h.id)
 	sm.meta.forgetFile(h.id)
@@ -227,6 +234,13 @@ func (sm *storeMount) deleteHeld(ctx context.Context, at string, h *heldMemory) 
 		sm.count.adjust(-1, 0)
 	}
 	sm.idx.removed(at)
+	return true
+}
+
+// reshow makes the kernel look up again a path this mount hid while it
+// was held: the kernel keeps the name's absence as long as any name's.
+func (sm *storeMount) reshow(ctx context.Context, at string) {
+	sm.invalidate(ctx, at, sm.shownAlong(at))
 }
 
 // publish makes a pending file a memory at its path once its grace ended.

@@ -53,6 +53,12 @@ func (r *rootNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	return fs.NewListDirStream(list), 0
 }
 
+// OpendirHandle lets the kernel keep the listing: the stores of a mount
+// never change.
+func (r *rootNode) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	return &dirHandle{list: r.Readdir}, fuse.FOPEN_CACHE_DIR, 0
+}
+
 func (r *rootNode) readOnly(op, name string) syscall.Errno {
 	return r.srv.refuse(op, "/"+name, syscall.EROFS, "the mount root is read-only: work inside a store's directory")
 }

@@ -2,9 +2,12 @@ package fusefs
 
 import (
 	"context"
+	"path"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
 
 	"github.com/memfs/memfs/versions"
 )
@@ -88,30 +91,69 @@ func (sm *storeMount) apply(ctx context.Context, changes []versions.Change) {
 			sm.srv.opts.Observer.FeedLag(time.Since(c.At))
 		}
 		sm.count.stale()
-		// The index first: the kernel asks again as soon as it is told.
+		// What the mount showed is read before the index forgets it; the
+		// index is forgotten first, as the kernel asks again as soon as it
+		// is told.
+		shown := sm.shownAlong(c.Path)
 		sm.idx.forget(c.Path)
-		sm.invalidate(ctx, c.Path)
+		sm.invalidate(ctx, c.Path, shown)
 	}
 }
 
-// invalidate walks the kernel-known tree down to path: the first unknown
-// name gets its (possibly negative) dentry dropped; a known file gets its
-// attributes and pages dropped, a known directory that is gone its dentry.
-func (sm *storeMount) invalidate(ctx context.Context, path string) {
-	if path == "/" || path == "" {
-		return
-	}
-	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	parent := &sm.top.Inode
+// shownEntry is what the mount's index said of one name on a changed path
+// before the change was applied.
+type shownEntry struct {
+	e versions.Entry
+	r lookupResult
+}
+
+// shownAlong is what the index says of each name on path p, from the top.
+func (sm *storeMount) shownAlong(p string) []shownEntry {
+	segs := pathSegments(p)
+	out := make([]shownEntry, len(segs))
+	dir := "/"
 	for i, seg := range segs {
+		out[i].e, out[i].r = sm.idx.lookup(dir, seg)
+		dir = childPath(dir, seg)
+	}
+	return out
+}
+
+func pathSegments(p string) []string {
+	if p == "/" || p == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimPrefix(p, "/"), "/")
+}
+
+// invalidate walks the kernel-known tree down to path: the first name the
+// kernel has no node for gets its (possibly negative) dentry dropped; a
+// known file gets its attributes and pages dropped, a known directory its
+// listing, and one that is gone its dentry, with the directories above it
+// that were only implied by what it held. A directory whose entries
+// changed gets a new mtime and its cached listing (FOPEN_CACHE_DIR) and
+// attributes dropped: a listing the kernel was still caching from before the
+// change then fails the kernel's mtime check at the next opendir.
+func (sm *storeMount) invalidate(ctx context.Context, path string, shown []shownEntry) {
+	segs := pathSegments(path)
+	// The kernel-known directories from the top down to the changed name.
+	dirs := []*fs.Inode{&sm.top.Inode}
+	dir := "/"
+	for i, seg := range segs {
+		parent := dirs[len(dirs)-1]
+		p := childPath(dir, seg)
 		child := parent.GetChild(seg)
 		if child == nil {
 			errno := parent.NotifyEntry(seg)
 			sm.srv.log.Debug("changed elsewhere: dropped a name", "path", path, "name", seg, "errno", errno)
+			if sm.listingChanged(ctx, p, shown[i]) {
+				sm.entriesChangedElsewhere(parent, dir)
+			}
 			return
 		}
 		if i < len(segs)-1 {
-			parent = child
+			dirs = append(dirs, child)
+			dir = p
 			continue
 		}
 		e, err := sm.srv.db.Stat(detach(ctx), sm.id, path)
@@ -122,13 +164,62 @@ func (sm *storeMount) invalidate(ctx context.Context, path string) {
 				child.NotifyContent(0, 0)
 				return
 			}
+			op.forgetPages()
 			child.NotifyContent(0, 0)
+			if versions.ErrorCode(err) == versions.CodeNotFound {
+				parent.NotifyDelete(seg, child)
+			} else {
+				parent.NotifyEntry(seg)
+			}
 		case *dirNode:
 			if err == nil && e.Dir {
+				// Its entries have changes of their own; what it
+				// lists may have changed with a directory moved here.
+				child.NotifyContent(0, 0)
 				return
 			}
 			sm.ino.bumpDir(path)
+			parent.NotifyEntry(seg)
 		}
-		parent.NotifyEntry(seg)
+		sm.entriesChangedElsewhere(parent, dir)
+		if err == nil {
+			return // replaced: the directories above still hold it
+		}
+		sm.vanishedAbove(ctx, dirs, dir)
 	}
+}
+
+// vanishedAbove drops the kernel-known directories, deepest first, that
+// left the store with what they held (a directory is implied by the
+// memories below it): dirs are the known inodes from the top to dir.
+func (sm *storeMount) vanishedAbove(ctx context.Context, dirs []*fs.Inode, dir string) {
+	for i := len(dirs) - 1; i > 0; i-- {
+		if e, err := sm.srv.db.Stat(detach(ctx), sm.id, dir); err == nil && e.Dir {
+			return
+		}
+		up := path.Dir(dir)
+		sm.ino.bumpDir(dir)
+		dirs[i-1].NotifyEntry(path.Base(dir))
+		sm.entriesChangedElsewhere(dirs[i-1], up)
+		dir = up
+	}
+}
+
+// listingChanged reports whether the entry at p may differ from what the
+// mount showed: a name that appeared or went, or a file now another memory
+// or a directory. Only a file the mount showed needs asking the engine (a
+// save elsewhere changes no listing); anything else counts as changed.
+func (sm *storeMount) listingChanged(ctx context.Context, p string, was shownEntry) bool {
+	if was.r != found || was.e.Dir || was.e.Memory == nil {
+		return true
+	}
+	e, err := sm.srv.db.Stat(detach(ctx), sm.id, p)
+	return err != nil || e.Dir || e.Memory == nil || e.Memory.ID != was.e.Memory.ID
+}
+
+// entriesChangedElsewhere records that the entries of the kernel-known
+// directory dir changed elsewhere.
+func (sm *storeMount) entriesChangedElsewhere(in *fs.Inode, dir string) {
+	sm.meta.entriesChanged(dir)
+	in.NotifyContent(0, 0)
 }
