@@ -13,9 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// cacheTimeout is the kernel entry/attribute cache lifetime both FUSE
-// targets use, so that loopback measures FUSE itself under the same caching
-// memfs gets.
+// cacheTimeout is the kernel entry/attribute cache lifetime of the
+// loopback targets: it cannot know when its backing directory changes, so it
+// keeps the short timeout a FUSE file system without notifications needs
+// (memfs keeps them far longer and tells the kernel of every change).
 const cacheTimeout = time.Second
 
 // target is a filesystem the workload runs on.
@@ -48,8 +49,9 @@ func mountTmpfs(dir string) (string, func() error, error) {
 }
 
 // fuseOptions are the mount options of the loopback: those fusefs.Mount
-// gives memfs (cache timeouts, no READDIRPLUS, kernel permission checks,
-// background queue), so the ratio measures memfs's code, not its options.
+// gives memfs (no READDIRPLUS, kernel permission checks, background queue)
+// but for the cache timeouts, so the ratio measures memfs's code and what
+// it knows, not its other options.
 func fuseOptions(name string) *fs.Options {
 	t := cacheTimeout
 	return &fs.Options{
