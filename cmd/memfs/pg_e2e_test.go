@@ -306,7 +306,9 @@ func TestPostgresKill9(t *testing.T) {
 // two daemons and comes back: every acknowledged save is there, the saves
 // that met the outage failed with EIO, and both mounts save and see each
 // other's saves again, with no restart. While it is down the mounts serve
-// what they had read, past the kernel's own cache.
+// what they had read: every open reaches the daemon, which answers from
+// its own caches (fusefs's TestOutageServesWhatIsCached also makes the
+// kernel forget the names it holds).
 func TestPostgresRestart(t *testing.T) {
 	srv := pgtest.NewPrivate(t)
 	env := pgEnv(t, srv.URL)
@@ -360,8 +362,7 @@ func TestPostgresRestart(t *testing.T) {
 	}
 	downAt := time.Now()
 	srv.Stop(t, "immediate")
-	// Past the kernel's cache of names and attributes (cacheTimeout in
-	// fusefs, one second): the daemons answer from their own.
+	// The storm's saves meet the outage for a while before the reads.
 	time.Sleep(1500 * time.Millisecond)
 	if got, err := os.ReadFile(filepath.Join(dirA, "cached.txt")); err != nil || string(got) != "cached\n" {
 		t.Errorf("during the outage, mount A reads cached.txt (read before) as %q, %v; want its content", got, err)
