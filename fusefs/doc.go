@@ -26,6 +26,9 @@ package fusefs
 //
 // Nothing is held while the kernel is notified: a notification waits for
 // the requests on the inodes it names, which may wait for a file's lock.
+// One exception: storePages (file.go) holds a file's lock while the kernel
+// stores the file's pages, and only while no handle of the file is open:
+// then no read or write holds those pages while it waits for the lock.
 // Requests leave their notifications to a goroutine (notify.go); the
 // watcher (watch.go) notifies holding nothing.
 //

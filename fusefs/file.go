@@ -176,6 +176,37 @@ func (n *fileNode) refresh(m *versions.Memory, foreign bool) {
 	}
 }
 
+// offerPagesLocked gives the kernel the head's content as the file's
+// pages once the last handle is closed, so that the next open of the
+// unchanged file reads nothing from the daemon: a write of less than a page
+// leaves the kernel's page incomplete, to be read again. It runs after the
+// request (storePages), and only while the pages hold the node's content.
+func (n *fileNode) offerPagesLocked() {
+	if n.opens > 0 || !n.pagesSync || n.memID == "" || n.localLocked() || n.unlinked {
+		return
+	}
+	id, head := n.memID, n.head
+	n.sm.srv.notes.async(func() { n.storePages(id, head) })
+}
+
+// storePages stores version head of memory id in the kernel's page cache
+// (FUSE_NOTIFY_STORE) if it is still the node's content and no handle is
+// open. It holds the file's lock while the kernel stores: with no handle
+// open no read or write can hold the pages while it waits for that lock
+// (doc.go).
+func (n *fileNode) storePages(id, head string) {
+	data, ok := n.sm.srv.contents.get(id, head)
+	if !ok || data == "" {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.opens > 0 || n.buf != nil || !n.pagesSync || n.unlinked || n.memID != id || n.head != head || n.kernelSize != int64(len(data)) {
+		return
+	}
+	n.WriteCache(0, []byte(data))
+}
+
 // forgetPages records that the kernel's pages may hold another content.
 func (n *fileNode) forgetPages() {
 	n.mu.Lock()
@@ -444,6 +475,9 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 		}
 		if !(n.unpublished || n.scratch) || n.unlinked {
 			n.buf = nil
+			if h, _ := f.(*handle); h != nil && h.wrote && !discarded {
+				n.offerPagesLocked()
+			}
 		}
 		n.settleLocked()
 		if n.pending && !n.unlinked {

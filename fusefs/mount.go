@@ -221,8 +221,13 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 			// itself would stay whole (the kernel writes its dirty pages
 			// back before it sends FLUSH).
 			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
-			Debug:             o.Debug,
-			MaxBackground:     64,
+			// The page cache is dropped exactly when the content changed
+			// (watch.go, and file.go's pagesSync), not whenever an
+			// attribute refresh shows a new mtime: a file's first stat after
+			// its own write would drop the pages storePages gave it.
+			ExplicitDataCacheControl: true,
+			Debug:                    o.Debug,
+			MaxBackground:            64,
 			PanicHandler: func(r any) fuse.Status {
 				s.log.Error("internal error: a request panicked; it failed with EIO and the mount goes on", "panic", r, "stack", string(debug.Stack()))
 				return fuse.EIO

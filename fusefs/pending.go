@@ -287,6 +287,7 @@ func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memo
 		if n.opens == 0 {
 			n.buf = nil
 			n.settleLocked()
+			n.offerPagesLocked()
 		}
 	}
 	sm.own.note(at)
