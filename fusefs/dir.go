@@ -121,6 +121,12 @@ func (n *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if !ok {
 		return nil, syscall.ENOENT
 	}
+	// A scratch file comes from the mount's own record, which outlives the
+	// kernel forgetting its node (go-fuse then dropped it from the tree).
+	if f := n.sm.scratchFiles.get(childPath(dir, name)); f != nil {
+		f.fillAttr(&out.Attr)
+		return &f.Inode, 0
+	}
 	if ch := n.GetChild(name); ch != nil {
 		if f, ok := ch.Operations().(*fileNode); ok && f.pendingLive() {
 			f.fillAttr(&out.Attr)
@@ -180,11 +186,21 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	if !ok {
 		return fs.NewListDirStream(nil), 0
 	}
-	// Files created in this mount exist before they are published, and
-	// scratch files only here. They are taken before the store's listing:
-	// one published in between is then in one or the other, never neither.
+	// Files created in this mount exist before they are published (their
+	// nodes are persistent), and scratch files only here (the mount's own
+	// record, whatever the kernel forgot). They are taken before the
+	// store's listing: one published in between is then in one or the
+	// other, never neither. A scratch file hides a memory of its name, as
+	// in Lookup.
+	scratch := n.sm.scratchFiles.list(dir)
 	var local []fuse.DirEntry
+	for name, f := range scratch {
+		local = append(local, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: f.StableAttr().Ino})
+	}
 	for name, ch := range n.Children() {
+		if _, listed := scratch[name]; listed {
+			continue
+		}
 		if f, ok := ch.Operations().(*fileNode); ok && f.pendingLive() {
 			local = append(local, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: ch.StableAttr().Ino})
 		}
@@ -196,6 +212,9 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	list := make([]fuse.DirEntry, 0, len(entries)+len(local)+2)
 	list = append(list, dotEntries(&n.Inode)...)
 	for _, e := range entries {
+		if _, hidden := scratch[e.Name]; hidden {
+			continue
+		}
 		if e.Dir {
 			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFDIR, Ino: n.sm.ino.dir(e.Path)})
 		} else if e.Memory != nil && !n.sm.pub.isHeld(e.Path) {
@@ -203,7 +222,7 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 		}
 	}
 	for _, e := range local {
-		if _, stored := slices.BinarySearchFunc(entries, e.Name, func(e versions.Entry, name string) int { return strings.Compare(e.Name, name) }); !stored {
+		if _, stored := slices.BinarySearchFunc(entries, e.Name, func(e versions.Entry, name string) int { return strings.Compare(e.Name, name) }); !stored || scratch[e.Name] != nil {
 			list = append(list, e)
 		}
 	}
@@ -294,6 +313,9 @@ func (n *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if e != 0 {
 		return e
 	}
+	if n.sm.scratchFiles.under(p) {
+		return n.sm.srv.refuse("rmdir", p, syscall.ENOTEMPTY, "it holds scratch files (editors' swap or backup files); remove them first")
+	}
 	n.sm.pub.publishNow() // files only this mount has make it non-empty
 	if err := n.sm.srv.db.RemoveDir(detach(ctx), n.sm.id, p); err != nil {
 		return n.sm.failed("rmdir", p, err)
@@ -330,6 +352,9 @@ func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	// inode must not lose the file (ForgetPersistent when it is published
 	// or removed).
 	ch := n.NewPersistentInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: n.sm.srv.pendingIno.next()})
+	if scratch {
+		n.sm.scratchFiles.put(p, f)
+	}
 	return ch, h, 0, 0
 }
 
@@ -341,6 +366,9 @@ func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 	var f *fileNode
 	if ch := n.GetChild(name); ch != nil {
 		f, _ = ch.Operations().(*fileNode)
+	}
+	if sf := n.sm.scratchFiles.get(p); sf != nil {
+		f = sf
 	}
 	if f != nil {
 		if local, err := f.unlinkLocal(ctx); err != nil {

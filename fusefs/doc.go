@@ -13,8 +13,8 @@ package fusefs
 //     go-fuse or the kernel. They are
 //     storeMount's storeRow.mu, memoryCounts.mu, ownChanges.mu, inodes.mu
 //     (store.go, ino.go); index.mu (index.go); metaTable.mu (meta.go);
-//     contents.mu (contents.go); publisher.mu (pending.go); notifier.mu
-//     (notify.go). unsavedBudget (budget.go), pendingInos (ino.go) and
+//     contents.mu (contents.go); publisher.mu (pending.go);
+//     scratchFiles.mu (scratch.go); notifier.mu (notify.go). unsavedBudget (budget.go), pendingInos (ino.go) and
 //     Server.offline (outage.go) are atomics.
 //
 // Under a file's lock any leaf may be taken, and go-fuse's own tree lock

@@ -140,6 +140,7 @@ func (n *fileNode) unlinkedLocked() {
 		n.sm.count.adjust(0, -1)
 	}
 	n.forgetPendingLocked()
+	n.sm.scratchFiles.drop(n)
 	n.ForgetPersistent()
 	n.unlinked = true
 	n.pagesSync = false

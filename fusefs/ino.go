@@ -18,13 +18,16 @@ import (
 //	2 … 2^61-1              a memory: the engine's Memory.Ino,        fileIno
 //	                        unique in the database, never reused
 //	                        (a row key counting up from 1); kept
-//	                        through renames, also to a scratch name
+//	                        through renames, also to a scratch name,
+//	                        whose node keeps it until removed
 //	2^61|0, 2^61|1          a memory whose Ino is 0 or 1 (kept off    fileIno
 //	                        the root's number)
 //	2^62|n, n = 1, 2, …     a file created in the mount: pending,     pendingInos.next
 //	                        not yet published, or scratch; kept
 //	                        after publishing until the kernel
-//	                        forgets the node
+//	                        forgets the node; a scratch file keeps
+//	                        it until removed or unmounted, what the
+//	                        kernel forgets included (scratchFiles)
 //	                        or a memory, once a node standing for     inodes.file
 //	                        it was renamed to a scratch name          (renumber)
 //	2^63|fnv64a(store,      a directory, a store's top directory      inodes.dir

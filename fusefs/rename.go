@@ -46,6 +46,14 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 		return s.errnoOf("rename", to, err)
 	}
 	src, dst := n.GetChild(name), nd.GetChild(newName)
+	// Scratch files by the mount's own record (scratch.go): the kernel
+	// looks both names up first, but the mount's word is the one to trust.
+	if f := sm.scratchFiles.get(from); f != nil {
+		src = &f.Inode
+	}
+	if f := sm.scratchFiles.get(to); f != nil {
+		dst = &f.Inode
+	}
 	var sf, df *fileNode
 	if src != nil {
 		sf, _ = src.Operations().(*fileNode)
@@ -75,6 +83,9 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	// while the tree still shows them at their old paths.
 	var movedDirs []string
 	var movedFiles []movedFile
+	if dst != nil && df == nil && sm.scratchFiles.under(to) {
+		return s.refuse("rename", to, syscall.ENOTEMPTY, "the target directory holds scratch files (editors' swap or backup files); remove them first")
+	}
 	if src != nil && sf == nil {
 		// What only this mount has below the directories moves with
 		// them once it is in the store.
@@ -95,6 +106,7 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	} else {
 		// A directory: everything below it moved.
 		sm.meta.movedDir(from, to)
+		sm.scratchFiles.movedDir(from, to)
 		sm.idx.forget(from)
 		sm.idx.forget(to)
 	}
@@ -180,6 +192,10 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 		if sf.buf == nil {
 			sf.buf = &buffer{}
 		}
+		sm.scratchFiles.put(to, sf)
+		if dfLocal {
+			df.markUnlinked() // a scratch file replaced
+		}
 	case local:
 		if sf.scratch {
 			// A scratch file given a real name is a new file there.
@@ -205,6 +221,7 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 		if e != 0 {
 			return true, e
 		}
+		sm.scratchFiles.drop(sf) // a file of the store now
 		if dfStored && df.memoryID() == m.ID {
 			sm.ino.bumpMem(m.ID)
 			df.markUnlinked()
@@ -224,6 +241,7 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 		sm.ino.renumber(sf.memID, sm.srv.pendingIno.next()) // sf keeps the old one
 		sf.memID, sf.head, sf.scratch = "", "", true
 		sf.buf.dirty = false
+		sm.scratchFiles.put(to, sf) // the kernel may forget it: the mount keeps it
 		if dfLocal {
 			df.markUnlinked()
 		}

@@ -37,6 +37,8 @@ type storeMount struct {
 	// pub publishes pending files and holds renamed-away ones (pending.go).
 	pub     *publisher
 	scratch scratchNames
+	// scratchFiles are the scratch files the mount holds (scratch.go).
+	scratchFiles *scratchFiles
 }
 
 func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq versions.FeedPos) *storeMount {
@@ -48,6 +50,7 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 	sm.top = &dirNode{sm: sm}
 	sm.pub = newPublisher(sm, s.opts.Grace)
 	sm.scratch = scratchNames(s.opts.ScratchPatterns)
+	sm.scratchFiles = newScratchFiles()
 	sm.idx = newIndex()
 	return sm
 }
