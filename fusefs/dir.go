@@ -67,7 +67,9 @@ func (sm *storeMount) dirAttr(ctx context.Context, p string, ino uint64, a *fuse
 	a.Ino = ino
 	a.Mode = syscall.S_IFDIR | m.mode
 	a.Nlink = 2
-	if entries, err := sm.listDir(ctx, p); err == nil {
+	if n, ok := sm.idx.subdirs(p); ok {
+		a.Nlink += uint32(n)
+	} else if entries, err := sm.listDir(ctx, p); err == nil {
 		for _, e := range entries {
 			if e.Dir {
 				a.Nlink++

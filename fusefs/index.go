@@ -82,6 +82,25 @@ func (x *index) list(dir string) ([]versions.Entry, bool) {
 	return out, true
 }
 
+// subdirs counts dir's subdirectories (its link count is 2 plus them), or
+// false when not loaded: a directory's GETATTR, which follows every create,
+// rename and delete in it, must not sort its listing.
+func (x *index) subdirs(dir string) (int, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	d, ok := x.dirs[dir]
+	if !ok || len(x.doubt[dir]) > 0 {
+		return 0, false
+	}
+	n := 0
+	for _, e := range d {
+		if e.Dir {
+			n++
+		}
+	}
+	return n, true
+}
+
 // lastKnown is what dir's listing said of name, doubted or not, unless
 // name itself changed elsewhere since (unloaded then): the answer when the
 // engine cannot be reached.
