@@ -62,6 +62,21 @@ func TestKernelCachesSeeChangesElsewhere(t *testing.T) {
 				t.Errorf("a save of the same size: stat's mtime: %v", err)
 			}
 
+			// A save in this mount leaves its content in the kernel's
+			// pages (storePages); a save elsewhere must replace it.
+			write(t, c.path("/d/own.txt"), "mine-1")
+			if err := eventually(visibilityLimit, func() error {
+				_, err := e.db.GetMemory(ctx, st.ID, "/d/own.txt")
+				return err
+			}); err != nil {
+				t.Fatalf("a file saved in the mount was not published: %v", err)
+			}
+			c.warm("/d/own.txt")
+			w.save("/d/own.txt", "them-2")
+			c.seen("a save over one made in this mount", "/d", nil, map[string]string{"/d/own.txt": "them-2"})
+			w.remove("/d/own.txt")
+			c.seen("a delete of a file made in this mount", "/d", nil, map[string]string{"/d/own.txt": ""})
+
 			c.warm("/d/move.txt", "/d/moved.txt")
 			w.rename("/d/move.txt", "/d/moved.txt")
 			c.seen("a rename", "/d", []string{"edit.txt", "gone.txt", "moved.txt", "over.txt", "same.txt"},
@@ -305,5 +320,22 @@ func (c *cacheCheck) seen(what, dir string, names []string, files map[string]str
 	})
 	if err != nil {
 		c.t.Errorf("%s made elsewhere not seen within %v: %v", what, visibilityLimit, err)
+	}
+}
+
+// A file created in the mount keeps the inode number programs saw after it
+// was published and the kernel forgot its inode (editors compare st_ino
+// before they save over a file).
+func TestCreatedFileKeepsItsNumber(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "Numbers")
+	_, dir := e.mountStore(t, st, Options{})
+	p := filepath.Join(dir, "notes.md")
+	write(t, p, "line one\n")
+	before := statOf(t, p).Ino
+	e.settle()
+	forgetInodes(t)
+	if after := statOf(t, p).Ino; after != before {
+		t.Errorf("st_ino %d after publication and a new inode, want %d", after, before)
 	}
 }

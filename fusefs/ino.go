@@ -24,12 +24,13 @@ import (
 //	                        the root's number)
 //	2^62|n, n = 1, 2, …     a file created in the mount: pending,     pendingInos.next
 //	                        not yet published, or scratch; kept
-//	                        after publishing until the kernel
-//	                        forgets the node; a scratch file keeps
-//	                        it until removed or unmounted, what the
-//	                        kernel forgets included (scratchFiles)
-//	                        or a memory, once a node standing for     inodes.file
-//	                        it was renamed to a scratch name          (renumber)
+//	                        by the memory it is published as, for
+//	                        as long as the mount runs; a scratch
+//	                        file keeps it until removed or unmounted,
+//	                        what the kernel forgets included
+//	                        (scratchFiles)                            inodes.file
+//	                        or a memory, once a node standing for     (renumber)
+//	                        it was renamed to a scratch name
 //	2^63|fnv64a(store,      a directory, a store's top directory      inodes.dir
 //	  path[, generation])   ("/") included
 //

@@ -279,6 +279,10 @@ func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memo
 	sm.count.published(created)
 	n.memID, n.head = m.ID, m.VersionID
 	n.size = int64(m.ContentSize)
+	// The memory keeps the number the kernel and programs saw, also in
+	// a new node once the kernel forgot this one (an editor compares
+	// st_ino before it saves), and in listings.
+	sm.ino.renumber(m.ID, n.StableAttr().Ino)
 	if n.buf != nil {
 		if !n.buf.dirty {
 			s.contents.put(m.ID, m.VersionID, string(n.buf.data))
