@@ -1,7 +1,9 @@
 package fusefs
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -338,4 +340,50 @@ func TestCreatedFileKeepsItsNumber(t *testing.T) {
 	if after := statOf(t, p).Ino; after != before {
 		t.Errorf("st_ino %d after publication and a new inode, want %d", after, before)
 	}
+}
+
+// A store deleted elsewhere is gone from the mount within the visibility
+// bound, whatever the kernel and the mount cached of it (names, pages,
+// listings, content); imported again, its files show again, names the
+// kernel cached as absent meanwhile included.
+func TestStoreDeletedElsewhere(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "Deleted")
+	ctx := context.Background()
+	files := map[string]string{"/d/a.txt": "in a directory", "/top.txt": "at the top"}
+	for p, content := range files {
+		if _, err := e.db.CreateMemory(ctx, st.ID, p, content, elsewhereActor); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var export bytes.Buffer
+	enc := json.NewEncoder(&export)
+	if err := e.db.Export(ctx, st.ID, func(v any) error { return enc.Encode(v) }); err != nil {
+		t.Fatal(err)
+	}
+	_, dir := e.mountStore(t, st, Options{})
+	c := &cacheCheck{t: t, dir: dir}
+	c.warm("/d/a.txt", "/top.txt", "/d/absent.txt")
+	c.warm("/d/a.txt", "/top.txt")
+
+	if err := e.db.DeleteStore(ctx, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	c.seen("a store deleted", "/", nil, map[string]string{"/d/a.txt": "", "/top.txt": ""})
+	if err := eventually(visibilityLimit, func() error {
+		if _, err := c.list("/d"); !errors.Is(err, syscall.ENOENT) {
+			return fmt.Errorf("list /d: %v, want ENOENT", err)
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("a store deleted: %v", err)
+	}
+
+	// Looked up while the store is gone: absent names the kernel keeps.
+	c.warm("/d/a.txt", "/top.txt")
+	if _, err := e.db.Import(ctx, &export); err != nil {
+		t.Fatal(err)
+	}
+	c.seen("a deleted store imported again", "/d", []string{"a.txt"}, files)
+	c.seen("a deleted store imported again", "/", []string{"d", "top.txt"}, nil)
 }

@@ -120,7 +120,7 @@ func (n *dirNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttr
 
 func (n *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	dir, ok := n.path()
-	if !ok {
+	if !ok || n.sm.row.isGone() {
 		return nil, syscall.ENOENT
 	}
 	// A scratch file comes from the mount's own record, which outlives the
@@ -187,6 +187,9 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	dir, ok := n.path()
 	if !ok {
 		return fs.NewListDirStream(nil), 0
+	}
+	if n.sm.row.isGone() {
+		return nil, n.sm.refuseGone("readdir", dir)
 	}
 	// Files created in this mount exist before they are published (their
 	// nodes are persistent), and scratch files only here (the mount's own

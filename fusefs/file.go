@@ -258,6 +258,10 @@ func (n *fileNode) loadLocked(ctx context.Context, reload bool) syscall.Errno {
 		n.buf.stale = false
 		return 0
 	}
+	if n.sm.row.isGone() {
+		p, _ := n.path()
+		return n.sm.refuseGone("open", p)
+	}
 	contents := n.sm.srv.contents
 	content, ok := contents.get(n.memID, n.head)
 	if !ok {

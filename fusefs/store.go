@@ -58,6 +58,9 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 // writable is 0 when the store may be changed through this mount, EROFS
 // for a read_only attachment or an archived store.
 func (sm *storeMount) writable(op, path string) syscall.Errno {
+	if sm.row.isGone() {
+		return sm.refuseGone(op, path)
+	}
 	if sm.readOnly {
 		return sm.srv.refuse(op, path, syscall.EROFS, "the store is attached read_only to this session")
 	}
@@ -65,6 +68,11 @@ func (sm *storeMount) writable(op, path string) syscall.Errno {
 		return sm.srv.refuse(op, path, syscall.EROFS, "the store is archived: archived stores are read-only")
 	}
 	return 0
+}
+
+// refuseGone is the ENOENT of any request in a store deleted elsewhere.
+func (sm *storeMount) refuseGone(op, path string) syscall.Errno {
+	return sm.srv.refuse(op, path, syscall.ENOENT, "the store was deleted: nothing of it can be read or written any more; import it again to bring it back")
 }
 
 // liveCount returns how many memories the store holds, reading the
@@ -101,6 +109,23 @@ func (sm *storeMount) reserveCreate(ctx context.Context, path string) syscall.Er
 type storeRow struct {
 	mu sync.Mutex
 	st versions.Store
+	// gone: the store was deleted. Nothing the mount or the kernel cached
+	// of it may be served (a store deleted and imported again comes back
+	// through set).
+	gone bool
+}
+
+func (r *storeRow) isGone() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gone
+}
+
+// markGone records that the watcher found the store deleted.
+func (r *storeRow) markGone() {
+	r.mu.Lock()
+	r.gone = true
+	r.mu.Unlock()
 }
 
 func (r *storeRow) archived() bool {
@@ -126,6 +151,7 @@ func (r *storeRow) limits() (maxMemories, maxBytes int) {
 func (r *storeRow) set(st *versions.Store) {
 	r.mu.Lock()
 	r.st = *st
+	r.gone = false
 	r.mu.Unlock()
 }
 

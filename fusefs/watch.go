@@ -55,31 +55,42 @@ func (s *Server) watch(ctx context.Context) {
 	}
 }
 
-// poll applies the store's changes since the last poll. Archiving and
-// other changes to the store itself are changes at "/": they make it read
-// the store row again, which is how an archive reaches the mount.
+// poll applies the store's changes since the last poll. Archiving,
+// deleting and importing the store are changes at "/": they make it read
+// the store row again, which is how an archive reaches the mount, and
+// they may change any of its files (see storeChanged). The position moves
+// only once the changes are applied: an error leaves them to the next poll.
 func (sm *storeMount) poll(ctx context.Context) error {
 	s := sm.srv
 	changes, pos, err := s.db.Changes(ctx, sm.id, sm.seq)
 	if err != nil {
 		return err
 	}
-	sm.seq = pos
 	if len(changes) == 0 {
+		sm.seq = pos
 		return nil
 	}
-	if slices.ContainsFunc(changes, func(c versions.Change) bool { return c.Path == "/" }) {
-		if st, err := s.db.GetStore(ctx, sm.id); err == nil {
+	whole := slices.ContainsFunc(changes, func(c versions.Change) bool { return c.Path == "/" })
+	if whole {
+		st, err := s.db.GetStore(ctx, sm.id)
+		switch {
+		case err == nil:
 			sm.row.set(st)
+		case versions.ErrorCode(err) == versions.CodeNotFound:
+			sm.row.markGone()
+		default:
+			return err
 		}
 	}
 	sm.own.expire(2 * time.Second)
-	sm.apply(ctx, changes)
+	sm.apply(ctx, changes, whole)
+	sm.seq = pos
 	return nil
 }
 
-// apply invalidates the kernel's view of every path changed by others.
-func (sm *storeMount) apply(ctx context.Context, changes []versions.Change) {
+// apply invalidates the kernel's view of every path changed by others, or
+// of the whole store.
+func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whole bool) {
 	origin := sm.srv.db.Origin()
 	done := map[string]bool{}
 	for _, c := range changes {
@@ -91,12 +102,70 @@ func (sm *storeMount) apply(ctx context.Context, changes []versions.Change) {
 			sm.srv.opts.Observer.FeedLag(time.Since(c.At))
 		}
 		sm.count.stale()
+		if whole {
+			continue
+		}
 		// What the mount showed is read before the index forgets it; the
 		// index is forgotten first, as the kernel asks again as soon as it
 		// is told.
 		shown := sm.shownAlong(c.Path)
 		sm.idx.forget(c.Path)
 		sm.invalidate(ctx, c.Path, shown)
+	}
+	if whole && len(done) > 0 {
+		sm.storeChanged()
+	}
+}
+
+// knownNode is an inode the kernel knows in the store, under its parent.
+type knownNode struct {
+	parent *fs.Inode // nil for the store's top directory
+	name   string
+	in     *fs.Inode
+	path   string
+}
+
+// knownTree is every inode the kernel knows in the store, each before
+// the nodes below it. go-fuse's tree lock is taken and released for each
+// directory: nothing of ours is held.
+func (sm *storeMount) knownTree() []knownNode {
+	out := []knownNode{{in: &sm.top.Inode, path: "/"}}
+	for i := 0; i < len(out); i++ {
+		k := out[i]
+		if _, ok := k.in.Operations().(*dirNode); !ok {
+			continue
+		}
+		for name, ch := range k.in.Children() {
+			out = append(out, knownNode{parent: k.in, name: name, in: ch, path: childPath(k.path, name)})
+		}
+	}
+	return out
+}
+
+// storeChanged makes the kernel forget everything it holds of the store:
+// the store was deleted (its files must fail, not be served for the hour
+// the kernel keeps them) or imported again (names it holds as absent may
+// exist now). Pages and attributes of each known file, each known
+// directory's listing, every known name and the store's own name in the
+// mount root are dropped, holding nothing.
+func (sm *storeMount) storeChanged() {
+	sm.idx.drop()
+	known := sm.knownTree()
+	for _, k := range known {
+		switch op := k.in.Operations().(type) {
+		case *fileNode:
+			op.forgetPages()
+		case *dirNode:
+			sm.meta.entriesChanged(k.path)
+		}
+		k.in.NotifyContent(0, 0)
+	}
+	for i := len(known) - 1; i > 0; i-- {
+		known[i].parent.NotifyEntry(known[i].name)
+	}
+	if slug, root := sm.top.Parent(); root != nil {
+		errno := root.NotifyEntry(slug)
+		sm.srv.log.Debug("the store changed as a whole: dropped what the kernel held of it", "store", sm.id, "gone", sm.row.isGone(), "nodes", len(known), "errno", errno)
 	}
 }
 
