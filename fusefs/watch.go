@@ -83,14 +83,18 @@ func (sm *storeMount) poll(ctx context.Context) error {
 		}
 	}
 	sm.own.expire(2 * time.Second)
-	sm.apply(ctx, changes, whole)
+	if err := sm.apply(ctx, changes, whole); err != nil {
+		return err
+	}
 	sm.seq = pos
 	return nil
 }
 
 // apply invalidates the kernel's view of every path changed by others, or
-// of the whole store.
-func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whole bool) {
+// of the whole store. An error is the engine's, when it could not tell
+// what is at a path: the batch is applied again from the start (what it
+// applied twice is only invalidated twice).
+func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whole bool) error {
 	origin := sm.srv.db.Origin()
 	done := map[string]bool{}
 	for _, c := range changes {
@@ -110,11 +114,14 @@ func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whol
 		// is told.
 		shown := sm.shownAlong(c.Path)
 		sm.idx.forget(c.Path)
-		sm.invalidate(ctx, c.Path, shown)
+		if err := sm.invalidate(ctx, c.Path, shown); err != nil {
+			return err
+		}
 	}
 	if whole && len(done) > 0 {
 		sm.storeChanged()
 	}
+	return nil
 }
 
 // knownNode is an inode the kernel knows in the store, under its parent.
@@ -202,8 +209,10 @@ func pathSegments(p string) []string {
 // that were only implied by what it held. A directory whose entries
 // changed gets a new mtime and its cached listing (FOPEN_CACHE_DIR) and
 // attributes dropped: a listing the kernel was still caching from before the
-// change then fails the kernel's mtime check at the next opendir.
-func (sm *storeMount) invalidate(ctx context.Context, path string, shown []shownEntry) {
+// change then fails the kernel's mtime check at the next opendir. Only
+// the engine saying NotFound makes something vanished: on any other error
+// nothing is dropped and the error is returned, to try again.
+func (sm *storeMount) invalidate(ctx context.Context, path string, shown []shownEntry) error {
 	segs := pathSegments(path)
 	// The kernel-known directories from the top down to the changed name.
 	dirs := []*fs.Inode{&sm.top.Inode}
@@ -218,7 +227,7 @@ func (sm *storeMount) invalidate(ctx context.Context, path string, shown []shown
 			if sm.listingChanged(ctx, p, shown[i]) {
 				sm.entriesChangedElsewhere(parent, dir)
 			}
-			return
+			return nil
 		}
 		if i < len(segs)-1 {
 			dirs = append(dirs, child)
@@ -226,46 +235,72 @@ func (sm *storeMount) invalidate(ctx context.Context, path string, shown []shown
 			continue
 		}
 		e, err := sm.srv.db.Stat(detach(ctx), sm.id, path)
+		vanished := 0
+		if err != nil {
+			e = nil
+			if versions.ErrorCode(err) != versions.CodeNotFound {
+				return err
+			}
+			if vanished, err = sm.vanishedAbove(ctx, dirs, dir); err != nil {
+				return err
+			}
+		}
 		switch op := child.Operations().(type) {
 		case *fileNode:
-			if err == nil && e.Memory != nil && e.Memory.ID == op.memoryID() {
+			if e != nil && e.Memory != nil && e.Memory.ID == op.memoryID() {
 				op.refresh(e.Memory, true)
 				child.NotifyContent(0, 0)
-				return
+				return nil
 			}
 			op.forgetPages()
 			child.NotifyContent(0, 0)
-			if versions.ErrorCode(err) == versions.CodeNotFound {
+			if e == nil {
 				parent.NotifyDelete(seg, child)
 			} else {
 				parent.NotifyEntry(seg)
 			}
 		case *dirNode:
-			if err == nil && e.Dir {
+			if e != nil && e.Dir {
 				// Its entries have changes of their own; what it
 				// lists may have changed with a directory moved here.
 				child.NotifyContent(0, 0)
-				return
+				return nil
 			}
 			sm.ino.bumpDir(path)
 			parent.NotifyEntry(seg)
 		}
 		sm.entriesChangedElsewhere(parent, dir)
-		if err == nil {
-			return // replaced: the directories above still hold it
-		}
-		sm.vanishedAbove(ctx, dirs, dir)
+		// Replaced (vanished is 0): the directories above still hold it.
+		sm.dropVanished(dirs, dir, vanished)
 	}
+	return nil
 }
 
-// vanishedAbove drops the kernel-known directories, deepest first, that
+// vanishedAbove counts the kernel-known directories, from dir up, that
 // left the store with what they held (a directory is implied by the
-// memories below it): dirs are the known inodes from the top to dir.
-func (sm *storeMount) vanishedAbove(ctx context.Context, dirs []*fs.Inode, dir string) {
+// memories below it): dirs are the known inodes from the top to dir. It
+// asks the engine before anything is dropped, so that an error drops
+// nothing.
+func (sm *storeMount) vanishedAbove(ctx context.Context, dirs []*fs.Inode, dir string) (int, error) {
+	n := 0
 	for i := len(dirs) - 1; i > 0; i-- {
-		if e, err := sm.srv.db.Stat(detach(ctx), sm.id, dir); err == nil && e.Dir {
-			return
+		e, err := sm.srv.db.Stat(detach(ctx), sm.id, dir)
+		if err == nil && e.Dir {
+			break
 		}
+		if err != nil && versions.ErrorCode(err) != versions.CodeNotFound {
+			return 0, err
+		}
+		n++
+		dir = path.Dir(dir)
+	}
+	return n, nil
+}
+
+// dropVanished drops the n deepest of the kernel-known directories dirs,
+// down to dir, that vanishedAbove found gone.
+func (sm *storeMount) dropVanished(dirs []*fs.Inode, dir string, n int) {
+	for i := len(dirs) - 1; i > len(dirs)-1-n; i-- {
 		up := path.Dir(dir)
 		sm.ino.bumpDir(dir)
 		dirs[i-1].NotifyEntry(path.Base(dir))

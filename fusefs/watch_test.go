@@ -1,0 +1,102 @@
+package fusefs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/versions"
+	"github.com/memfs/memfs/versions/pgtest"
+)
+
+// pauseFeed stops the watcher at the first change it applies after armed,
+// until the test lets it go on: the test can then break the database
+// between the watcher's read of the feed and its questions about a path.
+type pauseFeed struct {
+	noObserver
+	mu     sync.Mutex
+	armed  bool
+	fired  chan struct{}
+	resume chan struct{}
+}
+
+func (p *pauseFeed) FeedLag(time.Duration) {
+	p.mu.Lock()
+	armed := p.armed
+	p.armed = false
+	p.mu.Unlock()
+	if armed {
+		close(p.fired)
+		<-p.resume
+	}
+}
+
+// The watcher treats a path as gone only when the engine says so: the
+// database becoming unreachable between its read of the feed and its
+// question about the changed path drops nothing and changes no inode
+// number; the change is applied once the database is back.
+func TestWatcherRetriesWhenTheEngineFails(t *testing.T) {
+	srv := pgtest.NewPrivate(t)
+	db, err := versions.Open(srv.URL, versions.Options{})
+	if err != nil {
+		t.Fatalf("open %s: %v", srv.URL, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e := &env{db: db, dir: t.TempDir(), log: &logBuffer{}}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", e.log.String())
+		}
+	})
+	ctx := context.Background()
+	st := e.store(t, "Retries")
+	m, err := db.CreateMemory(ctx, st.ID, "/d/e/f.txt", "first", elsewhereActor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := &pauseFeed{fired: make(chan struct{}), resume: make(chan struct{})}
+	_, dir := e.mountStore(t, st, Options{Observer: obs})
+	c := &cacheCheck{t: t, dir: dir}
+	c.warm("/d/e/f.txt")
+	inoD, inoE := statOf(t, c.path("/d")).Ino, statOf(t, c.path("/d/e")).Ino
+
+	obs.mu.Lock()
+	obs.armed = true
+	obs.mu.Unlock()
+	second := "second, saved elsewhere"
+	if _, err := db.UpdateMemory(ctx, st.ID, m.ID, versions.MemoryUpdate{Content: &second}, elsewhereActor); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-obs.fired:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watcher did not apply the save made elsewhere")
+	}
+	srv.Stop(t, "immediate")
+	close(obs.resume)
+	if err := eventually(10*time.Second, func() error {
+		if !strings.Contains(e.log.String(), "reading the change feed failed") {
+			return fmt.Errorf("the watcher reported no failure")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srv.Start(t)
+	c.seen("a save applied again once the database is back", "/d/e", []string{"f.txt"}, map[string]string{"/d/e/f.txt": second})
+	forgetInodes(t)
+	if got := statOf(t, c.path("/d")).Ino; got != inoD {
+		t.Errorf("/d: st_ino %d after the watcher failed, want %d: it was taken as gone", got, inoD)
+	}
+	if got := statOf(t, c.path("/d/e")).Ino; got != inoE {
+		t.Errorf("/d/e: st_ino %d after the watcher failed, want %d: it was taken as gone", got, inoE)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "d", "e", "f.txt")); err != nil {
+		t.Error(err)
+	}
+}
