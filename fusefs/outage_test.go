@@ -23,19 +23,9 @@ import (
 // read, fail with EIO, as does every change, which leaves the previous
 // version intact. Once the server is back the same mount saves again and
 // catches up with what others saved.
-func TestOutageServesWhatIsCached(t *testing.T) {
-	srv := pgtest.NewPrivate(t)
-	db, err := versions.Open(srv.URL, versions.Options{})
-	if err != nil {
-		t.Fatalf("open %s: %v", srv.URL, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	e := &env{db: db, dir: t.TempDir(), log: &logBuffer{}}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", e.log.String())
-		}
-	})
+func TestPostgresOutageServesWhatIsCached(t *testing.T) {
+	e, srv := newPrivatePostgresEnv(t)
+	db := e.db
 	ctx := context.Background()
 	st := e.store(t, "Outage")
 	other := versions.UserActor("other-host")
@@ -237,4 +227,23 @@ func readsAs(p, want string) error {
 		err = fmt.Errorf("%s reads %q, want %q", p, got, want)
 	}
 	return err
+}
+
+// newPrivatePostgresEnv is an env on a PostgreSQL server of the test's
+// own, which the test may stop and start; the daemon log is shown if the
+// test fails.
+func newPrivatePostgresEnv(t *testing.T) (*env, *pgtest.Private) {
+	srv := pgtest.NewPrivate(t)
+	db, err := versions.Open(srv.URL, versions.Options{})
+	if err != nil {
+		t.Fatalf("open %s: %v", srv.URL, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e := &env{db: db, dir: t.TempDir(), log: &logBuffer{}}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", e.log.String())
+		}
+	})
+	return e, srv
 }

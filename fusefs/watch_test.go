@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/versions"
-	"github.com/memfs/memfs/versions/pgtest"
 )
 
 // pauseFeed stops the watcher at the first change it applies after armed,
@@ -40,19 +39,9 @@ func (p *pauseFeed) FeedLag(time.Duration) {
 // database becoming unreachable between its read of the feed and its
 // question about the changed path drops nothing and changes no inode
 // number; the change is applied once the database is back.
-func TestWatcherRetriesWhenTheEngineFails(t *testing.T) {
-	srv := pgtest.NewPrivate(t)
-	db, err := versions.Open(srv.URL, versions.Options{})
-	if err != nil {
-		t.Fatalf("open %s: %v", srv.URL, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	e := &env{db: db, dir: t.TempDir(), log: &logBuffer{}}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", e.log.String())
-		}
-	})
+func TestPostgresWatcherRetriesWhenTheEngineFails(t *testing.T) {
+	e, srv := newPrivatePostgresEnv(t)
+	db := e.db
 	ctx := context.Background()
 	st := e.store(t, "Retries")
 	m, err := db.CreateMemory(ctx, st.ID, "/d/e/f.txt", "first", elsewhereActor)

@@ -307,7 +307,7 @@ func TestPostgresKill9(t *testing.T) {
 // that met the outage failed with EIO, and both mounts save and see each
 // other's saves again, with no restart. While it is down the mounts serve
 // what they had read: every open reaches the daemon, which answers from
-// its own caches (fusefs's TestOutageServesWhatIsCached also makes the
+// its own caches (fusefs's TestPostgresOutageServesWhatIsCached also makes the
 // kernel forget the names it holds).
 func TestPostgresRestart(t *testing.T) {
 	srv := pgtest.NewPrivate(t)
