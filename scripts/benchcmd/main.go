@@ -78,7 +78,8 @@ func run(args []string, stdout io.Writer) int {
 	}
 	if cfg.markdown != "" {
 		var md bytes.Buffer
-		if err := writeMarkdown(&md, rep); err == nil {
+		err := writeMarkdown(&md, rep)
+		if err == nil {
 			err = os.WriteFile(cfg.markdown, md.Bytes(), 0o644)
 		}
 		if err != nil {
