@@ -15,7 +15,7 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// Set by scripts/install (-ldflags "-X main.version=… -X main.commit=…");
+// Set by the scripts that build memfs (-ldflags "$(scripts/ldflags)");
 // otherwise read from the build information Go records.
 var (
 	version = ""
