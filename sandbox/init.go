@@ -61,7 +61,7 @@ func initAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return failure(errorf(KindSetup, "make the command's mounts private: %v", err))
 	}
-	for _, step := range []func(*Spec) error{detachForeignFUSE, readOnlyHost, mountKernelFS, mountPrivateTmp, hide, verifyHidden, verifyNoForeignFUSE} {
+	for _, step := range []func(*Spec) error{detachForeignFUSE, detachHostKernelViews, readOnlyHost, mountKernelFS, mountPrivateTmp, hide, verifyHidden, verifyNoForeignFUSE, verifyNoHostKernelViews} {
 		if err := step(spec); err != nil {
 			return failure(err)
 		}

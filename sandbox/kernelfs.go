@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/moby/sys/mountinfo"
@@ -181,4 +182,73 @@ func hideKernelPath(p string) error {
 // refers to onto target.
 func bindFD(fd int, target string) error {
 	return unix.Mount(fmt.Sprintf("/proc/self/fd/%d", fd), target, "", unix.MS_BIND|unix.MS_REC, "")
+}
+
+// hostViewTypes are the file systems whose content depends on the
+// namespace that mounted them: a procfs of the host's PID namespace shows
+// every host process and its command line, an mqueue the host's message
+// queues. The command has its own /proc and IPC namespace; a mount of these
+// the host made anywhere else (a procfs at /mnt/p) would undo them.
+var hostViewTypes = []string{"proc", "sysfs", "mqueue"}
+
+// hostKernelView reports whether m is such a mount that the command must
+// not keep: anything but the host's /proc, which the command's own covers
+// (with what lies below it), and the host's /sys, which shows what a sysfs
+// of the command's would (it shares the network namespace) and is
+// read-only.
+func hostKernelView(m *mountinfo.Info) bool {
+	if !slices.Contains(hostViewTypes, m.FSType) {
+		return false
+	}
+	return !within(m.Mountpoint, "/proc") && !(m.FSType == "sysfs" && m.Mountpoint == "/sys")
+}
+
+// detachHostKernelViews detaches, in the command's namespace only, every
+// mount hostKernelView names, deepest first, and only while its path still
+// leads to it (a mount covered by another keeps the one above).
+func detachHostKernelViews(*Spec) error {
+	mounts, err := mountinfo.GetMounts(mountinfo.FSTypeFilter(hostViewTypes...))
+	if err != nil {
+		return errorf(KindSetup, "read the mount table: %v", err)
+	}
+	slices.SortFunc(mounts, func(a, b *mountinfo.Info) int { return len(b.Mountpoint) - len(a.Mountpoint) })
+	for _, m := range mounts {
+		if !hostKernelView(m) {
+			continue
+		}
+		dev := unix.Mkdev(uint32(m.Major), uint32(m.Minor))
+		for range 16 { // mounted there more than once
+			if at, err := deviceOf(m.Mountpoint); err != nil || at != dev {
+				break
+			}
+			if err := unix.Unmount(m.Mountpoint, unix.MNT_DETACH); err != nil {
+				return errorf(KindSetup, "detach the host's %s at %s from the command's view: %v", m.FSType, m.Mountpoint, err)
+			}
+		}
+	}
+	return nil
+}
+
+// verifyNoHostKernelViews checks, once every mount is made, that no procfs,
+// sysfs or mqueue but the command's /proc and the read-only /sys is
+// reachable by its path.
+func verifyNoHostKernelViews(*Spec) error {
+	own, err := deviceOf("/proc")
+	if err != nil {
+		return errorf(KindSetup, "look at the command's /proc: %v", err)
+	}
+	mounts, err := mountinfo.GetMounts(mountinfo.FSTypeFilter(hostViewTypes...))
+	if err != nil {
+		return errorf(KindSetup, "read the mount table: %v", err)
+	}
+	for _, m := range mounts {
+		dev := unix.Mkdev(uint32(m.Major), uint32(m.Minor))
+		if dev == own || m.FSType == "sysfs" && m.Mountpoint == "/sys" {
+			continue
+		}
+		if at, err := deviceOf(m.Mountpoint); err == nil && at == dev {
+			return errorf(KindSetup, "the host's %s at %s is still reachable in the command's view; not starting it", m.FSType, m.Mountpoint)
+		}
+	}
+	return nil
 }

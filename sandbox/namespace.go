@@ -90,9 +90,12 @@ func serveAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
 		return failure(errorf(KindServe, "the mount daemon did not report ready within %v; see its messages above", timeout))
 	}
 
+	// An IPC namespace of the command's own: no System V segment, queue
+	// or semaphore set and no POSIX message queue of the host's or of
+	// another run's is reachable, and the command's vanish with it.
 	attr := &syscall.SysProcAttr{
 		Unshareflags: syscall.CLONE_NEWNS,
-		Cloneflags:   syscall.CLONE_NEWPID,
+		Cloneflags:   syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC,
 		Pdeathsig:    syscall.SIGKILL,
 		Setpgid:      true,
 	}
