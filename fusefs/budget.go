@@ -58,7 +58,7 @@ func (n *fileNode) growLocked(op, p string, size int64) syscall.Errno {
 	ok, first := b.take(size - n.charged)
 	if !ok {
 		if first {
-			return n.sm.srv.refuse(op, p, syscall.ENOSPC, b.reason())
+			return n.sm.refuse(op, p, syscall.ENOSPC, b.reason())
 		}
 		n.sm.srv.opts.Observer.Refused(syscall.ENOSPC)
 		return syscall.ENOSPC

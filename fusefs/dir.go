@@ -99,7 +99,7 @@ func (n *dirNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttr
 		return e
 	}
 	if _, ok := in.GetSize(); ok {
-		return n.sm.srv.refuse("truncate", p, syscall.EISDIR, "a directory has no content")
+		return n.sm.refuse("truncate", p, syscall.EISDIR, "a directory has no content")
 	}
 	a := n.sm.meta.dir(p)
 	now := time.Now()
@@ -143,7 +143,7 @@ func (n *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		err = errors.New("the engine returned a file entry without its memory")
 	}
 	if err != nil {
-		return nil, n.sm.srv.errnoOf("lookup", childPath(dir, name), err)
+		return nil, n.sm.errnoOf("lookup", childPath(dir, name), err)
 	}
 	return n.entryNode(ctx, e, out), 0
 }
@@ -212,7 +212,7 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	}
 	entries, err := n.sm.listDir(ctx, dir)
 	if err != nil {
-		return nil, n.sm.srv.errnoOf("readdir", dir, err)
+		return nil, n.sm.errnoOf("readdir", dir, err)
 	}
 	list := make([]fuse.DirEntry, 0, len(entries)+len(local)+2)
 	list = append(list, dotEntries(&n.Inode)...)
@@ -319,7 +319,7 @@ func (n *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 		return e
 	}
 	if n.sm.scratchFiles.under(p) {
-		return n.sm.srv.refuse("rmdir", p, syscall.ENOTEMPTY, "it holds scratch files (editors' swap or backup files); remove them first")
+		return n.sm.refuse("rmdir", p, syscall.ENOTEMPTY, "it holds scratch files (editors' swap or backup files); remove them first")
 	}
 	n.sm.pub.publishNow() // files only this mount has make it non-empty
 	if err := n.sm.srv.db.RemoveDir(detach(ctx), n.sm.id, p); err != nil {
@@ -342,7 +342,7 @@ func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 		return nil, nil, 0, e
 	}
 	if err := versions.ValidatePath(p); err != nil {
-		return nil, nil, 0, n.sm.srv.errnoOf("create", p, err)
+		return nil, nil, 0, n.sm.errnoOf("create", p, err)
 	}
 	scratch := n.sm.scratch.match(name)
 	if !scratch {
@@ -397,10 +397,10 @@ func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 		// The kernel's inode is not (or no longer) the memory at p.
 		e, serr := db.Stat(detach(ctx), n.sm.id, p)
 		if serr != nil {
-			return n.sm.srv.errnoOf("unlink", p, serr)
+			return n.sm.errnoOf("unlink", p, serr)
 		}
 		if e.Dir {
-			return n.sm.srv.refuse("unlink", p, syscall.EISDIR, "it is a directory: use rmdir")
+			return n.sm.refuse("unlink", p, syscall.EISDIR, "it is a directory: use rmdir")
 		}
 		id = e.Memory.ID
 		derr = db.DeleteMemory(detach(ctx), n.sm.id, id, del, n.sm.srv.actor)
@@ -429,21 +429,21 @@ func (sm *storeMount) failed(op, path string, err error) syscall.Errno {
 	case versions.CodeNotFound, versions.CodePathConflict, versions.CodeNotDir, versions.CodeIsDir, versions.CodeNotEmpty:
 		sm.idx.drop()
 	}
-	return sm.srv.errnoOf(op, path, err)
+	return sm.errnoOf(op, path, err)
 }
 
 // Symlink, Link and Mknod are refused with EPERM: a store holds only
 // regular files and directories. go-fuse would answer ENOTSUP.
 func (n *dirNode) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, n.sm.srv.refuse("symlink", n.childPathOr(name), syscall.EPERM, "symbolic links cannot be stored; only files and directories exist")
+	return nil, n.sm.refuse("symlink", n.childPathOr(name), syscall.EPERM, "symbolic links cannot be stored; only files and directories exist")
 }
 
 func (n *dirNode) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, n.sm.srv.refuse("link", n.childPathOr(name), syscall.EPERM, "hard links cannot be stored; copy the file instead")
+	return nil, n.sm.refuse("link", n.childPathOr(name), syscall.EPERM, "hard links cannot be stored; copy the file instead")
 }
 
 func (n *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, n.sm.srv.refuse("mknod", n.childPathOr(name), syscall.EPERM, "only regular files and directories can be stored")
+	return nil, n.sm.refuse("mknod", n.childPathOr(name), syscall.EPERM, "only regular files and directories can be stored")
 }
 
 // writableChild is the store path of name in n for an operation that

@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"errors"
+	"log/slog"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -10,40 +11,53 @@ import (
 )
 
 // errnoOf is the one translation of engine errors into errnos. An agent
-// only sees the errno, so every refusal is also logged with the path and the
-// engine's message, which says what to do; anything unexpected becomes EIO
-// and is logged as an error.
-func (s *Server) errnoOf(op, path string, err error) syscall.Errno {
+// only sees the errno, so every refusal is also logged with the store, the
+// path in it and the engine's message, which says what to do; anything
+// unexpected becomes EIO and is logged as an error.
+func (sm *storeMount) errnoOf(op, path string, err error) syscall.Errno {
 	if err == nil {
 		return 0
 	}
+	s, where := sm.srv, sm.where()
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		s.opts.Observer.Refused(errno)
-		s.log.Warn("refused", "op", op, "path", path, "errno", errnoName(errno), "reason", err.Error())
+		s.log.Warn("refused", "op", op, where, "path", path, "errno", errnoName(errno), "reason", err.Error())
 		return errno
 	}
 	if isUnavailable(err) {
-		return s.unavailable(op, path, err)
+		return s.unavailable(op, where, path, err)
 	}
 	errno = codeErrno(versions.ErrorCode(err))
 	if errno == syscall.EIO {
 		s.opts.Observer.Refused(errno)
-		s.log.Error("internal error", "op", op, "path", path, "err", err)
+		s.log.Error("internal error", "op", op, where, "path", path, "err", err)
 		return errno
 	}
 	if errno == syscall.ENOENT && (op == "lookup" || op == "stat") {
 		return errno // a miss, not a refusal
 	}
 	s.opts.Observer.Refused(errno)
-	s.log.Warn("refused", "op", op, "path", path, "errno", errnoName(errno), "reason", err.Error())
+	s.log.Warn("refused", "op", op, where, "path", path, "errno", errnoName(errno), "reason", err.Error())
 	return errno
 }
 
 // refuse logs a refusal decided by the mount itself (not by the engine).
+func (sm *storeMount) refuse(op, path string, errno syscall.Errno, reason string) syscall.Errno {
+	return sm.srv.refuseAt(op, sm.where(), path, errno, reason)
+}
+
+// where names the store in a log line: paths are the store's.
+func (sm *storeMount) where() slog.Attr { return slog.String("store", sm.slug) }
+
+// refuse logs a refusal in the mount root, whose paths are store names.
 func (s *Server) refuse(op, path string, errno syscall.Errno, reason string) syscall.Errno {
+	return s.refuseAt(op, slog.String("store", "(the mount root)"), path, errno, reason)
+}
+
+func (s *Server) refuseAt(op string, where slog.Attr, path string, errno syscall.Errno, reason string) syscall.Errno {
 	s.opts.Observer.Refused(errno)
-	s.log.Warn("refused", "op", op, "path", path, "errno", errnoName(errno), "reason", reason)
+	s.log.Warn("refused", "op", op, where, "path", path, "errno", errnoName(errno), "reason", reason)
 	return errno
 }
 

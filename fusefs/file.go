@@ -6,6 +6,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -64,6 +65,10 @@ type buffer struct {
 	// save fails with EFBIG until the content starts over (truncated to
 	// nothing), so that no prefix of an oversized save becomes the head.
 	overLimit bool
+	// notText: a write was refused as not UTF-8. Every save fails with
+	// EILSEQ until the content starts over, as for overLimit: what was
+	// written around the refused bytes is not a version either.
+	notText bool
 }
 
 // handle is one open file description. Handles are used by one request at
@@ -268,7 +273,7 @@ func (n *fileNode) loadLocked(ctx context.Context, reload bool) syscall.Errno {
 		m, err := n.sm.srv.db.GetMemory(detach(ctx), n.sm.id, n.memID)
 		if err != nil {
 			p, _ := n.path()
-			return n.sm.srv.errnoOf("open", p, err)
+			return n.sm.errnoOf("open", p, err)
 		}
 		if m.Content != nil {
 			content = *m.Content
@@ -326,7 +331,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 		h.noteUser(ctx) // only a handle that can write ever saves
 	}
 	if flags&syscall.O_TRUNC != 0 {
-		n.buf.overLimit = false
+		n.buf.overLimit, n.buf.notText = false, false
 		if len(n.buf.data) > 0 {
 			n.buf.data = n.buf.data[:0]
 			n.buf.dirty = true
@@ -377,7 +382,16 @@ func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 			h.noteUser(ctx)
 		}
 		p, _ := n.path()
-		return 0, n.sm.srv.refuse("write", p, syscall.EFBIG, tooLarge(maxBytes)+"; this save fails whole and the previous version stays the head")
+		return 0, n.sm.refuse("write", p, syscall.EFBIG, tooLarge(maxBytes)+"; this save fails whole and the previous version stays the head")
+	}
+	if !n.scratch && !utf8Write(n.buf.data, data, off) {
+		n.buf.notText, n.buf.dirty = true, true
+		if h != nil {
+			h.wrote = true
+			h.noteUser(ctx)
+		}
+		p, _ := n.path()
+		return 0, n.sm.refuse("write", p, syscall.EILSEQ, "the written bytes are not valid UTF-8: the write was refused, and this save fails whole (the previous version stays the head); write UTF-8 text")
 	}
 	if end := off + int64(len(data)); end > int64(len(n.buf.data)) {
 		p, _ := n.path()
@@ -395,6 +409,42 @@ func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 		h.noteUser(ctx)
 	}
 	return uint32(len(data)), 0
+}
+
+// utf8Write reports whether writing data at off into buf leaves the
+// written range valid UTF-8. The runes it touches are checked from the
+// start of the one it begins in. An incomplete sequence at the end of data
+// passes, since the next write may complete it: a writer's chunks need not
+// end on a rune. The check of the whole content at the save stays.
+func utf8Write(buf, data []byte, off int64) bool {
+	var w []byte
+	if off <= int64(len(buf)) {
+		lo := off
+		for lo > 0 && off-lo < utf8.UTFMax && !utf8.RuneStart(buf[lo-1]) {
+			lo--
+		}
+		if lo > 0 && off-lo < utf8.UTFMax {
+			lo-- // the lead byte of the rune data may continue
+		}
+		w = append(append(w, buf[lo:off]...), data...)
+		if !utf8.RuneStart(w[0]) {
+			// Continuation bytes of a rune that starts further back
+			// than a rune is long: invalid before this write.
+			for len(w) > len(data) && !utf8.RuneStart(w[0]) {
+				w = w[1:]
+			}
+		}
+	} else {
+		w = data // after a hole of zero bytes
+	}
+	for len(w) > 0 {
+		r, size := utf8.DecodeRune(w)
+		if r == utf8.RuneError && size <= 1 {
+			return !utf8.FullRune(w) && len(w) < utf8.UTFMax
+		}
+		w = w[size:]
+	}
+	return true
 }
 
 func tooLarge(maxBytes int) string {
@@ -475,7 +525,7 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 			n.pagesSync = false
 			discarded = true
 			if n.unpublished {
-				n.buf.data, n.buf.dirty, n.buf.overLimit = []byte(n.pendSaved), false, false
+				n.buf.data, n.buf.dirty, n.buf.overLimit, n.buf.notText = []byte(n.pendSaved), false, false, false
 			}
 		}
 		if !(n.unpublished || n.scratch) || n.unlinked {
@@ -550,14 +600,14 @@ func (n *fileNode) truncateLocked(ctx context.Context, h *handle, p string, size
 			h.wrote = true
 			h.noteUser(ctx)
 		}
-		return n.sm.srv.refuse("truncate", p, syscall.EFBIG, tooLarge(maxBytes)+"; nothing was changed, the previous version stays the head")
+		return n.sm.refuse("truncate", p, syscall.EFBIG, tooLarge(maxBytes)+"; nothing was changed, the previous version stays the head")
 	}
 	temporary := n.buf == nil
 	if e := n.loadLocked(ctx, false); e != 0 {
 		return e
 	}
 	if size == 0 {
-		n.buf.overLimit = false
+		n.buf.overLimit, n.buf.notText = false, false
 	}
 	if int64(size) > int64(len(n.buf.data)) {
 		if e := n.growLocked("truncate", p, int64(size)); e != 0 {

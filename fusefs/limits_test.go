@@ -155,10 +155,11 @@ func TestLimits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.Write([]byte{0xff, 0xfe, 'x'}); err != nil {
-			t.Fatal(err)
-		}
-		wantErrno(t, "close with invalid UTF-8", f.Close(), syscall.EILSEQ)
+		// The write itself fails, and so does the save of what the
+		// handle holds around it.
+		_, err = f.Write([]byte{0xff, 0xfe, 'x'})
+		wantErrno(t, "write of invalid UTF-8", err, syscall.EILSEQ)
+		wantErrno(t, "close after a refused write", f.Close(), syscall.EILSEQ)
 		if got := e.memory(t, st.ID, "/text.txt"); *got.Content != "Good" {
 			t.Errorf("previous version not intact: %q", *got.Content)
 		}
@@ -166,8 +167,23 @@ func TestLimits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.Write([]byte{0x80})
-		wantErrno(t, "close of a new file with invalid UTF-8", f.Close(), syscall.EILSEQ)
+		_, err = f.Write([]byte{0x80})
+		wantErrno(t, "write of invalid UTF-8 into a new file", err, syscall.EILSEQ)
+		wantErrno(t, "close of a new file after a refused write", f.Close(), syscall.EILSEQ)
+		// A rune split between two writes is text.
+		f, err = os.Create(filepath.Join(dir, "split.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		euro := []byte("€")
+		for _, part := range [][]byte{euro[:1], euro[1:2], euro[2:]} {
+			if _, err := f.Write(part); err != nil {
+				t.Errorf("write of part %x of a rune split across writes: %v", part, err)
+			}
+		}
+		if err := f.Close(); err != nil {
+			t.Errorf("close of a rune split across writes: %v", err)
+		}
 		if err := eventually(visibilityLimit, func() error {
 			if _, err := os.Stat(filepath.Join(dir, "new-binary")); !os.IsNotExist(err) {
 				return fmt.Errorf("stat: %v", err)

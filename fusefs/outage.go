@@ -1,6 +1,7 @@
 package fusefs
 
 import (
+	"log/slog"
 	"syscall"
 
 	"github.com/memfs/memfs/versions"
@@ -30,9 +31,9 @@ func (s *Server) reachable() {
 
 // unavailable is the EIO of a request that needed the database while it
 // cannot be reached; err says where the database is and what to do.
-func (s *Server) unavailable(op, path string, err error) syscall.Errno {
+func (s *Server) unavailable(op string, where slog.Attr, path string, err error) syscall.Errno {
 	s.opts.Observer.Refused(syscall.EIO)
-	s.log.Error("failed with EIO: the database cannot be reached", "op", op, "path", path, "err", err)
+	s.log.Error("failed with EIO: the database cannot be reached", "op", op, where, "path", path, "err", err)
 	return syscall.EIO
 }
 

@@ -29,10 +29,10 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	from := childPath(dir, name)
 	nd, ok := newParent.(*dirNode)
 	if !ok || nd.sm != sm {
-		return s.refuse("rename", from, syscall.EXDEV, "files cannot move between stores or into the mount root; copy and delete instead")
+		return sm.refuse("rename", from, syscall.EXDEV, "files cannot move between stores or into the mount root; copy and delete instead")
 	}
 	if flags&(renameExchange|renameWhiteout) != 0 {
-		return s.refuse("rename", from, syscall.EINVAL, "exchanging or whiteout renames are not supported")
+		return sm.refuse("rename", from, syscall.EINVAL, "exchanging or whiteout renames are not supported")
 	}
 	ndir, ok := nd.path()
 	if !ok {
@@ -43,7 +43,7 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 		return e
 	}
 	if err := versions.ValidatePath(to); err != nil {
-		return s.errnoOf("rename", to, err)
+		return sm.errnoOf("rename", to, err)
 	}
 	src, dst := n.GetChild(name), nd.GetChild(newName)
 	// Scratch files by the mount's own record (scratch.go): the kernel
@@ -84,7 +84,7 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	var movedDirs []string
 	var movedFiles []movedFile
 	if dst != nil && df == nil && sm.scratchFiles.under(to) {
-		return s.refuse("rename", to, syscall.ENOTEMPTY, "the target directory holds scratch files (editors' swap or backup files); remove them first")
+		return sm.refuse("rename", to, syscall.ENOTEMPTY, "the target directory holds scratch files (editors' swap or backup files); remove them first")
 	}
 	if src != nil && sf == nil {
 		// What only this mount has below the directories moves with

@@ -34,10 +34,10 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 	sm, s := n.sm, n.sm.srv
 	if n.buf.overLimit {
 		_, maxBytes := sm.row.limits()
-		return s.refuse(op, path, syscall.EFBIG, tooLarge(maxBytes)+"; a write or truncate of this content went past it, so nothing of this save was kept and the previous version stays the head")
+		return sm.refuse(op, path, syscall.EFBIG, tooLarge(maxBytes)+"; a write or truncate of this content went past it, so nothing of this save was kept and the previous version stays the head")
 	}
-	if !utf8.Valid(n.buf.data) {
-		return s.refuse(op, path, syscall.EILSEQ, "content is not valid UTF-8: nothing was saved, the previous version is intact; write UTF-8 text")
+	if n.buf.notText || !utf8.Valid(n.buf.data) {
+		return sm.refuse(op, path, syscall.EILSEQ, "content is not valid UTF-8: nothing was saved, the previous version is intact; write UTF-8 text")
 	}
 	content := string(n.buf.data)
 	var m *versions.Memory
@@ -78,7 +78,7 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 	}
 	if err != nil {
 		if versions.ErrorCode(err) == versions.CodeNotFound && !created {
-			return s.refuse(op, path, syscall.ESTALE, "the memory was deleted or replaced elsewhere while open: nothing was saved; open the file again")
+			return sm.refuse(op, path, syscall.ESTALE, "the memory was deleted or replaced elsewhere while open: nothing was saved; open the file again")
 		}
 		return sm.failed(op, path, err)
 	}

@@ -62,17 +62,17 @@ func (sm *storeMount) writable(op, path string) syscall.Errno {
 		return sm.refuseGone(op, path)
 	}
 	if sm.readOnly {
-		return sm.srv.refuse(op, path, syscall.EROFS, "the store is attached read_only to this session")
+		return sm.refuse(op, path, syscall.EROFS, "the store is attached read_only to this session")
 	}
 	if sm.row.archived() {
-		return sm.srv.refuse(op, path, syscall.EROFS, "the store is archived: archived stores are read-only")
+		return sm.refuse(op, path, syscall.EROFS, "the store is archived: archived stores are read-only")
 	}
 	return 0
 }
 
 // refuseGone is the ENOENT of any request in a store deleted elsewhere.
 func (sm *storeMount) refuseGone(op, path string) syscall.Errno {
-	return sm.srv.refuse(op, path, syscall.ENOENT, "the store was deleted: nothing of it can be read or written any more; import it again to bring it back")
+	return sm.refuse(op, path, syscall.ENOENT, "the store was deleted: nothing of it can be read or written any more; import it again to bring it back")
 }
 
 // liveCount returns how many memories the store holds, reading the
@@ -96,11 +96,11 @@ func (sm *storeMount) liveCount(ctx context.Context) (int, error) {
 func (sm *storeMount) reserveCreate(ctx context.Context, path string) syscall.Errno {
 	n, err := sm.liveCount(ctx)
 	if err != nil {
-		return sm.srv.errnoOf("create", path, err)
+		return sm.errnoOf("create", path, err)
 	}
 	maxMemories, _ := sm.row.limits()
 	if !sm.count.reserve(n, maxMemories) {
-		return sm.srv.refuse("create", path, syscall.ENOSPC, "the store holds its maximum of memories; delete some first")
+		return sm.refuse("create", path, syscall.ENOSPC, "the store holds its maximum of memories; delete some first")
 	}
 	return 0
 }

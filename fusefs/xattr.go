@@ -47,7 +47,7 @@ func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint
 	if e, err := s.db.Stat(detach(ctx), n.sm.id, p); err == nil && e.Memory != nil && e.Memory.ID == id {
 		m = e.Memory
 	} else if m, err = s.db.GetMemory(detach(ctx), n.sm.id, id); err != nil {
-		return 0, s.errnoOf("getxattr", p, err)
+		return 0, n.sm.errnoOf("getxattr", p, err)
 	}
 	var v string
 	switch attr {
@@ -60,7 +60,7 @@ func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint
 	case xattrWriter:
 		ver, err := s.db.GetVersion(detach(ctx), n.sm.id, m.VersionID)
 		if err != nil {
-			return 0, s.errnoOf("getxattr", p, err)
+			return 0, n.sm.errnoOf("getxattr", p, err)
 		}
 		if ver.CreatedBy != nil {
 			v = ver.CreatedBy.Type + ":" + ver.CreatedBy.ID
@@ -86,7 +86,7 @@ func (n *fileNode) Setxattr(ctx context.Context, attr string, data []byte, flags
 func (n *fileNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
 	p, _ := n.path()
 	if strings.HasPrefix(attr, xattrPrefix) {
-		return n.sm.srv.refuse("removexattr", p, syscall.EPERM, attr+" is maintained by memfs and read-only")
+		return n.sm.refuse("removexattr", p, syscall.EPERM, attr+" is maintained by memfs and read-only")
 	}
 	return syscall.ENODATA
 }
@@ -115,7 +115,7 @@ func (sm *storeMount) setxattr(path, attr string) syscall.Errno {
 		return e
 	}
 	if strings.HasPrefix(attr, xattrPrefix) {
-		return sm.srv.refuse("setxattr", path, syscall.EPERM, attr+" is maintained by memfs and read-only")
+		return sm.refuse("setxattr", path, syscall.EPERM, attr+" is maintained by memfs and read-only")
 	}
 	const why = "extended attributes cannot be stored; only user.memfs.* exist and they are read-only"
 	if strings.HasPrefix(attr, "system.posix_acl_") {
@@ -124,5 +124,5 @@ func (sm *storeMount) setxattr(path, attr string) syscall.Errno {
 		sm.srv.log.Debug("refused", "op", "setxattr", "path", path, "errno", "ENOTSUP", "attr", attr, "reason", why)
 		return syscall.ENOTSUP
 	}
-	return sm.srv.refuse("setxattr", path, syscall.ENOTSUP, why)
+	return sm.refuse("setxattr", path, syscall.ENOTSUP, why)
 }

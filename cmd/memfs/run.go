@@ -522,8 +522,10 @@ func runLogFile(name string) (string, error) {
 // act on: a log line holds paths the agent chose, and a log appended to a
 // file that is later sourced, or shown on a terminal, must not run or draw
 // anything. Letters of any script, digits, spaces and path punctuation
-// stay; any other character becomes \xNN for each of its bytes. A message
-// with a space is quoted by the handler, so in it only $ and ` are.
+// stay; any other character becomes \xNN for each of its bytes. A value
+// with a space is quoted by the handler, which escapes quotes, backslashes
+// and control characters, so in it only $ and ` are: sentences stay
+// readable ("a store's directory", not "store\x27s").
 func logSafe(_ []string, a slog.Attr) slog.Attr {
 	var s string
 	switch v := a.Value.Resolve(); v.Kind() {
@@ -541,11 +543,7 @@ func logSafe(_ []string, a slog.Attr) slog.Attr {
 	default:
 		return a
 	}
-	if a.Key == slog.MessageKey && strings.ContainsRune(s, ' ') {
-		// The handler quotes a message holding a space, escaping quotes,
-		// backslashes and control characters: there only $ and `
-		// would still act when the log is sourced. Sentences stay
-		// readable ("the store's limit", not "store\x27s").
+	if strings.ContainsRune(s, ' ') {
 		return slog.String(a.Key, strings.NewReplacer("$", `\x24`, "`", `\x60`).Replace(s))
 	}
 	return slog.String(a.Key, escapeLogValue(s))
