@@ -98,24 +98,26 @@ func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whol
 	origin := sm.srv.db.Origin()
 	done := map[string]bool{}
 	for _, c := range changes {
-		if c.Origin == origin && sm.own.take(c.Path) || done[c.Path] {
-			continue
-		}
-		done[c.Path] = true
-		if !c.At.IsZero() {
-			sm.srv.opts.Observer.FeedLag(time.Since(c.At))
-		}
-		sm.count.stale()
-		if whole {
-			continue
-		}
-		// What the mount showed is read before the index forgets it; the
-		// index is forgotten first, as the kernel asks again as soon as it
-		// is told.
-		shown := sm.shownAlong(c.Path)
-		sm.idx.forget(c.Path)
-		if err := sm.invalidate(ctx, c.Path, shown); err != nil {
-			return err
+		for _, p := range c.Paths() {
+			if c.Origin == origin && sm.own.take(p) || done[p] {
+				continue
+			}
+			done[p] = true
+			if !c.At.IsZero() {
+				sm.srv.opts.Observer.FeedLag(time.Since(c.At))
+			}
+			sm.count.stale()
+			if whole {
+				continue
+			}
+			// What the mount showed is read before the index forgets it;
+			// the index is forgotten first, as the kernel asks again as
+			// soon as it is told.
+			shown := sm.shownAlong(p)
+			sm.idx.forget(p)
+			if err := sm.invalidate(ctx, p, shown); err != nil {
+				return err
+			}
 		}
 	}
 	if whole && len(done) > 0 {

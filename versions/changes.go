@@ -3,7 +3,6 @@ package versions
 import (
 	"context"
 	"database/sql"
-	"strconv"
 	"time"
 )
 
@@ -15,7 +14,12 @@ import (
 //     was saved at, the path a rename moved it from, and the handle that
 //     wrote it; so a save writes nothing for the feed.
 //   - Directories and the store itself (archived, deleted): the changes
-//     table, a row per path, trimmed after changeRetention.
+//     table, a row per path with what happened there (ChangeOp), trimmed
+//     after changeRetention.
+//
+// Each Change says what it did (see Change), so a mount applies it without
+// asking the engine again, and a read of the feed is one statement
+// (changesQuery).
 //
 // A position (FeedPos) is per store: the last version and the last
 // changes row of that store applied. Writers of one store commit one at a
@@ -45,10 +49,10 @@ type FeedPos struct{ v, c int64 }
 // recordChange appends a row to the changes table for a directory or store
 // path touched by the transaction r belongs to. Memories need none: their
 // versions are the feed.
-func recordChange(r *run, storeID, path string) error {
+func recordChange(r *run, storeID string, op ChangeOp, path string) error {
 	r.changed = true
-	if _, err := r.exec("INSERT INTO changes (store, path, origin, at) VALUES (?, ?, ?, ?)",
-		storeID, path, r.db.origin, r.db.nowNanos()); err != nil {
+	if _, err := r.exec("INSERT INTO changes (store, path, origin, at, op) VALUES (?, ?, ?, ?, ?)",
+		storeID, path, r.db.origin, r.db.nowNanos(), string(op)); err != nil {
 		return err
 	}
 	if r.db.changesWritten.Add(1)%trimEvery != 0 {
@@ -80,68 +84,72 @@ func (db *DB) FeedHead(ctx context.Context, storeID string) (FeedPos, error) {
 	return p, err
 }
 
-// Changes returns the changes to storeID after position after, and the
-// position they lead to. Versions come first, then directory and store
-// changes; Seq orders the changes of each kind. A store deleted meanwhile
-// still yields its last change ("/").
+// changesQuery reads a store's feed after a position in one statement:
+// its versions after ?1 below ?2 (its rowid range, see
+// insertVersionQuery) and its rows of the changes table after ?4. Each kind comes in the order
+// of its commits; the two are merged by commit time, which orders them
+// exactly when one host wrote both (the writers of a store are serialized)
+// and to within the hosts' clock skew otherwise. A redacted version names
+// no path and is left out: it changed no file.
+const changesQuery = `SELECT 0 AS k, seq, operation, path, prev_path, memory_id, id, sha, size,
+		CAST(origin AS TEXT), created_at AS at
+	FROM versions WHERE seq > ?1 AND seq < ?2 AND path IS NOT NULL
+	UNION ALL
+	SELECT 1, seq, op, path, NULL, NULL, NULL, NULL, NULL, origin, at
+	FROM changes WHERE store = ?3 AND seq > ?4
+	ORDER BY at, k, seq`
+
+// Changes returns the changes to storeID after position after, in the
+// order they were committed (see changesQuery), and the position they lead
+// to; one statement reads them. A store deleted meanwhile still yields its
+// last change (ChangeStore).
 func (db *DB) Changes(ctx context.Context, storeID string, after FeedPos) ([]Change, FeedPos, error) {
 	var out []Change
 	pos := after
 	err := db.one(ctx, "read changes", func(r *run) error {
 		out, pos = out[:0], after
-		seq, err := db.storeSeq(r, storeID)
-		if err != nil && ErrorCode(err) != CodeNotFound {
+		// A deleted store's versions are gone with it: an empty range.
+		lo, hi := int64(0), int64(0)
+		if seq, err := db.storeSeq(r, storeID); err == nil {
+			lo, hi = versionRange(seq)
+		} else if ErrorCode(err) != CodeNotFound {
 			return err
 		}
-		if err == nil {
-			lo, hi := versionRange(seq)
-			rows, err := r.query("SELECT seq, path, prev_path, origin, created_at FROM versions WHERE seq > ? AND seq < ? ORDER BY seq",
-				max(after.v, lo), hi)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var path, prev sql.NullString
-				var origin sql.NullInt64
-				var at int64
-				c := Change{StoreID: storeID}
-				if err := rows.Scan(&c.Seq, &path, &prev, &origin, &at); err != nil {
-					return err
-				}
-				c.At = fromNanos(at)
-				pos.v = c.Seq
-				if origin.Valid {
-					c.Origin = strconv.FormatInt(origin.Int64, 10)
-				}
-				if prev.Valid {
-					pc := c
-					pc.Path = prev.String
-					out = append(out, pc)
-				}
-				if path.Valid { // a redacted version names no path
-					c.Path = path.String
-					out = append(out, c)
-				}
-			}
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			rows.Close()
-		}
-		rows, err := r.query("SELECT seq, path, origin, at FROM changes WHERE store = ? AND seq > ? ORDER BY seq", storeID, after.c)
+		rows, err := r.query(changesQuery, max(after.v, lo), hi, storeID, after.c)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			c := Change{StoreID: storeID}
+			var kind int
+			var op string
+			var prev, memID, verID, sha, origin sql.NullString
+			var size sql.NullInt64
 			var at int64
-			if err := rows.Scan(&c.Seq, &c.Path, &c.Origin, &at); err != nil {
+			c := Change{StoreID: storeID}
+			if err := rows.Scan(&kind, &c.Seq, &op, &c.Path, &prev, &memID, &verID, &sha, &size, &origin, &at); err != nil {
 				return err
 			}
-			c.At = fromNanos(at)
-			pos.c = c.Seq
+			c.At, c.Origin = fromNanos(at), origin.String
+			if kind == 1 {
+				c.Op = ChangeOp(op)
+				pos.c = max(pos.c, c.Seq)
+				out = append(out, c)
+				continue
+			}
+			pos.v = max(pos.v, c.Seq)
+			c.PrevPath, c.MemoryID, c.VersionID, c.SHA256, c.Size = prev.String, memID.String, verID.String, sha.String, int(size.Int64)
+			switch Operation(op) {
+			case OpCreated:
+				c.Op = ChangeCreated
+			case OpDeleted:
+				c.Op = ChangeDeleted
+			default:
+				c.Op = ChangeModified
+				if c.PrevPath != "" {
+					c.Op = ChangeRenamed
+				}
+			}
 			out = append(out, c)
 		}
 		return rows.Err()

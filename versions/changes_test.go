@@ -39,7 +39,7 @@ func TestChanges(t *testing.T) {
 			if c.StoreID != s.ID {
 				t.Fatalf("change %+v of another store", c)
 			}
-			paths = append(paths, c.Path)
+			paths = append(paths, c.Paths()...)
 		}
 		if again, same, err := db.Changes(ctx, s.ID, top); err != nil || len(again) != 0 || same != top {
 			t.Fatalf("changes after the position returned: %v %v", again, err)
@@ -71,7 +71,7 @@ func TestChanges(t *testing.T) {
 		ok(t, db.DeleteMemory(ctx, s.ID, m.ID, versions.MemoryDelete{}, me))
 		var got []string
 		got, top = since(top)
-		if !slices.Equal(got, []string{"/b", "/d", "/d"}) {
+		if !slices.Equal(got, []string{"/d", "/d", "/b"}) {
 			t.Fatalf("got %v", got)
 		}
 	})
@@ -205,4 +205,78 @@ func TestChangesTrimmed(t *testing.T) {
 			t.Fatalf("%d recent changes, want 1100", len(cs))
 		}
 	})
+}
+
+// Each change says what it did, with the memory and version it did it to,
+// in commit order; each write reports the position its version got.
+func TestChangesSayWhatChanged(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	start, err := db.FeedHead(ctx, s.ID)
+	ok(t, err)
+	a := create(t, db, s.ID, "/a", "one")
+	b := update(t, db, s.ID, a.ID, versions.MemoryUpdate{Content: ptr("two")})
+	ok(t, db.MakeDir(ctx, s.ID, "/d"))
+	c := update(t, db, s.ID, a.ID, versions.MemoryUpdate{Path: ptr("/d/a")})
+	other := create(t, db, s.ID, "/o", "other")
+	over, err := db.Rename(ctx, s.ID, "/o", "/d/a", false, me)
+	ok(t, err)
+	var delSeq int64
+	ok(t, db.DeleteMemory(ctx, s.ID, a.ID, versions.MemoryDelete{Seq: &delSeq}, me))
+	ok(t, db.RemoveDir(ctx, s.ID, "/d"))
+
+	cs, pos, err := db.Changes(ctx, s.ID, start)
+	ok(t, err)
+	type row struct {
+		op              versions.ChangeOp
+		path, prev, mem string
+		ver             string
+		seq             int64
+		size            int
+	}
+	want := []row{
+		{versions.ChangeCreated, "/a", "", a.ID, a.VersionID, a.Seq, 3},
+		{versions.ChangeModified, "/a", "", a.ID, b.VersionID, b.Seq, 3},
+		{versions.ChangeDirMade, "/d", "", "", "", -1, 0},
+		{versions.ChangeRenamed, "/d/a", "/a", a.ID, c.VersionID, c.Seq, 3},
+		{versions.ChangeCreated, "/o", "", other.ID, other.VersionID, other.Seq, 5},
+		// A file renamed onto another: the destination's memory takes the
+		// content, the source's is deleted right after it.
+		{versions.ChangeModified, "/d/a", "", a.ID, over.VersionID, over.Seq, 5},
+		{versions.ChangeDeleted, "/o", "", other.ID, "", over.Seq + 1, 0},
+		{versions.ChangeDeleted, "/d/a", "", a.ID, "", delSeq, 0},
+		{versions.ChangeDirRemoved, "/d", "", "", "", -1, 0},
+	}
+	var got []row
+	for _, c := range cs {
+		r := row{c.Op, c.Path, c.PrevPath, c.MemoryID, c.VersionID, c.Seq, c.Size}
+		if c.MemoryID == "" {
+			r.seq = -1
+		} else if c.Op != versions.ChangeDeleted {
+			if c.VersionID == "" || len(c.SHA256) != 64 {
+				t.Errorf("change %+v: no version or hash", c)
+			}
+		} else if c.VersionID == "" {
+			t.Errorf("deletion %+v names no version", c)
+		}
+		if c.Op == versions.ChangeDeleted {
+			r.ver = ""
+		}
+		if c.Origin != db.Origin() {
+			t.Errorf("change %+v: origin %q, want %q", c, c.Origin, db.Origin())
+		}
+		got = append(got, r)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("changes\n got %v\nwant %v", got, want)
+	}
+	if head, err := db.FeedHead(ctx, s.ID); err != nil || head != pos {
+		t.Fatalf("FeedHead %v, want %v (%v)", head, pos, err)
+	}
+	// Reading on from the middle returns the rest.
+	mid, _, err := db.Changes(ctx, s.ID, pos)
+	ok(t, err)
+	if len(mid) != 0 {
+		t.Fatalf("changes after the end: %+v", mid)
+	}
 }

@@ -105,7 +105,7 @@ func (db *DB) MakeDir(ctx context.Context, storeID, path string) error {
 		if _, err := r.exec("INSERT INTO dirs (store, path) VALUES (?, ?)", s.seq, path); err != nil {
 			return err
 		}
-		return recordChange(r, s.ID, path)
+		return recordChange(r, s.ID, ChangeDirMade, path)
 	})
 }
 
@@ -144,7 +144,7 @@ func (db *DB) RemoveDir(ctx context.Context, storeID, path string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return errorf(CodeNotFound, "no directory %s in store %s", path, s.ID)
 		}
-		if err := recordChange(r, s.ID, path); err != nil {
+		if err := recordChange(r, s.ID, ChangeDirRemoved, path); err != nil {
 			return err
 		}
 		return keepDir(r, s, parentOf(path))
@@ -160,6 +160,8 @@ func (db *DB) RemoveDir(ctx context.Context, storeID, path string) error {
 // its own subtree). Parent directories emptied by the move are kept. When a
 // file moved, the memory now at to is returned, without its content (a mount
 // keeps its attributes instead of reading them again); nil for a directory.
+// Its Seq is the feed position of its version; when it replaced another
+// file, the source's deletion follows at Seq+1.
 func (db *DB) Rename(ctx context.Context, storeID, from, to string, noReplace bool, by Actor) (*Memory, error) {
 	if from == "/" || to == "/" {
 		return nil, errorf(CodeInvalid, "the store's root cannot be renamed or replaced")
@@ -226,7 +228,8 @@ func renameFile(r *run, s *storeRow, src *memRow, to string, noReplace bool, by 
 		if err != nil {
 			return nil, err
 		}
-		return m, deleteMemory(r, s, src, !sameDir, by)
+		_, err = deleteMemory(r, s, src, !sameDir, by)
+		return m, err
 	}
 	if isdir {
 		return nil, errorf(CodeIsDir, "%s is a directory: a file cannot replace it", to)
@@ -287,10 +290,10 @@ func moveSubtree(r *run, s *storeRow, from, to string, by Actor) error {
 	if err := moveDirs(r, s, from, to); err != nil {
 		return err
 	}
-	if err := recordChange(r, s.ID, from); err != nil {
+	if err := recordChange(r, s.ID, ChangeDirRemoved, from); err != nil {
 		return err
 	}
-	if err := recordChange(r, s.ID, to); err != nil {
+	if err := recordChange(r, s.ID, ChangeDirMade, to); err != nil {
 		return err
 	}
 	return keepDir(r, s, parentOf(from))
@@ -357,10 +360,10 @@ func moveDirs(r *run, s *storeRow, from, to string) error {
 		if _, err := r.exec("UPDATE dirs SET path = ? WHERE store = ? AND path = ?", np, s.seq, p); err != nil {
 			return err
 		}
-		if err := recordChange(r, s.ID, p); err != nil {
+		if err := recordChange(r, s.ID, ChangeDirRemoved, p); err != nil {
 			return err
 		}
-		if err := recordChange(r, s.ID, np); err != nil {
+		if err := recordChange(r, s.ID, ChangeDirMade, np); err != nil {
 			return err
 		}
 	}

@@ -457,7 +457,7 @@ func importOne(r *run, st *importStore) (Imported, error) {
 	}
 	// A mount whose session names this store id (deleted, now back) sees
 	// it reappear.
-	if err := recordChange(r, s.ID, "/"); err != nil {
+	if err := recordChange(r, s.ID, ChangeStore, "/"); err != nil {
 		return Imported{}, err
 	}
 	got, err := loadStore(r, s.ID)

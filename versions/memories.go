@@ -26,6 +26,9 @@ type MemoryUpdate struct {
 type MemoryDelete struct {
 	IfSHA256      string
 	KeepParentDir bool
+	// Seq, if set, receives the feed position (Change.Seq) of the
+	// "deleted" version the deletion committed.
+	Seq *int64
 }
 
 // CreateMemory writes a new memory and its "created" version. Returns the
@@ -125,7 +128,11 @@ func (db *DB) DeleteMemory(ctx context.Context, storeID, memoryID string, d Memo
 			return errorf(CodePreconditionFailed, "memory %s at %s has content_sha256 %s, not %s: nothing was deleted; re-read the memory and retry with its current content_sha256",
 				m.ID, m.Path, m.ContentSHA256, d.IfSHA256)
 		}
-		return deleteMemory(r, s, m, d.KeepParentDir, by)
+		seq, err := deleteMemory(r, s, m, d.KeepParentDir, by)
+		if d.Seq != nil {
+			*d.Seq = seq
+		}
+		return err
 	})
 }
 
@@ -258,7 +265,7 @@ func insertMemoryRoom(r *run, s *storeRow, path, content string, by Actor) (*Mem
 	if err != nil {
 		return nil, err
 	}
-	m.VersionID = vid
+	m.VersionID, m.Seq = vid, head
 	ino, err := r.insertKey("ino", `INSERT INTO memories (id, store, path, head, version_id, sha, size, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, m.ID, s.seq, path, head, vid, m.ContentSHA256, m.ContentSize, now, now)
 	if err != nil {
@@ -327,7 +334,7 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 	if err != nil {
 		return nil, err
 	}
-	m.head, m.VersionID, m.ContentSHA256, m.ContentSize, m.UpdatedAt, m.Content = head, vid, newSHA, len(content), fromNanos(now), &content
+	m.head, m.Seq, m.VersionID, m.ContentSHA256, m.ContentSize, m.UpdatedAt, m.Content = head, head, vid, newSHA, len(content), fromNanos(now), &content
 	if pathChanged && u.KeepParentDir {
 		if err := keepDir(r, s, parentOf(oldPath)); err != nil {
 			return nil, err
@@ -336,18 +343,20 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 	return &m.Memory, nil
 }
 
-// deleteMemory removes a live memory and appends its "deleted" version.
-func deleteMemory(r *run, s *storeRow, m *memRow, keepParent bool, by Actor) error {
-	if _, _, err := insertVersion(r, s, newVersion{memoryID: m.ID, op: OpDeleted, path: m.Path, at: r.db.nowNanos(), by: by, live: -1}); err != nil {
-		return err
+// deleteMemory removes a live memory and appends its "deleted" version,
+// whose feed position it returns.
+func deleteMemory(r *run, s *storeRow, m *memRow, keepParent bool, by Actor) (int64, error) {
+	seq, _, err := insertVersion(r, s, newVersion{memoryID: m.ID, op: OpDeleted, path: m.Path, at: r.db.nowNanos(), by: by, live: -1})
+	if err != nil {
+		return 0, err
 	}
 	if _, err := r.exec("DELETE FROM memories WHERE ino = ?", m.Ino); err != nil {
-		return err
+		return 0, err
 	}
 	if keepParent {
-		return keepDir(r, s, parentOf(m.Path))
+		return seq, keepDir(r, s, parentOf(m.Path))
 	}
-	return nil
+	return seq, nil
 }
 
 // newVersion is a version about to be appended; content nil for a deletion.

@@ -161,7 +161,7 @@ func keepDir(r *run, s *storeRow, dir string) error {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n > 0 {
-		return recordChange(r, s.ID, dir)
+		return recordChange(r, s.ID, ChangeDirMade, dir)
 	}
 	return nil
 }

@@ -370,7 +370,7 @@ func (db *DB) ArchiveStore(ctx context.Context, storeID string) (*Store, error) 
 			}
 			s.ArchivedAt, s.UpdatedAt = nullTime(sql.NullInt64{Int64: now, Valid: true}), fromNanos(now)
 			// Mounts learn of it from the feed, to turn read-only.
-			if err := recordChange(r, s.ID, "/"); err != nil {
+			if err := recordChange(r, s.ID, ChangeStore, "/"); err != nil {
 				return err
 			}
 		}
@@ -398,6 +398,6 @@ func (db *DB) DeleteStore(ctx context.Context, storeID string) error {
 			return err
 		}
 		db.seqs.Delete(s.ID)
-		return recordChange(r, s.ID, "/")
+		return recordChange(r, s.ID, ChangeStore, "/")
 	})
 }

@@ -36,7 +36,8 @@ func (db *DB) DeleteTree(ctx context.Context, storeID, path string, by Actor) (i
 		}
 		if m != nil {
 			n = 1
-			return deleteMemory(r, s, m, true, by)
+			_, err := deleteMemory(r, s, m, true, by)
+			return err
 		}
 		if !dir {
 			return errorf(CodeNotFound, "nothing at %s in store %s to delete", path, s.ID)
@@ -46,7 +47,7 @@ func (db *DB) DeleteTree(ctx context.Context, storeID, path string, by Actor) (i
 			return err
 		}
 		for _, m := range below {
-			if err := deleteMemory(r, s, m, false, by); err != nil {
+			if _, err := deleteMemory(r, s, m, false, by); err != nil {
 				return err
 			}
 		}
@@ -55,7 +56,7 @@ func (db *DB) DeleteTree(ctx context.Context, storeID, path string, by Actor) (i
 		if _, err := r.exec("DELETE FROM dirs WHERE store = ? AND (path = ? OR (path > ? AND path < ?))", s.seq, path, lo, hi); err != nil {
 			return err
 		}
-		if err := recordChange(r, s.ID, path); err != nil {
+		if err := recordChange(r, s.ID, ChangeDirRemoved, path); err != nil {
 			return err
 		}
 		return keepDir(r, s, parentOf(path))

@@ -140,6 +140,9 @@ type Memory struct {
 	// Ino is a number that identifies the memory for its whole life and is
 	// never reused within the database (a mount's inode number).
 	Ino uint64 `json:"-"`
+	// Seq is the feed position (Change.Seq) of the version the write that
+	// returned this memory committed; 0 from a read.
+	Seq int64 `json:"-"`
 }
 
 func (m Memory) MarshalJSON() ([]byte, error) {
@@ -328,19 +331,74 @@ type Entry struct {
 	Memory *Memory // nil for a directory
 }
 
-// Change records that something at Path in a store changed (a memory saved,
-// renamed or deleted, a directory made or removed), so that mounts can tell
-// the kernel to forget what it cached. Every path where a memory or an
-// explicit directory appeared, changed or vanished has its own change (a
-// directory's move has one for each file and directory below it, at the old
-// and the new path); a path's ancestors, which memories imply, have none.
-// Path "/" is the store itself (archived, deleted). Seq grows with every
-// change in the database; Origin is the Origin() of the DB handle that made
-// it.
+// Change is one entry of a store's change feed (DB.Changes): what a
+// commit did at Path, complete enough for a mount to apply it without
+// asking the engine again.
+//
+//   - A memory's change (ChangeCreated, ChangeModified, ChangeRenamed,
+//     ChangeDeleted) is one version: MemoryID, VersionID and, unless
+//     deleted, the new content's SHA256 and Size. A rename has one change,
+//     at its new Path with PrevPath set (its content may have changed in
+//     the same version: compare SHA256). A file renamed onto another is two:
+//     the destination's memory modified at Path, the source's deleted at
+//     its old path.
+//   - A directory's change (ChangeDirMade, ChangeDirRemoved, ChangeDir) is
+//     one explicit or implied directory appearing or vanishing at Path; a
+//     directory's move has one for the old and one for the new path of each
+//     explicit directory in it, besides a renamed change for each memory
+//     below it. A path's ancestors, which memories imply, have none.
+//   - ChangeStore at Path "/" is the store itself: archived, deleted or
+//     imported again; read the store, and anything of it, again.
+//
+// Seq is the change's position: a memory's change is its version's place
+// in the versions table, any other a row of the changes table, each kind
+// growing with its commits. Every write that commits a version reports
+// that position (Memory.Seq, MemoryDelete.Seq), so that a mount can skip
+// its own changes by position rather than by path. Origin is the Origin()
+// of the DB handle that committed it.
 type Change struct {
-	Seq     int64
-	StoreID string
-	Path    string
-	Origin  string
-	At      time.Time // when it was committed
+	Seq       int64
+	StoreID   string
+	Op        ChangeOp
+	Path      string
+	PrevPath  string // ChangeRenamed: the path the memory moved from
+	MemoryID  string // memory changes only
+	VersionID string // memory changes only
+	SHA256    string // created, modified and renamed: the content's hash
+	Size      int    // created, modified and renamed: the content's bytes
+	Origin    string
+	At        time.Time // when it was committed
+}
+
+// ChangeOp is what a Change did at its path.
+type ChangeOp string
+
+const (
+	// ChangeCreated: a new memory is at Path.
+	ChangeCreated ChangeOp = "created"
+	// ChangeModified: the memory at Path has new content.
+	ChangeModified ChangeOp = "modified"
+	// ChangeRenamed: the memory moved from PrevPath to Path.
+	ChangeRenamed ChangeOp = "renamed"
+	// ChangeDeleted: the memory that was at Path is gone.
+	ChangeDeleted ChangeOp = "deleted"
+	// ChangeDirMade: a directory is at Path (made, kept when a move or a
+	// delete emptied it, or moved there).
+	ChangeDirMade ChangeOp = "dir_made"
+	// ChangeDirRemoved: no directory is at Path any more (removed, moved
+	// away, or deleted with what it held).
+	ChangeDirRemoved ChangeOp = "dir_removed"
+	// ChangeDir: something changed at the directory Path and the feed does
+	// not say what (rows recorded before operations were): ask the engine.
+	ChangeDir ChangeOp = "dir"
+	// ChangeStore: the store itself changed (Path "/").
+	ChangeStore ChangeOp = "store"
+)
+
+// Paths are the paths a change touched: PrevPath, if any, then Path.
+func (c Change) Paths() []string {
+	if c.PrevPath != "" {
+		return []string{c.PrevPath, c.Path}
+	}
+	return []string{c.Path}
 }
