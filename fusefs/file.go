@@ -30,6 +30,7 @@ type fileNode struct {
 	// (pending.go); its buffer is kept until it is published.
 	unpublished bool
 	pendID      int64
+	pendAt      time.Time // when the pending row was first written
 	// pendSaved is what the pending row holds: the content an unpublished
 	// file goes back to when a later save fails and is discarded.
 	pendSaved string

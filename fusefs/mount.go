@@ -44,11 +44,16 @@ type Options struct {
 	// Observer, when set, is told of saves, refusals and how far behind
 	// the change feed the mount applies others' changes (for metrics).
 	Observer Observer
-	// Grace is how long a file created in the mount stays pending (saved,
+	// Grace is how long a file with a temporary name stays pending (saved,
 	// but not yet a memory) before it is published, and how long a file
 	// renamed to a scratch name is held before its deletion is committed
 	// (pending.go); default DefaultGrace.
 	Grace time.Duration
+	// TempPatterns name the temporary files of atomic savers, which stay
+	// pending until renamed (path.Match on the name); nil means
+	// DefaultTempPatterns, an empty list none: every new file is then final
+	// at close().
+	TempPatterns []string
 	// ScratchPatterns name files that are never stored (path.Match on the
 	// name); nil means DefaultScratchPatterns, an empty list none.
 	ScratchPatterns []string
@@ -143,6 +148,9 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	}
 	if o.ScratchPatterns == nil {
 		o.ScratchPatterns = DefaultScratchPatterns
+	}
+	if o.TempPatterns == nil {
+		o.TempPatterns = DefaultTempPatterns
 	}
 	if o.UID == 0 && o.GID == 0 {
 		o.UID, o.GID = uint32(os.Getuid()), uint32(os.Getgid())

@@ -9,31 +9,48 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// Temporary files: atomic savers (sed -i, perl -pi, Python's tempfile then
-// os.replace, the SDK memory tools, git's index.lock) write a new file,
-// close it and rename it over the target; editors rename the target to a
-// backup name and write a new file in its place. Each of these must be one
-// version of the target, and nothing of the temporary file may reach the
-// store's history. So:
+// New files and temporary names. A file created in the mount is final at
+// its first close() or fsync(): that save is one transaction, the memory's
+// "created" version, and once it returns every other mount, the CLI, the
+// HTTP API and the memory tool read it. Only files with a temporary name
+// (DefaultTempPatterns) wait, because atomic savers (sed -i, perl -pi,
+// Python's tempfile then os.replace, the SDK memory tools, cp then mv, git's
+// x.lock) write one, close it and rename it over the target a moment later,
+// and editors rename the target to a backup name and write a new file in
+// its place. Each of these must be one version of the target, and nothing
+// of the temporary file may reach the store's history. So:
 //
-//   - A file created in the mount is saved durably at close() but as a
+//   - A file with a temporary name is saved durably at close() but as a
 //     pending file (versions.SavePending), not a memory: only this mount
-//     shows it. When it outlives the grace period it is published (one
-//     "created" version); renamed onto a target it is published there (one
+//     shows it. Renamed onto a target it is published there (one
 //     "modified" version of the target, its id kept), in the same
 //     transaction that drops the pending row; removed first, it leaves
-//     nothing. A mount started again after a crash publishes what it left.
+//     nothing; when it outlives the grace it is published where it is (one
+//     "created" version). The rows of a mount that died are published by
+//     the next mount of the store.
 //   - A stored file renamed to a scratch name (editor backups) is held:
 //     this mount stops showing it at its path, and the store keeps it
 //     unchanged for the grace period. A file saved at that path meanwhile is
 //     a "modified" version of it; otherwise its deletion is committed then.
 //   - Files with scratch names (scratch.go) are never stored.
-//
-// The grace is what it costs: other mounts and the CLI see a new file that
-// long after its first close() (plus their poll), not at once.
 
-// DefaultGrace is how long a new file stays pending, and a renamed-away file
-// held, before the store records it.
+// DefaultTempPatterns are the names atomic savers give the file they
+// write before renaming it over the target (path.Match patterns on the
+// file's name, as each tool makes them). A file with such a name stays
+// pending until it is renamed, removed or outlives the grace; every other
+// new file is final at close().
+var DefaultTempPatterns = []string{
+	"sed??????",   // GNU sed -i: sedAbC123
+	"XX??????",    // perl -pi (5.28 and later): XXAbC123
+	"tmp????????", // Python's tempfile.mkstemp and NamedTemporaryFile: tmpab_12cd3
+	".tmp-*",      // the SDK memory tools: .tmp-<pid>-<uuid>
+	"*.tmp",       // cp notes.md notes.md.tmp && mv notes.md.tmp notes.md
+	"*.new",       // …the same with .new
+	"*.lock",      // git-style locks renamed over their file: index.lock
+}
+
+// DefaultGrace is how long a file with a temporary name stays pending, and
+// a renamed-away file held, before the store records it.
 const DefaultGrace = 500 * time.Millisecond
 
 // publisher times the pending files and held memories of one store mount.
@@ -57,6 +74,7 @@ type publisher struct {
 // has it at its path.
 type heldMemory struct {
 	id, head string
+	since    time.Time
 	timer    *time.Timer
 }
 
@@ -121,7 +139,7 @@ func (p *publisher) hold(at, id, head string) {
 	if old, ok := p.held[at]; ok && old.timer.Stop() {
 		p.timers.Done()
 	}
-	h := &heldMemory{id: id, head: head}
+	h := &heldMemory{id: id, head: head, since: time.Now()}
 	p.timers.Add(1)
 	h.timer = time.AfterFunc(p.grace, func() {
 		defer p.timers.Done()
@@ -275,6 +293,9 @@ func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memo
 		return nil, sm.failed("publish", at, err)
 	}
 	sm.pub.unschedule(n)
+	// How long temporary files stay pending tells whether the grace fits
+	// the tools (TestMeasureTempGaps).
+	s.log.Debug("a temporary file was published", "path", at, "pending_for", time.Since(n.pendAt))
 	n.unpublished, n.pendID, n.pendSaved = false, 0, ""
 	sm.count.published(created)
 	n.memID, n.head = m.ID, m.VersionID
@@ -336,6 +357,7 @@ func (n *fileNode) dropPendingLocked() error {
 		return err
 	}
 	sm.pub.unschedule(n)
+	sm.srv.log.Debug("a temporary file was dropped", "pending_for", time.Since(n.pendAt))
 	n.pendID = 0
 	return nil
 }

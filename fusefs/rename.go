@@ -202,7 +202,7 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 			sf.scratch, sf.pending = false, true
 			sm.count.adjust(0, 1)
 		}
-		if sf.buf != nil && (sf.buf.dirty || sf.pending) {
+		if sf.pendID != 0 && sf.buf != nil && (sf.buf.dirty || sf.pending) {
 			if e := sf.saveLocked(ctx, "rename"); e != 0 {
 				return true, e
 			}
@@ -217,13 +217,21 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 				df.markUnlinked()
 			}
 		}
-		m, e := sf.publishLocked(ctx, to)
-		if e != 0 {
+		if sf.pendID == 0 {
+			// Never saved: its first save is at its new name, so that the
+			// old one leaves nothing in the history.
+			if sf.buf == nil {
+				sf.buf = &buffer{}
+			}
+			if e := sf.saveAtLocked(ctx, "rename", to); e != 0 {
+				return true, e
+			}
+		} else if _, e := sf.publishLocked(ctx, to); e != 0 {
 			return true, e
 		}
 		sm.scratchFiles.drop(sf) // a file of the store now
-		if dfStored && df.memoryID() == m.ID {
-			sm.ino.bumpMem(m.ID)
+		if id := sf.memID; dfStored && id != "" && df.memoryID() == id {
+			sm.ino.bumpMem(id)
 			df.markUnlinked()
 		}
 	case sf.memID != "" && toScratch && !dfStored:

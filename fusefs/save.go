@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"context"
+	pathpkg "path"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -31,6 +32,12 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 		n.buf.dirty = false
 		return 0
 	}
+	return n.saveAtLocked(ctx, op, path)
+}
+
+// saveAtLocked is saveLocked at path: the node's own, or the name a rename
+// gives a new file before it was ever saved.
+func (n *fileNode) saveAtLocked(ctx context.Context, op, path string) syscall.Errno {
 	sm, s := n.sm, n.sm.srv
 	if n.buf.overLimit {
 		_, maxBytes := sm.row.limits()
@@ -43,11 +50,24 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 	var m *versions.Memory
 	var err error
 	created := n.pending || n.unpublished
+	fresh := false // a new memory, not a version of one already there
 	held, wasHeld := (*heldMemory)(nil), false
 	if created {
 		held, wasHeld = sm.pub.take(path)
 	}
 	switch {
+	case created && !wasHeld && n.pendID == 0 && !sm.temp.match(pathpkg.Base(path)):
+		// Final at close (pending.go): the memory and its "created"
+		// version in one commit.
+		m, err = s.db.CreateMemory(detach(ctx), sm.id, path, content, s.actor)
+		fresh = err == nil
+		if versions.ErrorCode(err) == versions.CodePathConflict {
+			// Created elsewhere since the kernel looked: as an open with
+			// O_CREAT of a file that exists, this save is its next version.
+			if m2, err2 := s.db.UpdateMemory(detach(ctx), sm.id, path, versions.MemoryUpdate{Content: &content}, s.actor); versions.ErrorCode(err2) != versions.CodeNotFound {
+				m, err = m2, err2
+			}
+		}
 	case wasHeld:
 		// An editor renamed the file away and saves a new one in its
 		// place: a version of the same memory.
@@ -56,6 +76,7 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 		if err != nil {
 			sm.pub.hold(path, held.id, held.head)
 		} else {
+			s.log.Debug("a held file was saved over", "path", path, "held_for", time.Since(held.since))
 			n.forgetPendingLocked()
 		}
 	case created:
@@ -64,6 +85,9 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 		id, err := s.db.SavePending(detach(ctx), sm.id, s.owner(), path, content, s.actor, n.pendID)
 		if err != nil {
 			return sm.failed(op, path, err)
+		}
+		if n.pendID == 0 {
+			n.pendAt = time.Now()
 		}
 		n.pendID, n.pending, n.unpublished, n.pendSaved = id, false, true, content
 		n.buf.dirty = false
@@ -84,7 +108,13 @@ func (n *fileNode) saveLocked(ctx context.Context, op string) syscall.Errno {
 	}
 	if created {
 		n.pending, n.unpublished, n.pendSaved = false, false, ""
-		sm.count.adjust(0, -1)
+		sm.count.published(fresh)
+		if fresh {
+			// The memory keeps the number the kernel and programs saw, also
+			// in a new node once the kernel forgot this one (an editor
+			// compares st_ino before it saves), and in listings.
+			sm.ino.renumber(m.ID, n.StableAttr().Ino)
+		}
 		n.ForgetPersistent()
 	}
 	if created || m.VersionID != n.buf.base {

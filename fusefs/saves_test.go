@@ -286,13 +286,13 @@ func TestRenames(t *testing.T) {
 	})
 	// Every memory moved with a directory has a new head: a file the
 	// kernel knows, closed during the move, must save from it too.
-	// A new file renamed is published at its new name: one version fewer.
+	// A new file is final at its close: renamed, it is a memory moved.
 	for _, move := range []struct {
 		name, from, to, file string
 		versions             int
 	}{
 		{"ClosedFileInMovedDirectory", "d4", "d5", "closed.txt", 3},
-		{"ClosedFileMoved", "d6/closed.txt", "d6/renamed.txt", "", 2},
+		{"ClosedFileMoved", "d6/closed.txt", "d6/renamed.txt", "", 3},
 	} {
 		t.Run(move.name, func(t *testing.T) {
 			from, to := filepath.Join(dir, move.from, move.file), filepath.Join(dir, move.to, move.file)

@@ -21,10 +21,10 @@ var DefaultScratchPatterns = []string{
 	"5036", "5159", // …its next names when 4913 exists
 }
 
-// scratchNames tells scratch files by name.
-type scratchNames []string
+// namePatterns tells scratch and temporary files by name.
+type namePatterns []string
 
-func (s scratchNames) match(name string) bool {
+func (s namePatterns) match(name string) bool {
 	for _, p := range s {
 		if ok, _ := path.Match(p, name); ok {
 			return true

@@ -36,7 +36,8 @@ type storeMount struct {
 	meta *metaTable
 	// pub publishes pending files and holds renamed-away ones (pending.go).
 	pub     *publisher
-	scratch scratchNames
+	scratch namePatterns
+	temp    namePatterns // temporary names, pending until renamed (pending.go)
 	// scratchFiles are the scratch files the mount holds (scratch.go).
 	scratchFiles *scratchFiles
 }
@@ -49,7 +50,8 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 	}
 	sm.top = &dirNode{sm: sm}
 	sm.pub = newPublisher(sm, s.opts.Grace)
-	sm.scratch = scratchNames(s.opts.ScratchPatterns)
+	sm.scratch = namePatterns(s.opts.ScratchPatterns)
+	sm.temp = namePatterns(s.opts.TempPatterns)
 	sm.scratchFiles = newScratchFiles()
 	sm.idx = newIndex()
 	return sm

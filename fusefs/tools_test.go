@@ -60,7 +60,7 @@ func (te *toolEnv) checkOneEdit(t *testing.T, want string) {
 		t.Fatal(err)
 	}
 	for _, d := range ents {
-		if d.Name() != "notes.md" && !scratchNames(DefaultScratchPatterns).match(d.Name()) {
+		if d.Name() != "notes.md" && !namePatterns(DefaultScratchPatterns).match(d.Name()) {
 			t.Errorf("the mount lists %s after the edit", d.Name())
 		}
 	}
