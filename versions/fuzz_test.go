@@ -72,6 +72,9 @@ func pathProblem(p string) (reason string, tooLong bool) {
 		case len(s) > versions.MaxSegmentBytes:
 			return "segment over 255 bytes", true
 		}
+		if k := norm.NFKC.String(s); k == "." || k == ".." || strings.Contains(k, "/") {
+			return "a segment whose NFKC form is a dot segment or holds a slash", false
+		}
 		for _, r := range s {
 			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
 				return "control or format character", false
@@ -146,6 +149,13 @@ func TestValidatePathTable(t *testing.T) {
 		{"ZeroWidthSpace", "/a\u200bb", versions.CodeInvalid},
 		{"InvalidUTF8", "/a\xffb", versions.CodeInvalid},
 		{"NotNFC", "/cafe\u0301", versions.CodeInvalid},
+		{"FullwidthDotDot", "/a/\uff0e\uff0e/b", versions.CodeInvalid},
+		{"OneDotLeader", "/\u2024", versions.CodeInvalid},
+		{"OneDotLeaderPair", "/a/\u2024\u2024", versions.CodeInvalid},
+		{"TwoDotLeader", "/\u2025/b", versions.CodeInvalid},
+		{"FullwidthSlash", "/a\uff0fb", versions.CodeInvalid},
+		{"FullwidthThreeDots", "/\uff0e\uff0e\uff0e", -1},
+		{"FullwidthLetters", "/\uff41", -1},
 	} {
 		if tc.name == "Bytes1024" && len(tc.path) != versions.MaxPathBytes {
 			t.Fatalf("test path Bytes1024 is %d bytes", len(tc.path))

@@ -44,6 +44,13 @@ func ValidatePath(p string) error {
 		case len(s) > MaxSegmentBytes:
 			return errorf(CodeNameTooLong, "path segment %.40q… is %d bytes, over the limit of %d bytes per name: use a shorter name", s, len(s), MaxSegmentBytes)
 		}
+		// A name that compatibility normalisation turns into a dot segment
+		// or a name holding a slash (fullwidth "．．", the one-dot leader
+		// "․", fullwidth "／") reads as traversal to any tool that applies
+		// NFKC, so it is refused like the plain spelling.
+		if k := norm.NFKC.String(s); k == "." || k == ".." || strings.ContainsRune(k, '/') {
+			return errorf(CodeInvalid, "path %q has the segment %q, which reads as %q once compatibility characters are normalised (NFKC): use other characters", p, s, k)
+		}
 	}
 	for i, r := range p {
 		if unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {

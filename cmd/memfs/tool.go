@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 
@@ -48,21 +49,35 @@ func toolRun(c *cli.Context) error {
 				return err
 			}
 		}
-		return serveLines(ctx, tool, os.Stdin, c.App.Writer)
+		return serveLines(ctx, tool, os.Stdin, c.App.Writer, toolLineLimit(s))
 	})
 }
 
+// toolLineSlack is what a command line may hold beyond the store's memory
+// limit: the JSON around the content and its escapes.
+const toolLineSlack = 1 << 20
+
+// toolLineLimit is the longest input line memfs tool reads for store s.
+func toolLineLimit(s *versions.Store) int { return s.MaxMemoryBytes + toolLineSlack }
+
 // serveLines answers each non-empty line of in with one line on out,
-// flushed at once so that a harness can wait for each answer.
-func serveLines(ctx context.Context, tool *memtool.Tool, in io.Reader, out io.Writer) error {
+// flushed at once so that a harness can wait for each answer. A line
+// longer than max is answered with an error and skipped without being
+// held: reading it stops at max bytes and the rest is discarded as it
+// arrives.
+func serveLines(ctx context.Context, tool *memtool.Tool, in io.Reader, out io.Writer, max int) error {
 	r := bufio.NewReader(in)
 	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			if err := enc.Encode(tool.RunJSON(ctx, line)); err != nil {
+		line, over, err := readLine(r, max)
+		if over || len(bytes.TrimSpace(line)) > 0 {
+			res := memtool.Result{Content: fmt.Sprintf("Error: The command is over the limit of %d bytes per line (the store's memory limit and %d bytes for the JSON around it): send a smaller command, or split the content over several commands", max, toolLineSlack), IsError: true}
+			if !over {
+				res = tool.RunJSON(ctx, line)
+			}
+			if err := enc.Encode(res); err != nil {
 				return err
 			}
 			if err := w.Flush(); err != nil {
@@ -74,6 +89,25 @@ func serveLines(ctx context.Context, tool *memtool.Tool, in io.Reader, out io.Wr
 		}
 		if err != nil {
 			return err
+		}
+	}
+}
+
+// readLine reads up to and including the next newline. When the line is
+// longer than max it returns over, having read the whole line but kept at
+// most max bytes of it.
+func readLine(r *bufio.Reader, max int) (line []byte, over bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !over {
+			if len(line)+len(chunk) > max {
+				over, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if err != bufio.ErrBufferFull {
+			return line, over, err
 		}
 	}
 }
