@@ -1,5 +1,7 @@
 package sandbox
 
+//go:generate go run ../scripts/seccompgen -o seccomp_profile.go
+
 import (
 	"fmt"
 	"runtime"
@@ -8,37 +10,63 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// deniedCalls are refused with EPERM, as by Docker's default profile for a
-// container without added capabilities: keyrings (a usermode helper runs
-// for request_key), bpf, perf, userfaultfd, kexec and modules, handles that
-// open files by inode, swap, reboot, clock setting, every way to mount or
-// change namespaces, accounting, quotas, the kernel log, raw port I/O and
-// io_uring (whose operations pass the filter unseen).
-var deniedCalls = []string{
-	"acct", "add_key", "adjtimex", "bpf", "clock_adjtime", "clock_settime", "create_module",
-	"delete_module", "fanotify_init", "finit_module", "fsconfig", "fsmount", "fsopen", "fspick",
-	"get_kernel_syms", "init_module", "io_uring_enter", "io_uring_register", "io_uring_setup",
-	"ioperm", "iopl", "kcmp", "kexec_file_load", "kexec_load", "keyctl", "lookup_dcookie", "mount",
-	"mount_setattr", "move_mount", "name_to_handle_at", "nfsservctl", "open_by_handle_at", "open_tree",
-	"perf_event_open", "pivot_root", "query_module", "quotactl", "quotactl_fd", "reboot",
-	"request_key", "setns", "settimeofday", "stime", "swapoff", "swapon", "_sysctl", "syslog",
-	"sysfs", "umount", "umount2", "unshare", "uselib", "userfaultfd", "ustat", "vm86", "vm86old",
+// The command's seccomp filter is an allowlist: Docker's default profile
+// for a container without added capabilities (seccomp_profile.go, made by
+// scripts/seccompgen from the profile itself), which answers EPERM to any
+// call it does not list, ENOSYS to clone3 (so that C libraries fall back to
+// clone, whose namespace flags it refuses) and to numbers newer than it
+// knows (as an older kernel would, so that programs fall back), and lets
+// socket make no AF_VSOCK or AF_KCM socket. To it the sandbox adds the
+// refusal of the terminal-injection ioctls, TIOCSTI and TIOCLINUX, and of
+// every x32 call and every call of an architecture it does not list.
+
+// terminalInjection are the ioctl requests refused on top of the profile:
+// they push input into a terminal, which the caller's shell would read.
+var terminalInjection = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
+
+// AllowedCalls lists, for the documentation and the tests, the calls the
+// command may make on this architecture (some only with the arguments
+// the profile allows).
+func AllowedCalls() []string {
+	var names []string
+	for _, a := range seccompArches[runtime.GOARCH][:1] {
+		for _, r := range profileRules[a.table] {
+			if r.errno == 0 && (len(names) == 0 || names[len(names)-1] != r.name) {
+				names = append(names, r.name)
+			}
+		}
+	}
+	return names
 }
 
-// DeniedCalls lists the system calls the command cannot make, for the
-// documentation; besides them clone is refused new namespaces, clone3
-// answers ENOSYS (so that C libraries fall back to clone), personality
-// accepts only the values Docker allows, and ioctl refuses TIOCSTI and
-// TIOCLINUX.
-func DeniedCalls() []string { return append([]string(nil), deniedCalls...) }
+// profileRule is one rule of the profile: the call number nr, allowed
+// (errno 0) or answered with errno when every check of args holds.
+type profileRule struct {
+	nr    uint32
+	name  string
+	errno uint32
+	args  []profileArg
+}
 
-// namespaceFlags are clone's flags for new namespaces.
-const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER |
-	unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP
+// profileArg compares the low 32 bits of argument index with value; for
+// cmpMaskedEq, (argument & value) with valueTwo.
+type profileArg struct {
+	index           int
+	op              cmpOp
+	value, valueTwo uint32
+}
 
-// allowedPersonalities are Docker's: Linux, with a 32-bit address space or
-// no randomisation, and the query.
-var allowedPersonalities = []uint32{0x0, 0x8, 0x20000, 0x20008, 0xffffffff}
+type cmpOp int
+
+const (
+	cmpEq cmpOp = iota
+	cmpNe
+	cmpLt
+	cmpLe
+	cmpGt
+	cmpGe
+	cmpMaskedEq
+)
 
 // installSeccomp installs the command's seccomp filter on this thread,
 // which what it execs inherits. Needs no_new_privs. A call of an
@@ -57,7 +85,7 @@ func installSeccomp() error {
 }
 
 // seccompArch is an audit architecture a process of this GOARCH can make
-// system calls as, and where its numbers are in syscallNumbers.
+// system calls as, and its table in profileRules.
 type seccompArch struct {
 	audit uint32
 	table string
@@ -70,21 +98,26 @@ var seccompArches = map[string][]seccompArch{
 	"arm64": {{unix.AUDIT_ARCH_AARCH64, "arm64", false}, {unix.AUDIT_ARCH_ARM, "arm", false}},
 }
 
-// program assembles classic BPF with jumps to labels.
+// program assembles classic BPF. A conditional jump's offsets are 8 bits,
+// so every jump to a label is a conditional skip over an unconditional
+// jump (BPF_JA, 32 bits).
 type program struct {
 	code   []unix.SockFilter
-	fixups map[int]string // instruction → label its true branch jumps to
+	fixups map[int]string // a BPF_JA → the label it jumps to
 	labels map[string]int
+	next   int // for fresh labels
 }
 
 const (
 	bpfLoad = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 	bpfJeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+	bpfJgt  = unix.BPF_JMP | unix.BPF_JGT | unix.BPF_K
 	bpfJge  = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
-	bpfJset = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+	bpfJa   = unix.BPF_JMP | unix.BPF_JA
+	bpfAnd  = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
 	bpfRet  = unix.BPF_RET | unix.BPF_K
 	// Offsets in struct seccomp_data (little-endian: an argument's low half).
-	nrAt, archAt, arg0At, arg1At = 0, 4, 16, 24
+	nrAt, archAt, argsAt = 0, 4, 16
 )
 
 func (p *program) op(code uint16, k uint32) {
@@ -92,77 +125,155 @@ func (p *program) op(code uint16, k uint32) {
 }
 func (p *program) label(name string) { p.labels[name] = len(p.code) }
 func (p *program) ret(k uint32)      { p.op(bpfRet, k) }
-func (p *program) jump(code uint16, k uint32, to string) {
-	p.fixups[len(p.code)] = to
-	p.op(code, k)
+func (p *program) fresh() string     { p.next++; return fmt.Sprintf(".%d", p.next) }
+
+// goTo jumps to label.
+func (p *program) goTo(label string) {
+	p.fixups[len(p.code)] = label
+	p.op(bpfJa, 0)
+}
+
+// jumpIf jumps to label when the test holds (when it fails, with not).
+func (p *program) jumpIf(code uint16, k uint32, not bool, label string) {
+	jt, jf := uint8(0), uint8(1)
+	if not {
+		jt, jf = 1, 0
+	}
+	p.code = append(p.code, unix.SockFilter{Code: code, K: k, Jt: jt, Jf: jf})
+	p.goTo(label)
 }
 
 func (p *program) link() ([]unix.SockFilter, error) {
 	for at, name := range p.fixups {
 		to, ok := p.labels[name]
-		off := to - at - 1
-		if !ok || off < 0 || off > 255 {
+		if !ok || to <= at {
 			return nil, fmt.Errorf("seccomp filter: jump from %d to %q (%d) out of range", at, name, to)
 		}
-		p.code[at].Jt = uint8(off)
+		p.code[at].K = uint32(to - at - 1)
+	}
+	if len(p.code) > unix.BPF_MAXINSNS {
+		return nil, fmt.Errorf("seccomp filter: %d instructions, more than the kernel's %d", len(p.code), unix.BPF_MAXINSNS)
 	}
 	return p.code, nil
 }
 
-// commandFilter is the filter: for each architecture, its block of checks
-// by call number, then the checks of arguments.
+const (
+	retAllow = unix.SECCOMP_RET_ALLOW
+	retErrno = unix.SECCOMP_RET_ERRNO
+)
+
+// commandFilter is the filter: for each architecture, the sandbox's own
+// refusals, then a binary search of the profile's rules by call number.
 func commandFilter(arches []seccompArch) ([]unix.SockFilter, error) {
-	const (
-		allow  = unix.SECCOMP_RET_ALLOW
-		eperm  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
-		enosys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
-	)
 	p := &program{fixups: map[int]string{}, labels: map[string]int{}}
+	eperm := retErrno | uint32(unix.EPERM)
 	p.op(bpfLoad, archAt)
 	for _, a := range arches {
-		p.jump(bpfJeq, a.audit, a.table)
+		p.jumpIf(bpfJeq, a.audit, false, a.table)
 	}
 	p.ret(eperm)
 	for _, a := range arches {
+		rules := profileRules[a.table]
 		nums := syscallNumbers[a.table]
-		deny, args := a.table+".deny", a.table+"."
+		t := a.table + "."
 		p.label(a.table)
 		p.op(bpfLoad, nrAt)
 		if a.x32 {
-			p.jump(bpfJge, 0x40000000, deny)
+			p.jumpIf(bpfJge, 0x40000000, false, t+"eperm")
 		}
-		p.jump(bpfJeq, nums["ioctl"], args+"ioctl")
-		p.jump(bpfJeq, nums["clone"], args+"clone")
-		p.jump(bpfJeq, nums["personality"], args+"personality")
-		if nr, ok := nums["clone3"]; ok {
-			p.jump(bpfJeq, nr, args+"enosys")
+		p.jumpIf(bpfJeq, nums["ioctl"], true, t+"profile")
+		p.op(bpfLoad, argsAt+8) // the request
+		for _, req := range terminalInjection {
+			p.jumpIf(bpfJeq, req, false, t+"eperm")
 		}
-		for _, name := range deniedCalls {
-			if nr, ok := nums[name]; ok {
-				p.jump(bpfJeq, nr, deny)
+		p.op(bpfLoad, nrAt)
+		p.label(t + "profile")
+		// By number, each with its rules.
+		var nrs [][]profileRule
+		for i, r := range rules {
+			if i == 0 || r.nr != rules[i-1].nr {
+				nrs = append(nrs, nil)
 			}
+			nrs[len(nrs)-1] = append(nrs[len(nrs)-1], r)
 		}
-		p.ret(allow)
-		p.label(args + "ioctl")
-		p.op(bpfLoad, arg1At)
-		p.jump(bpfJeq, unix.TIOCSTI, deny)
-		p.jump(bpfJeq, unix.TIOCLINUX, deny)
-		p.ret(allow)
-		p.label(args + "clone")
-		p.op(bpfLoad, arg0At)
-		p.jump(bpfJset, namespaceFlags, deny)
-		p.ret(allow)
-		p.label(args + "personality")
-		p.op(bpfLoad, arg0At)
-		for _, v := range allowedPersonalities {
-			p.jump(bpfJeq, v, args+"allow")
-		}
-		p.label(deny)
+		var blocks []func()
+		p.search(nrs, t, &blocks)
+		// Not listed: newer than the profile, or refused.
+		p.label(t + "unlisted")
+		p.jumpIf(bpfJgt, syscallMax[a.table], false, t+"enosys")
+		p.label(t + "eperm")
 		p.ret(eperm)
-		p.label(args + "allow")
-		p.ret(allow)
-		p.label(args + "enosys")
-		p.ret(enosys)
+		p.label(t + "enosys")
+		p.ret(retErrno | uint32(unix.ENOSYS))
+		for _, b := range blocks {
+			b()
+		}
 	}
 	return p.link()
+}
+
+// search emits a binary search of nrs (sorted) on the call number in the
+// accumulator, going to t+"unlisted" when it is none of them; the checks of
+// arguments are appended to blocks, to be emitted after.
+func (p *program) search(nrs [][]profileRule, t string, blocks *[]func()) {
+	if len(nrs) > 6 {
+		mid := len(nrs) / 2
+		upper := p.fresh()
+		p.jumpIf(bpfJge, nrs[mid][0].nr, false, upper)
+		p.search(nrs[:mid], t, blocks)
+		p.label(upper)
+		p.search(nrs[mid:], t, blocks)
+		return
+	}
+	for _, rules := range nrs {
+		if len(rules) == 1 && len(rules[0].args) == 0 {
+			// Not this call: skip its return.
+			p.code = append(p.code, unix.SockFilter{Code: bpfJeq, K: rules[0].nr, Jt: 0, Jf: 1})
+			p.ret(retOf(rules[0]))
+			continue
+		}
+		block := p.fresh()
+		p.jumpIf(bpfJeq, rules[0].nr, false, block)
+		*blocks = append(*blocks, func() { p.argChecks(block, rules, t) })
+	}
+	p.goTo(t + "unlisted")
+}
+
+func retOf(r profileRule) uint32 {
+	if r.errno == 0 {
+		return retAllow
+	}
+	return retErrno | r.errno
+}
+
+// argChecks emits, at label, the rules of one call: the first whose checks
+// all hold decides; none holding, the call is refused as unlisted.
+func (p *program) argChecks(label string, rules []profileRule, t string) {
+	p.label(label)
+	for _, r := range rules {
+		next := p.fresh()
+		for _, a := range r.args {
+			p.op(bpfLoad, uint32(argsAt+8*a.index))
+			switch a.op {
+			case cmpEq:
+				p.jumpIf(bpfJeq, a.value, true, next)
+			case cmpNe:
+				p.jumpIf(bpfJeq, a.value, false, next)
+			case cmpLt:
+				p.jumpIf(bpfJge, a.value, false, next)
+			case cmpLe:
+				p.jumpIf(bpfJgt, a.value, false, next)
+			case cmpGt:
+				p.jumpIf(bpfJgt, a.value, true, next)
+			case cmpGe:
+				p.jumpIf(bpfJge, a.value, true, next)
+			case cmpMaskedEq:
+				p.op(bpfAnd, a.value)
+				p.jumpIf(bpfJeq, a.valueTwo, true, next)
+			}
+		}
+		p.ret(retOf(r))
+		p.label(next)
+	}
+	p.ret(retErrno | uint32(unix.EPERM))
 }

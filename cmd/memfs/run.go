@@ -38,7 +38,7 @@ func runCommand() *cli.Command {
 			"holds one directory per attached store, the database's directory is hidden, every host file\n" +
 			"system is read-only, nosuid and nodev but the stores and --rw directories, and root inside is an\n" +
 			"unprivileged host uid of the run's own range. It has no capability, no_new_privs, a seccomp\n" +
-			"filter after Docker's default profile, its own /dev, devpts, /tmp (over the host's) and session\n" +
+			"allowlist from Docker's default profile, its own /dev, devpts, /tmp (over the host's), IPC namespace and session\n" +
 			"keyring, and a clean environment. $MEMFS_PROMPT_FILE names a file holding the memory section for\n" +
 			"its system prompt. When it exits the session ends, every mount is gone and its exit status is\n" +
 			"memfs's (128+N when killed by signal N).",

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -155,6 +156,106 @@ check pid-self test -r /proc/self/status
 `, p, s)
 			checks, out := e.attack(t, u.args, nil, script)
 			wantChecks(t, checks, out, "host-proc", "host-proc-listed", "host-memfs", "host-sys", "own-proc", "own-sys", "pid-self")
+		})
+	}
+}
+
+// agentPy is what an agent's Python does: threads, a subprocess, a process
+// pool, an HTTP server and client on 127.0.0.1, files, select and mmap.
+const agentPy = `
+import http.server, json, mmap, multiprocessing, os, socket, subprocess, sys, tempfile, threading, urllib.request
+srv = http.server.HTTPServer(("127.0.0.1", 0), type("H", (http.server.BaseHTTPRequestHandler,), {
+    "do_GET": lambda self: (self.send_response(200), self.end_headers(), self.wfile.write(b"pong")),
+    "log_message": lambda self, *a: None}))
+threading.Thread(target=srv.serve_forever, daemon=True).start()
+port = srv.server_address[1]
+open(os.environ["OUT"] + "/port", "w").write(str(port))
+assert urllib.request.urlopen("http://127.0.0.1:%d/" % port).read() == b"pong"
+assert subprocess.run(["sh", "-c", "echo hi | tr a-z A-Z"], capture_output=True).stdout == b"HI\n"
+with multiprocessing.Pool(2) as p:
+    assert p.map(abs, [-1, -2]) == [1, 2]
+with tempfile.NamedTemporaryFile() as f:
+    f.write(b"x" * 4096); f.flush()
+    with mmap.mmap(f.fileno(), 4096) as m:
+        assert m[:1] == b"x"
+json.dumps({"ok": True})
+print("python-ok")
+`
+
+// agentNode is the same for Node: files, a child process, an HTTP server
+// and client on 127.0.0.1, a worker thread.
+const agentNode = `
+const http = require("http"), fs = require("fs"), cp = require("child_process"), { Worker } = require("worker_threads");
+fs.writeFileSync("/tmp/node.txt", "n"); if (fs.readFileSync("/tmp/node.txt", "utf8") !== "n") process.exit(1);
+if (cp.execSync("echo hi | tr a-z A-Z").toString() !== "HI\n") process.exit(2);
+const w = new Worker("require('worker_threads').parentPort.postMessage(7)", { eval: true });
+w.on("message", (m) => {
+  if (m !== 7) process.exit(3);
+  const s = http.createServer((q, r) => r.end("pong")).listen(0, "127.0.0.1", () => {
+    http.get({ host: "127.0.0.1", port: s.address().port }, (r) => {
+      let b = ""; r.on("data", (d) => b += d); r.on("end", () => { console.log(b === "pong" ? "node-ok" : "node-bad"); s.close(); w.terminate(); });
+    });
+  });
+});
+`
+
+// probePy makes the calls the filter must refuse: an AF_VSOCK socket, a
+// call the profile does not list (get_mempolicy, which needs CAP_SYS_NICE
+// there), one newer than the profile knows.
+const probePy = `
+import ctypes, errno, socket
+libc = ctypes.CDLL(None, use_errno=True)
+try:
+    socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM); print("vsock allowed")
+except OSError as e:
+    print("vsock " + errno.errorcode.get(e.errno, str(e.errno)))
+for name, nr in (("unlisted", 239), ("newer", 1000)):
+    ctypes.set_errno(0)
+    r = libc.syscall(nr, 0, 0, 0, 0, 0)
+    print(name, r, errno.errorcode.get(ctypes.get_errno(), ctypes.get_errno()))
+`
+
+// The seccomp filter was a denylist, and calls it did not name were
+// allowed: socket(AF_VSOCK) succeeded. It is Docker's default profile, an
+// allowlist; what an agent typically runs still works.
+func TestRunReviewSeccompAllowlist(t *testing.T) {
+	needPython(t)
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the probe's system call numbers are x86-64's")
+	}
+	for _, u := range runUsers {
+		t.Run(u.name, func(t *testing.T) {
+			e := newRunEnv(t)
+			e.stores(t)
+			for name, src := range map[string]string{"agent.py": agentPy, "agent.js": agentNode, "probe.py": probePy} {
+				if err := os.WriteFile(filepath.Join(e.out, name), []byte(src), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			node := "check node-skipped true"
+			if _, err := os.Stat("/usr/bin/node"); err == nil {
+				node = `check node sh -c '/usr/bin/node "$OUT/agent.js" | grep -qx node-ok'`
+			}
+			script := fmt.Sprintf(`
+check python sh -c '%[1]s "$OUT/agent.py" | grep -qx python-ok'
+%[2]s
+check git sh -c 'cd /tmp && git init -q repo && cd repo && echo a > a && git add a && git -c user.name=a -c user.email=a@b commit -qm a && git log --oneline | grep -q a && git status --short | wc -l | grep -qx 0'
+check curl sh -c '%[1]s -m http.server --bind 127.0.0.1 18765 --directory /tmp >/dev/null 2>&1 & p=$!; for i in $(seq 50); do curl -sf http://127.0.0.1:18765/ >/dev/null && break; sleep 0.1; done; curl -sf http://127.0.0.1:18765/ | grep -q repo; r=$?; kill $p; exit $r'
+check pipeline sh -c 'seq 1000 | sort -rn | head -3 | tr "\n" " " | grep -qx "1000 999 998 " && find /usr/bin -maxdepth 1 -name "s*" | wc -l | grep -qv "^0$" && printf "a\nb\n" | awk "{print toupper(\$0)}" | sed s/A/x/ | grep -qx x'
+check tar sh -c 'cd /tmp && tar czf t.tgz repo && tar tzf t.tgz | grep -q repo/a'
+check store-write sh -c 'echo note > "$ROOT/agent-notes/n.md" && cat "$ROOT/agent-notes/n.md" | grep -qx note'
+%[1]s "$OUT/probe.py"
+`, python3, node)
+			checks, out := e.attack(t, u.args, nil, script)
+			wantChecks(t, checks, out, "python", "git", "curl", "pipeline", "tar", "store-write")
+			if _, err := os.Stat("/usr/bin/node"); err == nil {
+				wantChecks(t, checks, out, "node")
+			}
+			for _, want := range []string{"vsock EPERM\n", "unlisted -1 EPERM\n", "newer -1 ENOSYS\n"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the probe did not print %q:\n%s", want, out)
+				}
+			}
 		})
 	}
 }
