@@ -71,6 +71,13 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"room", roomQuery, []any{1, lo, hi}, "COVERING INDEX pending_store"},
 		{"store-counts", "SELECT " + storeCols + " FROM stores WHERE id = ?", []any{"memstore_x"}, "INTEGER PRIMARY KEY"},
 		{"insert-version", insertVersionQuery, []any{lo, hi, "memver_x", 1, "mem_x", "modified", 1, nil, nil, false, 1, nil, "/a", nil, nil, nil, 0, 0}, "INTEGER PRIMARY KEY"},
+		{"path-history", pathHistoryQuery(false, true), []any{1, "/a", lo, hi, 0, 1 << 62, 100}, "versions_path"},
+		{"path-history-newest", pathHistoryQuery(true, false), []any{1, "/a", lo, hi, 0, 1 << 62, 100}, "versions_path"},
+		{"history-next-path", nextPathAfter, []any{1, "/a/b", "/a0"}, "versions_path"},
+		{"history-next-dir", nextPathFrom, []any{1, "/a/b0", "/a0"}, "versions_path"},
+		{"redacted", redactedQuery, []any{1}, "versions_redacted"},
+		{"place-redacted", placeNextQuery, []any{"mem_x", lo + 5, hi}, "versions_memory"},
+		{"place-redacted-before", placePrevQuery, []any{"mem_x", lo, lo + 5}, "versions_memory"},
 		{"feed-changes", changesQuery, []any{lo + 5, hi, "memstore_x", 2}, "changes_store"},
 	}
 	for _, c := range cases {

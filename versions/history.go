@@ -227,6 +227,13 @@ func (db *DB) RedactVersion(ctx context.Context, storeID, versionID string, by A
 				return err
 			}
 		}
+		if v.Path != nil {
+			// Mounts learn of it as a change at the path: their .history
+			// tree shows the version's content until they do.
+			if err := recordChange(r, s.ID, ChangeRedacted, *v.Path); err != nil {
+				return err
+			}
+		}
 		if _, err := r.exec(`UPDATE versions SET content = NULL, path = NULL, prev_path = NULL, sha = NULL, size = NULL,
 			redacted_at = ?, redactor_type = ?, redactor_id = ? WHERE seq = ?`, now, rt, rid, seq); err != nil {
 			return err
@@ -459,35 +466,4 @@ func (db *DB) PreviousVersion(ctx context.Context, storeID, versionID string) (*
 		return rows.Err()
 	})
 	return out, err
-}
-
-// HistoryMemoryID finds the memory whose history a caller asks for by ref: a
-// mem_ id as it is, else the live memory at that path, else the memory that
-// most recently was at that path (deleted or renamed away since).
-func (db *DB) HistoryMemoryID(ctx context.Context, storeID, ref string) (string, error) {
-	if strings.HasPrefix(ref, prefixMemory) {
-		return ref, nil
-	}
-	var id string
-	err := db.read(ctx, "find memory history", func(r *run) error {
-		s, err := loadStore(r, storeID)
-		if err != nil {
-			return err
-		}
-		m, err := memoryAt(r, s.seq, s.ID, ref)
-		if err != nil {
-			return err
-		}
-		if m != nil {
-			id = m.ID
-			return nil
-		}
-		lo, hi := s.versionRange()
-		err = r.scan("SELECT memory_id FROM versions WHERE seq > ? AND seq < ? AND path = ? ORDER BY seq DESC LIMIT 1", []any{lo, hi, ref}, &id)
-		if err == sql.ErrNoRows {
-			return objectError(CodeNotFound, ObjectMemory, s.ID, "no memory was ever at %s in store %s: check the path", ref, s.ID)
-		}
-		return err
-	})
-	return id, err
 }

@@ -34,34 +34,6 @@ func TestPreviousVersion(t *testing.T) {
 	}
 }
 
-func TestHistoryMemoryID(t *testing.T) {
-	db := openDB(t)
-	s := newStore(t, db, versions.StoreParams{})
-	gone := create(t, db, s.ID, "/gone.md", "x")
-	if err := db.DeleteMemory(ctx, s.ID, gone.ID, versions.MemoryDelete{}, me); err != nil {
-		t.Fatal(err)
-	}
-	moved := create(t, db, s.ID, "/old.md", "y")
-	to := "/new.md"
-	update(t, db, s.ID, moved.ID, versions.MemoryUpdate{Path: &to})
-	live := create(t, db, s.ID, "/old.md", "z") // a new memory where the moved one was
-
-	for _, c := range []struct{ ref, want string }{
-		{gone.ID, gone.ID},
-		{"/gone.md", gone.ID},
-		{"/new.md", moved.ID},
-		{"/old.md", live.ID},
-	} {
-		if got, err := db.HistoryMemoryID(ctx, s.ID, c.ref); err != nil || got != c.want {
-			t.Errorf("HistoryMemoryID(%s) = %q, %v; want %s", c.ref, got, err, c.want)
-		}
-	}
-	e := wantCode(t, errOf(db.HistoryMemoryID(ctx, s.ID, "/never.md")), versions.CodeNotFound)
-	if e.Object != versions.ObjectMemory {
-		t.Errorf("not found is about %q, want a memory", e.Object)
-	}
-}
-
 func TestSessionRules(t *testing.T) {
 	t.Run("AttachmentCount", func(t *testing.T) {
 		for n, ok := range map[int]bool{0: false, 1: true, versions.MaxAttachments: true, versions.MaxAttachments + 1: false} {

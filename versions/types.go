@@ -391,6 +391,10 @@ const (
 	// ChangeDir: something changed at the directory Path and the feed does
 	// not say what (rows recorded before operations were): ask the engine.
 	ChangeDir ChangeOp = "dir"
+	// ChangeRedacted: a version once saved at Path was redacted. No live
+	// file changed (the head of a live memory cannot be redacted); the
+	// history of Path did.
+	ChangeRedacted ChangeOp = "redacted"
 	// ChangeStore: the store itself changed (Path "/").
 	ChangeStore ChangeOp = "store"
 )

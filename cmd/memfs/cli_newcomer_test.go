@@ -390,8 +390,9 @@ func TestCLILogForPeople(t *testing.T) {
 	if got := e.ok(t, "version", "get", "P", short); got != "two\n" {
 		t.Errorf("version get %s = %q, want two", short, got)
 	}
-	// -p shows each change.
-	patch := e.ok(t, "log", "P", "/notes/c.md", "-p")
+	// -p shows each change: a path's log holds what was saved at it, the
+	// rename at the path it moved to.
+	patch := e.ok(t, "log", "P", "/notes/a.md", "-p") + e.ok(t, "log", "P", "/notes/c.md", "-p")
 	for _, want := range []string{"-one", "+two", "rename from /notes/a.md", "rename to /notes/c.md"} {
 		if !strings.Contains(patch, want) {
 			t.Errorf("log -p lacks %q:\n%s", want, patch)

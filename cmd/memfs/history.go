@@ -17,7 +17,7 @@ func restoreCommand() *cli.Command {
 		Name:        "restore",
 		Usage:       "write an old version's content as a new version (recreating a deleted memory) and print the memory's id",
 		ArgsUsage:   "STORE VERSION",
-		Description: "VERSION is a memver_ id, its end as memfs log shows it, or PATH~N: N versions before the\nlast of the memory at PATH (the last that held content when it was deleted is PATH~1).",
+		Description: "VERSION is a memver_ id, its end as memfs log shows it, or PATH~N: N versions before the\nlast saved at PATH (the last that held content when it was deleted is PATH~1).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "path", Usage: "restore to `PATH` (default: the path the version records)"},
 			viewFlag("the object printed with --format json: basic (no content) or full"),
@@ -30,8 +30,8 @@ func logCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "log",
 		Usage: "show a store's history for people, newest first: one memory's (also after its deletion) or a directory's",
-		Description: "PATH is a memory's path (its whole lineage, deleted and restored memories included), a mem_ id,\n" +
-			"or a directory ending in / (everything saved below it). On a terminal the log goes through $PAGER.",
+		Description: "PATH is a path (every version saved at it, deleted and recreated memories included), a mem_ id\n" +
+			"(one memory's versions, wherever saved), or a directory ending in / (everything saved below it). On a terminal the log goes through $PAGER.",
 		ArgsUsage: "STORE [PATH | DIR/ | MEMORY_ID]",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "n", Aliases: []string{"max-count"}, Usage: "show at most `N` versions"},

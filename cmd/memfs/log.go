@@ -17,46 +17,38 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// pathHistory is the lineage of a path, newest first: every version of every
-// memory that was ever at it, so a memory deleted and restored (a new memory
-// at the same path) shows its whole past. A mem_ id gives that memory's
+// pathHistory is a path's history, newest first: every version saved at it,
+// whichever memory (versions.DB.PathHistory). A mem_ id gives that memory's
 // versions.
 func pathHistory(ctx context.Context, db *versions.DB, storeID, ref string, o versions.VersionListOptions) ([]versions.Version, error) {
 	if strings.HasPrefix(ref, "mem_") {
 		o.MemoryID = ref
 		return allVersions(ctx, db, storeID, o)
 	}
-	all, err := allVersions(ctx, db, storeID, versions.VersionListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	ids := map[string]bool{}
-	if m, err := db.GetMemory(ctx, storeID, ref); err == nil {
-		ids[m.ID] = true
-	} else if versions.ErrorCode(err) != versions.CodeNotFound {
-		return nil, err
-	}
-	for _, v := range all {
-		if v.Path != nil && *v.Path == ref {
-			ids[v.MemoryID] = true
-		}
-	}
-	if len(ids) == 0 {
-		return nil, &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
-			"no memory was ever at %s in store %s; see the paths in memfs log %s", ref, storeID, storeID)}
-	}
+	ho := versions.PathHistoryOptions{CreatedGTE: o.CreatedGTE, CreatedLTE: o.CreatedLTE, Limit: versions.MaxPageSize}
 	out := []versions.Version{}
-	for _, v := range all {
-		if ids[v.MemoryID] && inSpan(v, o) {
-			out = append(out, v)
+	for {
+		page, err := db.PathHistory(ctx, storeID, ref, ho)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, page.Data...)
+		if page.NextPage == nil {
+			break
+		}
+		ho.Page = *page.NextPage
+	}
+	if len(out) == 0 && o.CreatedGTE.IsZero() && o.CreatedLTE.IsZero() {
+		return nil, noPathHistory(storeID, ref)
 	}
 	return out, nil
 }
 
-func inSpan(v versions.Version, o versions.VersionListOptions) bool {
-	return (o.CreatedGTE.IsZero() || !v.CreatedAt.Before(o.CreatedGTE)) &&
-		(o.CreatedLTE.IsZero() || !v.CreatedAt.After(o.CreatedLTE))
+// noPathHistory is the error of a path nothing was saved at (or whose
+// versions were all pruned).
+func noPathHistory(storeID, path string) error {
+	return &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
+		"no memory was ever saved at %s in store %s (or its versions were pruned); see the paths in memfs log %s", path, storeID, storeID)}
 }
 
 // matchActor reports whether a version's writer is who: a full id, its end

@@ -24,8 +24,8 @@ func shortID(id string) string {
 	return id
 }
 
-// backRef is "PATH~N": the version N saves before the last of the memory at
-// PATH.
+// backRef is "PATH~N": the version N saves before the last saved at PATH
+// (its history, versions.DB.PathHistory).
 var backRef = regexp.MustCompile(`^(/.*)~([0-9]+)$`)
 
 // resolveVersion finds the version a person names: a memver_ id, the end of

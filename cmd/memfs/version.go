@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -21,7 +22,7 @@ func versionCommand() *cli.Command {
 				Usage:     "list versions, newest first",
 				ArgsUsage: "STORE",
 				Flags: append([]cli.Flag{
-					&cli.StringFlag{Name: "memory", Usage: "only versions of memory `M` (a mem_ id, or a path, also of a deleted memory)"},
+					&cli.StringFlag{Name: "memory", Usage: "only versions of memory `M` (a mem_ id), or saved at a path (as memfs log PATH, also of deleted memories)"},
 					&cli.StringFlag{Name: "session", Usage: "only versions written by session `ID`"},
 					&cli.StringFlag{Name: "operation", Usage: "only `OP` versions: created, modified or deleted"},
 					viewFlag("basic (no content) or full (at most 20 per page)"),
@@ -93,12 +94,21 @@ func versionList(c *cli.Context) error {
 		return err
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		if ref := c.String("memory"); ref != "" {
-			if o.MemoryID, err = db.HistoryMemoryID(ctx, s.ID, ref); err != nil {
-				return err
+		var page *versions.Page[versions.Version]
+		switch ref := c.String("memory"); {
+		case ref != "" && !strings.HasPrefix(ref, "mem_"):
+			// A path: its history, as memfs log PATH shows it.
+			if o.Operation != "" || o.SessionID != "" {
+				return usageFor(c, "--memory %s is a path: --operation and --session filter one memory's versions; give its mem_ id (see memfs log %s %s)", ref, s.ID, ref)
 			}
+			page, err = db.PathHistory(ctx, s.ID, ref, versions.PathHistoryOptions{CreatedGTE: o.CreatedGTE, CreatedLTE: o.CreatedLTE, View: o.View, Limit: o.Limit, Page: o.Page})
+			if err == nil && len(page.Data) == 0 && o.Page == "" {
+				err = noPathHistory(s.ID, ref)
+			}
+		default:
+			o.MemoryID = ref
+			page, err = db.ListVersions(ctx, s.ID, o)
 		}
-		page, err := db.ListVersions(ctx, s.ID, o)
 		if err != nil {
 			return err
 		}

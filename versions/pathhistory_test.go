@@ -1,0 +1,148 @@
+package versions_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/memfs/memfs/versions"
+)
+
+func str(s string) *string { return &s }
+
+// A path's history holds what was saved at it, whichever memory: three
+// saves, a rename away and a delete of the memory that came next.
+func TestPathHistory(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	m := create(t, db, s.ID, "/notes/todo.md", "one")
+	update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: str("two")})
+	update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: str("three")})
+	update(t, db, s.ID, m.ID, versions.MemoryUpdate{Path: str("/notes/done.md")})
+	n := create(t, db, s.ID, "/notes/todo.md", "again")
+	if err := db.DeleteMemory(ctx, s.ID, n.ID, versions.MemoryDelete{}, me); err != nil {
+		t.Fatal(err)
+	}
+	create(t, db, s.ID, "/notes.md", "a file beside the directory")
+	create(t, db, s.ID, "/a/b/c.md", "deep")
+
+	ops := func(path string, o versions.PathHistoryOptions) []string {
+		t.Helper()
+		var out []string
+		for {
+			p, err := db.PathHistory(ctx, s.ID, path, o)
+			if err != nil {
+				t.Fatalf("PathHistory %s: %v", path, err)
+			}
+			for _, v := range p.Data {
+				c := ""
+				if v.Content != nil {
+					c = ":" + *v.Content
+				}
+				out = append(out, string(v.Operation)+c)
+			}
+			if p.NextPage == nil {
+				return out
+			}
+			o.Page = *p.NextPage
+		}
+	}
+	full := versions.PathHistoryOptions{OldestFirst: true, View: versions.ViewFull, Limit: 2}
+	if got, want := ops("/notes/todo.md", full), []string{"created:one", "modified:two", "modified:three", "created:again", "deleted"}; !slices.Equal(got, want) {
+		t.Errorf("history of /notes/todo.md = %v, want %v", got, want)
+	}
+	if got, want := ops("/notes/todo.md", versions.PathHistoryOptions{Limit: 1}), []string{"deleted", "created", "modified", "modified", "created"}; !slices.Equal(got, want) {
+		t.Errorf("newest first = %v, want %v", got, want)
+	}
+	if got, want := ops("/notes/done.md", full), []string{"modified:three"}; !slices.Equal(got, want) {
+		t.Errorf("history of /notes/done.md = %v, want %v", got, want)
+	}
+	if got := ops("/never.md", full); len(got) != 0 {
+		t.Errorf("history of a path never saved at = %v", got)
+	}
+
+	dir := func(p string) versions.HistoryDir {
+		t.Helper()
+		d, err := db.HistoryChildren(ctx, s.ID, p)
+		if err != nil {
+			t.Fatalf("HistoryChildren %s: %v", p, err)
+		}
+		return *d
+	}
+	if d := dir("/"); !slices.Equal(d.Names, []string{"a", "notes", "notes.md"}) || d.HasFiles {
+		t.Errorf("/ of the history = %+v", d)
+	}
+	if d := dir("/notes"); !slices.Equal(d.Names, []string{"done.md", "todo.md"}) || d.HasFiles {
+		t.Errorf("/notes of the history = %+v", d)
+	}
+	if d := dir("/notes/todo.md"); len(d.Names) != 0 || !d.HasFiles {
+		t.Errorf("/notes/todo.md of the history = %+v", d)
+	}
+	for p, want := range map[string]bool{"/notes": true, "/notes/todo.md": true, "/a/b": true, "/a/b/c.md": true, "/note": false, "/notes/x": false, "/a/b/c": false} {
+		if got, err := db.InHistory(ctx, s.ID, p); err != nil || got != want {
+			t.Errorf("InHistory(%s) = %v, %v; want %v", p, got, err, want)
+		}
+	}
+
+	// A redacted version stays where it was saved, without content.
+	p, err := db.PathHistory(ctx, s.ID, "/notes/todo.md", versions.PathHistoryOptions{OldestFirst: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := p.Data[1].ID
+	if _, err := db.RedactVersion(ctx, s.ID, second, me); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ops("/notes/todo.md", full), []string{"created:one", "modified", "modified:three", "created:again", "deleted"}; !slices.Equal(got, want) {
+		t.Errorf("history after a redaction = %v, want %v", got, want)
+	}
+	v, err := db.HistoryVersion(ctx, s.ID, "/notes/todo.md", second)
+	if err != nil || v.RedactedAt == nil || v.Content != nil {
+		t.Errorf("HistoryVersion of the redacted one = %+v, %v", v, err)
+	}
+	if _, err := db.HistoryVersion(ctx, s.ID, "/notes/done.md", second); versions.ErrorCode(err) != versions.CodeNotFound {
+		t.Errorf("HistoryVersion at another path: %v, want not found", err)
+	}
+	// The rename's version, redacted, stays at the path it moved to.
+	last, err := db.PathHistory(ctx, s.ID, "/notes/done.md", versions.PathHistoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: str("four")})
+	if _, err := db.RedactVersion(ctx, s.ID, last.Data[0].ID, me); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ops("/notes/done.md", full), []string{"modified", "modified:four"}; !slices.Equal(got, want) {
+		t.Errorf("history of the rename's path after redacting it = %v, want %v", got, want)
+	}
+}
+
+// A directory of the history lists each name once, however many versions
+// and paths lie below it, also names that sort between a path and its
+// subtree ("x", "x.md", "x/y").
+func TestHistoryChildrenOrder(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	m := create(t, db, s.ID, "/x", "file first")
+	if err := db.DeleteMemory(ctx, s.ID, m.ID, versions.MemoryDelete{}, me); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		create(t, db, s.ID, fmt.Sprintf("/x/%d.md", i), "below")
+	}
+	m = create(t, db, s.ID, "/x.md", "beside")
+	for i := 0; i < 5; i++ {
+		update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: str(fmt.Sprint(i))})
+	}
+	create(t, db, s.ID, "/x-y", "beside too")
+	d, err := db.HistoryChildren(ctx, s.ID, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"x", "x-y", "x.md"}; !slices.Equal(d.Names, want) {
+		t.Errorf("names = %v, want %v", d.Names, want)
+	}
+	if d, err = db.HistoryChildren(ctx, s.ID, "/x"); err != nil || !d.HasFiles || !slices.Equal(d.Names, []string{"0.md", "1.md", "2.md"}) {
+		t.Errorf("/x = %+v, %v: want its own versions and three names", d, err)
+	}
+}
