@@ -100,9 +100,13 @@ func TestChanges(t *testing.T) {
 		update(t, db, s.ID, r.ID, versions.MemoryUpdate{Content: ptr("public")})
 		_, err := db.RedactVersion(ctx, s.ID, r.VersionID, me)
 		ok(t, err)
+		// The save of "public", and the redaction as a change of /r's
+		// history: the redacted version itself names no path any more.
+		cs, _, err := db.Changes(ctx, s.ID, top)
+		ok(t, err)
 		got, _ := since(top)
-		if !slices.Equal(got, []string{"/r"}) {
-			t.Fatalf("got %v", got)
+		if !slices.Equal(got, []string{"/r", "/r"}) || cs[1].Op != versions.ChangeRedacted {
+			t.Fatalf("got %v: %+v", got, cs)
 		}
 	})
 	t.Run("store-deletion-recorded", func(t *testing.T) {
