@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,7 +27,7 @@ func importCommand() *cli.Command {
 	}
 }
 
-func importStores(c *cli.Context) error {
+func importStores(c *cli.Context) (failed error) {
 	if err := wantArgs(c, 0, "FILE"); err != nil {
 		return err
 	}
@@ -41,6 +42,18 @@ func importStores(c *cli.Context) error {
 		}
 		defer f.Close()
 		in = f
+	}
+	// A failed import leaves no database where there was none.
+	if path, err := dbPath(c); err == nil && !versions.IsPostgres(path) {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			defer func() {
+				if failed != nil {
+					for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+						os.Remove(path + suffix)
+					}
+				}
+			}()
+		}
 	}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
 		done, err := db.Import(ctx, in)

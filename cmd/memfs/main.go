@@ -305,9 +305,10 @@ func openDB(c *cli.Context) (*versions.DB, error) {
 	return db, nil
 }
 
-// dbPath is the database --db, MEMFS_DB or the default names. A command that
-// only reads (or mounts) refuses a file that does not exist rather than
-// create an empty database at a mistyped path.
+// dbPath is the database --db, MEMFS_DB or the default names. Only the
+// commands in createsDB make a database where there is none; every other
+// one refuses a SQLite file that does not exist, rather than leave an
+// empty database at a mistyped path.
 func dbPath(c *cli.Context) (string, error) {
 	path := c.String("db")
 	if path == "" {
@@ -316,22 +317,30 @@ func dbPath(c *cli.Context) (string, error) {
 			return "", err
 		}
 	}
-	if c.Command == nil || !readsOnly[strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ")] || versions.IsPostgres(path) {
+	if c.Command == nil || createsDB[commandName(c)] || versions.IsPostgres(path) {
 		return path, nil
 	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return "", &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
-			"no database at %s: check --db or MEMFS_DB, or create a store there first (memfs --db %s store create --name NAME)", path, path)}
+		return "", noDatabase(path)
 	}
 	return path, nil
 }
 
-// readsOnly names the commands that never need to create a database.
-var readsOnly = map[string]bool{
-	"store list": true, "store get": true, "memory get": true, "memory list": true,
-	"version list": true, "version get": true, "log": true, "diff": true, "export": true,
-	"session get": true, "session list": true, "session prompt": true, "mount": true,
+func noDatabase(path string) error {
+	return &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
+		"no memfs database at %s: create one with `memfs --db %s store create --name NAME` (or `memfs import`, `memfs apikey create`), or check --db or MEMFS_DB", path, path)}
 }
+
+// commandName is the command being run without the program's name, e.g.
+// "store create".
+func commandName(c *cli.Context) string {
+	return strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ")
+}
+
+// createsDB names the commands that make a database where there is none:
+// the ones that put something in it a later command needs. import makes
+// one only if it succeeds.
+var createsDB = map[string]bool{"store create": true, "import": true, "apikey create": true}
 
 // cliActor is the actor of writes made through the CLI: the OS user.
 func cliActor() versions.Actor {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/memfs/memfs/httpapi"
 	"github.com/memfs/memfs/memtool"
+	"github.com/memfs/memfs/versions"
 )
 
 func serveCommand() *cli.Command {
@@ -50,6 +51,11 @@ func serve(c *cli.Context) error {
 		return err
 	}
 	defer db.Close()
+	if keys, err := db.ListAPIKeys(sctx); err != nil {
+		return err
+	} else if !hasActiveKey(keys) {
+		slog.Warn("this database holds no API key that is not revoked: every request will be refused with 401 until one is made; make one with `memfs apikey create --name NAME` (with the same --db)")
+	}
 	ln, err := net.Listen("tcp", c.String("listen"))
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another server there? choose another --listen)", c.String("listen"), err)
@@ -75,4 +81,13 @@ func serve(c *cli.Context) error {
 func loopback(addr net.Addr) bool {
 	ta, ok := addr.(*net.TCPAddr)
 	return ok && ta.IP.IsLoopback()
+}
+
+func hasActiveKey(keys []versions.APIKey) bool {
+	for _, k := range keys {
+		if k.RevokedAt == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -28,6 +28,7 @@ func storeCommand() *cli.Command {
 					&cli.IntFlag{Name: "max-memories", Usage: "most memories the store may hold (default 2000)"},
 					&cli.IntFlag{Name: "max-memory-bytes", Usage: "largest memory in bytes (default 102400)"},
 					historyQuotaFlag,
+					allowDuplicateFlag,
 				},
 				Action: storeCreate,
 			},
@@ -51,6 +52,7 @@ func storeCommand() *cli.Command {
 				ArgsUsage: "STORE",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "name", Usage: "new display name"},
+					allowDuplicateFlag,
 					&cli.StringFlag{Name: "description", Usage: "new description"},
 					&cli.StringSliceFlag{Name: "metadata", KeepSpace: true, Usage: "set `KEY=VALUE`, or remove KEY with KEY=; repeat for more"},
 					historyQuotaFlag,
@@ -59,8 +61,9 @@ func storeCommand() *cli.Command {
 			},
 			{
 				Name:      "archive",
-				Usage:     "make a store read-only for good (it can no longer be attached to sessions)",
+				Usage:     "make a store read-only for good (it can no longer be attached to sessions; asks first on a terminal)",
 				ArgsUsage: "STORE",
+				Flags:     []cli.Flag{yesFlag()},
 				Action:    storeArchive,
 			},
 			{
@@ -130,6 +133,9 @@ func storeCreate(c *cli.Context) error {
 		}
 	}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
+		if err := nameFree(ctx, c, db, p.Name, ""); err != nil {
+			return err
+		}
 		s, err := db.CreateStore(ctx, p)
 		if err != nil {
 			return err
@@ -247,6 +253,11 @@ func storeUpdate(c *cli.Context) error {
 		return usageFor(c, "nothing to change; give --name, --description, --metadata or --max-history-bytes")
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		if u.Name != nil {
+			if err := nameFree(ctx, c, db, *u.Name, s.ID); err != nil {
+				return err
+			}
+		}
 		s, err := db.UpdateStore(ctx, s.ID, u)
 		if err != nil {
 			return err
@@ -260,6 +271,9 @@ func storeArchive(c *cli.Context) error {
 		return err
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		if err := confirmed(c, "archive store %s (%s) for good? Its %d memories become read-only, and it can no longer be attached to sessions", s.ID, s.Name, s.MemoryCount); err != nil {
+			return err
+		}
 		s, err := db.ArchiveStore(ctx, s.ID)
 		if err != nil {
 			return err
@@ -317,4 +331,40 @@ func historyQuota(c *cli.Context) (int, error) {
 		return -1, nil
 	}
 	return q, nil
+}
+
+var allowDuplicateFlag = &cli.BoolFlag{Name: "allow-duplicate",
+	Usage: "give the store a name another store has (commands then need its memstore_ id)"}
+
+// nameFree refuses a store name another store (archived ones too) already
+// has: a name is how commands find a store, and two stores of one name can
+// then be named only by id. The HTTP API, like the hosted one, allows it;
+// on the command line --allow-duplicate does. self is the store being
+// renamed.
+func nameFree(ctx context.Context, c *cli.Context, db *versions.DB, name, self string) error {
+	if c.Bool("allow-duplicate") {
+		return nil
+	}
+	page, err := db.ListStores(ctx, versions.StoreListOptions{IncludeArchived: true, Limit: versions.MaxPageSize})
+	var taken []string
+	for err == nil {
+		for _, s := range page.Data {
+			if s.Name == name && s.ID != self {
+				taken = append(taken, s.ID)
+			}
+		}
+		if page.NextPage == nil {
+			break
+		}
+		page, err = db.ListStores(ctx, versions.StoreListOptions{IncludeArchived: true, Limit: versions.MaxPageSize, Page: *page.NextPage})
+	}
+	if err != nil {
+		return err
+	}
+	if len(taken) == 0 {
+		return nil
+	}
+	return &versions.Error{Code: versions.CodeConflict, Object: versions.ObjectStore, Message: fmt.Sprintf(
+		"a memory store is already named %q (%s): choose another name, or give --allow-duplicate (commands then name each of them by its memstore_ id)",
+		name, strings.Join(taken, ", "))}
 }
