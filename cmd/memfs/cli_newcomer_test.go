@@ -294,7 +294,7 @@ func TestCLIReadOnlyCommandsNeedADatabase(t *testing.T) {
 		{"version", "list", "S"}, {"log", "S"}, {"diff", "S", "/a"}, {"export", "S"}, {"session", "list"},
 	} {
 		err := e.fails(t, exitNotFound, "not_found_error", args...)
-		if msg, _ := err["message"].(string); !strings.Contains(msg, "no database at "+missing) {
+		if msg, _ := err["message"].(string); !strings.Contains(msg, "no memfs database at "+missing) {
 			t.Errorf("memfs %q: %q does not say there is no database at %s", args, msg, missing)
 		}
 	}

@@ -314,6 +314,7 @@ func TestServeKeysAndShutdown(t *testing.T) {
 
 func TestServeWarnsWithoutTLS(t *testing.T) {
 	e := newE2EEnv(t)
+	e.cli(t, "apikey", "create", "--name", "tls")
 	srv := e.startServe(t, "--listen", "0.0.0.0:0")
 	if !strings.Contains(srv.stderr.String(), "without TLS") {
 		t.Errorf("no warning for a non-loopback address without TLS:\n%s", srv.stderr.String())
