@@ -175,3 +175,23 @@ func TestSecondPassArchiveConfirms(t *testing.T) {
 		t.Error("store archive from a script did not archive")
 	}
 }
+
+// scripts/demo's binary says which commit it was built from.
+func TestSecondPassDemoBinaryVersion(t *testing.T) {
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skip("not a git checkout")
+	}
+	cmd := exec.Command("../../scripts/demo", "--build-only")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/demo --build-only: %v\n%s", err, out)
+	}
+	got, err := exec.Command("../../bin/memfs", "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), "commit: "+strings.TrimSpace(string(head))) || strings.Contains(string(got), "devel") {
+		t.Errorf("scripts/demo's bin/memfs --version:\n%s\nwant commit %s and a version", got, head)
+	}
+}
