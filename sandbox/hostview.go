@@ -263,3 +263,53 @@ func verifyHidden(spec *Spec) error {
 	}
 	return nil
 }
+
+// checkHiddenAliases refuses a run whose hidden directories (the
+// database's) or unreachable files are also reachable at another path: a
+// bind mount of one of them or of a parent, made by the operator
+// elsewhere on the host, would show the database to the command, read-only
+// but readable, since hiding covers the paths it is given. Each candidate
+// path is confirmed by device and inode.
+func checkHiddenAliases(s *Spec) error {
+	if len(s.Hide) == 0 {
+		return nil
+	}
+	mounts, err := mountinfo.GetMounts(nil)
+	if err != nil {
+		return errorf(KindSetup, "read the mount table: %v", err)
+	}
+	hidden := func(p string) bool {
+		return slices.ContainsFunc(s.Hide, func(h string) bool { return within(p, h) })
+	}
+	for _, target := range append(append([]string(nil), s.Hide...), s.Unreachable...) {
+		real, err := filepath.EvalSymlinks(target)
+		if err != nil {
+			continue // not there: nothing to reach
+		}
+		var want unix.Stat_t
+		if err := unix.Stat(real, &want); err != nil {
+			continue
+		}
+		p, ok := placeOf(mounts, real)
+		if !ok {
+			continue
+		}
+		for _, m := range mounts {
+			if unix.Mkdev(uint32(m.Major), uint32(m.Minor)) != p.dev || !under(p.path, m.Root) {
+				continue
+			}
+			alias := filepath.Join(m.Mountpoint, strings.TrimPrefix(p.path, m.Root))
+			if m.Root == "/" {
+				alias = filepath.Join(m.Mountpoint, p.path)
+			}
+			if hidden(alias) {
+				continue
+			}
+			var st unix.Stat_t
+			if unix.Stat(alias, &st) == nil && st.Dev == want.Dev && st.Ino == want.Ino {
+				return errorf(KindInvalid, "the database's %s is also reachable at %s, through a bind mount of it or of a parent (%s): the command would see it there; unmount that, or keep the database in a directory no other mount shows", target, alias, m.Mountpoint)
+			}
+		}
+	}
+	return nil
+}

@@ -137,6 +137,9 @@ func (s *Spec) Validate() error {
 	if err := checkRWDisjoint(s); err != nil {
 		return err
 	}
+	if err := checkHiddenAliases(s); err != nil {
+		return err
+	}
 	for _, h := range s.Hide {
 		h = filepath.Clean(h)
 		if !filepath.IsAbs(h) || h == "/" {

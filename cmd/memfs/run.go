@@ -120,6 +120,7 @@ func runSandboxed(c *cli.Context) error {
 		// only the daemon, outside the command's PID namespace, and no
 		// MEMFS_ or PG variable reaches the command.
 		spec.Hide, spec.Unreachable = runHidden(dbPath)
+		runWarnReadable(dbPath)
 	}
 	spec.Dir, _ = os.Getwd()
 	// The database reaches the daemon in its environment, not its argv:
@@ -316,6 +317,23 @@ func runHidden(dbPath string) (dirs, files []string) {
 		files = append(files, p, p+"-wal", p+"-shm", p+"-journal")
 	}
 	return dirs, files
+}
+
+// runWarnReadable warns when the database, its journal files or its
+// directory may be read by other users of the host: the command cannot
+// reach them, but anyone else on the host can read every store there.
+func runWarnReadable(dbPath string) {
+	for _, p := range []string{filepath.Dir(dbPath), dbPath, dbPath + "-wal", dbPath + "-shm"} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm()&0o004 == 0 {
+			continue
+		}
+		what, fix := "the database file", "chmod 600"
+		if fi.IsDir() {
+			what, fix = "the database's directory", "chmod 700"
+		}
+		slog.Warn("memfs run: "+what+" is readable by every user of the host, who can read every store in it; "+fix+" it", "path", p, "mode", fmt.Sprintf("%04o", fi.Mode().Perm()))
+	}
 }
 
 // runIDs takes the host id range the command's user namespace maps, or nil

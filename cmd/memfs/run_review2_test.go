@@ -259,3 +259,82 @@ check store-write sh -c 'echo note > "$ROOT/agent-notes/n.md" && cat "$ROOT/agen
 		})
 	}
 }
+
+// The database's directory, bind-mounted elsewhere on the host by the
+// operator, was listable inside through that alias. The run now refuses to
+// start while another mount shows it, whether of the directory or of a
+// parent.
+func TestRunReviewDatabaseAlias(t *testing.T) {
+	for _, u := range runUsers {
+		t.Run(u.name, func(t *testing.T) {
+			e := newRunEnv(t)
+			host := hostDir(t)
+			e.db = filepath.Join(host, "data", "db", "memfs.db")
+			if err := os.MkdirAll(filepath.Dir(e.db), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			e.stores(t)
+			for _, c := range []struct{ name, source string }{
+				{"directory", filepath.Dir(e.db)},
+				{"parent", filepath.Dir(filepath.Dir(e.db))},
+			} {
+				alias := filepath.Join(host, "alias-"+c.name)
+				if err := os.Mkdir(alias, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := syscall.Mount(c.source, alias, "", syscall.MS_BIND, ""); err != nil {
+					t.Fatal(err)
+				}
+				args := append([]string{"run", "--store", "Agent Notes", "--mount-root", e.root}, u.args...)
+				out, errs, code := e.memfs(t, append(args, "--", "sh", "-c", "ls -R "+alias)...)
+				_ = syscall.Unmount(alias, syscall.MNT_DETACH)
+				if strings.Contains(out, "memfs.db") {
+					t.Errorf("%s alias: the command listed the database through %s:\n%s", c.name, alias, out)
+				}
+				if code != exitInvalid || !strings.Contains(errs, "also reachable at "+alias) {
+					t.Errorf("%s alias: memfs run exited %d, want %d and a refusal naming %s:\n%s", c.name, code, exitInvalid, alias, errs)
+				}
+			}
+			// Without the alias it runs.
+			args := append([]string{"run", "--store", "Agent Notes", "--mount-root", e.root}, u.args...)
+			if _, errs, code := e.memfs(t, append(args, "--", "true")...); code != 0 {
+				t.Errorf("memfs run without an alias: exit %d\n%s", code, errs)
+			}
+		})
+	}
+}
+
+// A 0644 database stayed 0644 with no warning. memfs run warns about the
+// file and its directory while others may read them.
+func TestRunReviewDatabaseReadableWarning(t *testing.T) {
+	e := newRunEnv(t)
+	e.stores(t)
+	dir := filepath.Dir(e.db)
+	for p, mode := range map[string]os.FileMode{dir: 0o755, e.db: 0o644} {
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func() string {
+		_, errs, code := e.memfs(t, "run", "--store", "Agent Notes", "--mount-root", e.root, "--", "true")
+		if code != 0 {
+			t.Fatalf("memfs run: exit %d\n%s", code, errs)
+		}
+		return errs
+	}
+	errs := run()
+	for _, want := range []string{"the database file is readable by every user", "path=" + e.db + " mode=0644",
+		"the database's directory is readable by every user", "path=" + dir + " mode=0755"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("no warning %q:\n%s", want, errs)
+		}
+	}
+	for p, mode := range map[string]os.FileMode{dir: 0o700, e.db: 0o600} {
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if errs := run(); strings.Contains(errs, "readable by every user") {
+		t.Errorf("a warning about a private database:\n%s", errs)
+	}
+}
