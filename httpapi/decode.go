@@ -37,6 +37,10 @@ func DecodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 		case errors.As(err, &tooBig):
 			return errorf(http.StatusRequestEntityTooLarge, TypeRequestTooLarge, "the request body is over %d bytes, the most this route takes", tooBig.Limit)
 		case errors.As(err, &ne) && ne.Timeout():
+			// The write deadline runs from the same moment as the read
+			// timeout that just passed: give the answer time to go out.
+			http.NewResponseController(w).SetWriteDeadline(time.Now().Add(5 * time.Second))
+			w.Header().Set("Connection", "close")
 			return errorf(http.StatusRequestTimeout, TypeInvalidRequest, "the request body did not arrive in time: send it faster")
 		}
 		return invalid("the request body could not be read: %v", err)
@@ -44,9 +48,9 @@ func DecodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	if len(bytes.TrimSpace(body)) == 0 {
 		return invalid("the request has no JSON body: send a JSON object")
 	}
-	if !utf8.Valid(body) {
-		// encoding/json would quietly turn the bad bytes into U+FFFD.
-		return invalid("the request body is not valid UTF-8: send UTF-8 JSON")
+	if err := versions.CheckJSONText(body); err != nil {
+		// encoding/json would quietly turn these into U+FFFD.
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -105,6 +109,13 @@ func newQuery(r *http.Request) *query {
 	q := &query{v: v}
 	if err != nil {
 		q.err = invalid("the query string is not validly escaped: %v", err)
+	}
+	for k, vs := range v {
+		for _, s := range append(vs, k) {
+			if !utf8.ValidString(s) {
+				q.fail("the query parameter %q is not valid UTF-8 once unescaped: send UTF-8 text", k)
+			}
+		}
 	}
 	return q
 }

@@ -108,6 +108,12 @@ func (s *Server) Handle(pattern string, h HandlerFunc) {
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("request-id", newRequestID())
+	if err := checkFraming(r); err != nil {
+		w.Header().Set("Connection", "close")
+		s.metrics.observe("bad_framing", http.StatusBadRequest, 0)
+		s.writeError(w, r, err)
+		return
+	}
 	if err := checkRawPath(r); err != nil {
 		s.metrics.observe("invalid_path", http.StatusBadRequest, 0)
 		s.writeError(w, r, err)
@@ -138,6 +144,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, certFile, keyFile s
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.o.Logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ConnContext:       withConn,
+		// OPTIONS * comes to the handler too, so that every request on a
+		// connection passes checkFraming in order.
+		DisableGeneralOptionsHandler: true,
 	}
 	if certFile != "" {
 		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
@@ -147,6 +157,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, certFile, keyFile s
 		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 		ln = tls.NewListener(ln, hs.TLSConfig)
 	}
+	ln = framingListener{ln}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

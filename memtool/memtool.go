@@ -124,6 +124,9 @@ func (t *Tool) Actor() versions.Actor { return t.actor }
 // RunJSON decodes a tool_use input and runs it.
 func (t *Tool) RunJSON(ctx context.Context, input []byte) Result {
 	var c Command
+	if err := versions.CheckJSONText(input); err != nil {
+		return fail("The memory tool's input is not a valid command: %v", err)
+	}
 	if err := json.Unmarshal(input, &c); err != nil {
 		return fail("The memory tool's input is not a valid command: %v", jsonProblem(err))
 	}

@@ -186,3 +186,58 @@ func ancestors(p string) []string {
 	}
 	return out
 }
+
+// CheckJSONText refuses JSON text that would decode to something other than
+// what was sent: bytes that are not UTF-8, and \u escapes of a lone UTF-16
+// surrogate ("\ud800"), both of which encoding/json quietly turns into
+// U+FFFD. It does not check the rest of the syntax.
+func CheckJSONText(b []byte) error {
+	if !utf8.Valid(b) {
+		return errorf(CodeInvalid, "the JSON is not valid UTF-8: send UTF-8 text")
+	}
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		// A backslash occurs only inside a string, before one escaped
+		// character; skipping that character keeps "\\u" from being
+		// taken for an escape.
+		i++
+		if b[i] != 'u' {
+			continue
+		}
+		r, ok := hex4(b[i+1:])
+		if !ok || r < 0xd800 || r > 0xdfff {
+			continue
+		}
+		if r <= 0xdbff && i+10 < len(b) && b[i+5] == '\\' && b[i+6] == 'u' {
+			if lo, ok := hex4(b[i+7:]); ok && lo >= 0xdc00 && lo <= 0xdfff {
+				i += 10
+				continue
+			}
+		}
+		return errorf(CodeInvalid, "the JSON holds the escape %s, half of a UTF-16 surrogate pair with no other half: send the character itself or a complete pair", b[i-1:i+5])
+	}
+	return nil
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
