@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -68,6 +69,11 @@ func interspersed(app *cli.App, args []string) []string {
 		}
 		if !isFlag(a) {
 			positional = append(positional, a)
+			rest = rest[1:]
+			continue
+		}
+		if n, ok := gitCount(leaf, a); ok {
+			flags = append(flags, "-n", n)
 			rest = rest[1:]
 			continue
 		}
@@ -163,4 +169,22 @@ func flagArity(flags []cli.Flag) map[string]bool {
 		}
 	}
 	return m
+}
+
+var countForm = regexp.MustCompile(`^-(?:n|-max-count=)?([0-9]+)$`)
+
+// gitCount reads git log's spellings of a count, -n1, -1 and
+// --max-count=1, for a command with an -n count flag (urfave/cli takes
+// only "-n 1" and "-n=1").
+func gitCount(leaf *cli.Command, a string) (string, bool) {
+	m := countForm.FindStringSubmatch(a)
+	if m == nil {
+		return "", false
+	}
+	for _, f := range leaf.Flags {
+		if n, ok := f.(*cli.IntFlag); ok && n.Name == "n" {
+			return m[1], true
+		}
+	}
+	return "", false
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -193,5 +194,90 @@ func TestSecondPassDemoBinaryVersion(t *testing.T) {
 	}
 	if !strings.Contains(string(got), "commit: "+strings.TrimSpace(string(head))) || strings.Contains(string(got), "devel") {
 		t.Errorf("scripts/demo's bin/memfs --version:\n%s\nwant commit %s and a version", got, head)
+	}
+}
+
+// --older-than, --since and the --created-* filters read ages alike, and
+// the default prints as it is typed.
+func TestSecondPassDurations(t *testing.T) {
+	e := newCLIEnv(t)
+	e.ok(t, "store", "create", "--name", "D")
+	e.ok(t, "memory", "create", "D", "--path", "/a.md", "--content", "x")
+	for _, age := range []string{"30d", "3d", "12h", "90m", "1d12h", "2w", "0"} {
+		if _, errs, code := e.exec(t, "", "version", "prune", "D", "--older-than", age, "--dry-run"); code != 0 {
+			t.Errorf("version prune --older-than %s: exit %d, %s", age, code, errs)
+		}
+		for _, flag := range []string{"--since", "--until"} {
+			if _, errs, code := e.exec(t, "", "log", "D", flag, age); code != 0 {
+				t.Errorf("log %s %s: exit %d, %s", flag, age, code, errs)
+			}
+		}
+		if _, errs, code := e.exec(t, "", "version", "list", "D", "--created-after", age); code != 0 {
+			t.Errorf("version list --created-after %s: exit %d, %s", age, code, errs)
+		}
+	}
+	_, errs, _ := e.exec(t, "", "version", "prune", "D", "--dry-run")
+	if !strings.Contains(errs, "older than 30d") || strings.Contains(errs, "720h") {
+		t.Errorf("version prune's default age reads %q, want 30d", errs)
+	}
+	if help := e.ok(t, "version", "prune", "--help"); !strings.Contains(help, "30d") || strings.Contains(help, "720h") {
+		t.Errorf("version prune --help does not show the default as 30d:\n%s", help)
+	}
+	for _, bad := range []string{"soon", "-1d", "3x"} {
+		if _, _, code := e.exec(t, "", "version", "prune", "D", "--older-than", bad); code != exitUsage {
+			t.Errorf("--older-than %s: exit %d, want %d", bad, code, exitUsage)
+		}
+	}
+}
+
+// log takes git's spellings: -n1, -1, -n 1, --max-count=1; ages in words;
+// -n 0 and an empty span print nothing; TIME has seconds.
+func TestSecondPassLogLikeGit(t *testing.T) {
+	e := newCLIEnv(t)
+	e.ok(t, "store", "create", "--name", "G")
+	for _, p := range []string{"/a.md", "/b.md", "/c.md"} {
+		e.ok(t, "memory", "create", "G", "--path", p, "--content", "x")
+	}
+	lines := func(out string) int { return len(strings.Split(strings.TrimRight(out, "\n"), "\n")) }
+	for _, form := range [][]string{{"-n1"}, {"-1"}, {"-n", "1"}, {"--max-count=1"}, {"-n=1"}} {
+		out := e.ok(t, append([]string{"log", "G"}, form...)...)
+		if lines(out) != 2 || !strings.Contains(out, "/c.md") {
+			t.Errorf("log %v: %q, want the header and the newest version", form, out)
+		}
+	}
+	if out := e.ok(t, "log", "G", "-n", "0"); out != "" {
+		t.Errorf("log -n 0 printed %q, want nothing", out)
+	}
+	for _, when := range []string{"yesterday", "2 hours ago", "2.hours.ago", "1 week ago", "today"} {
+		if out := e.ok(t, "log", "G", "--since", when); lines(out) != 4 {
+			t.Errorf("log --since %q: %q, want all 3 versions", when, out)
+		}
+	}
+	if out := e.ok(t, "log", "G", "--until", "3 days ago"); out != "" {
+		t.Errorf("log of an empty span printed %q, want nothing (no header)", out)
+	}
+	out := e.ok(t, "log", "G", "-1")
+	if !regexp.MustCompile(` [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} `).MatchString(out) {
+		t.Errorf("log's TIME is not to the second: %q", out)
+	}
+}
+
+// A pager that cannot run loses nothing: the log is printed as it is, with
+// a warning, and the exit status is 0.
+func TestSecondPassBadPager(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("needs script(1) for a terminal")
+	}
+	e := newCLIEnv(t)
+	e.ok(t, "store", "create", "--name", "P")
+	e.ok(t, "memory", "create", "P", "--path", "/kept.md", "--content", "x")
+	for _, pager := range []string{"nonexistent-pager", "nonexistent-pager -R", "exec /nonexistent"} {
+		cmd := exec.Command(script, "-qec", memfsBin+" log P", "/dev/null")
+		cmd.Env = append(os.Environ(), "MEMFS_DB="+e.db, "PAGER="+pager)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "/kept.md") || !strings.Contains(string(out), "pager") {
+			t.Errorf("log with PAGER=%q: %v %q, want the log and a warning naming the pager", pager, err, out)
+		}
 	}
 }

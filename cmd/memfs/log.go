@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -114,8 +114,8 @@ func logHistory(c *cli.Context) error {
 		if who := c.String("actor"); who != "" {
 			all = filter(all, func(v versions.Version) bool { return matchActor(v.CreatedBy, who) })
 		}
-		if limit > 0 && len(all) > limit {
-			all = all[:limit]
+		if c.IsSet("n") && len(all) > limit {
+			all = all[:limit] // -n 0: nothing, as git log -n 0
 		}
 		if all == nil {
 			all = []versions.Version{}
@@ -153,10 +153,13 @@ func filter(vs []versions.Version, keep func(versions.Version) bool) []versions.
 // printLog is memfs log's table: what a person scans for first (the path)
 // comes first, ids are shortened as resolveVersion accepts them.
 func printLog(w io.Writer, vs []versions.Version) {
+	if len(vs) == 0 {
+		return // as git log: nothing, not a header
+	}
 	t := table(w)
 	row(t, "PATH", "OPERATION", "ACTOR", "TIME", "SIZE", "SHA256", "VERSION", "NOTE")
 	for _, v := range vs {
-		row(t, orDash(v.Path), string(v.Operation), shortActor(v.CreatedBy), v.CreatedAt.Local().Format("2006-01-02 15:04"),
+		row(t, orDash(v.Path), string(v.Operation), shortActor(v.CreatedBy), v.CreatedAt.Local().Format("2006-01-02 15:04:05"),
 			size(v.ContentSize), shortSHA(v.ContentSHA256), shortID(v.ID), notes(v))
 	}
 	t.Flush()
@@ -191,7 +194,9 @@ func logPatch(ctx context.Context, db *versions.DB, storeID string, w io.Writer,
 }
 
 // paged writes a long listing through $PAGER when standard output is a
-// terminal, as git does; otherwise straight to the command's writer.
+// terminal, as git does; otherwise straight to the command's writer. The
+// listing is made first, so that a pager that cannot run loses nothing: it
+// is then printed as it is, with a warning.
 func paged(c *cli.Context, write func(io.Writer) error) error {
 	out, ok := c.App.Writer.(*os.File)
 	pager := os.Getenv("PAGER")
@@ -201,23 +206,28 @@ func paged(c *cli.Context, write func(io.Writer) error) error {
 	if pager == "" {
 		pager = "less"
 	}
+	var buf bytes.Buffer
+	werr := write(&buf)
+	if name := strings.Fields(pager); len(name) > 0 && !strings.ContainsAny(name[0], "$`'\"|;&<>(){}=") {
+		if _, err := exec.LookPath(name[0]); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "memfs: the pager %q cannot run (%v): printing without it; set PAGER to a pager on your PATH, or PAGER=cat\n", pager, err)
+			out.Write(buf.Bytes())
+			return werr
+		}
+	}
 	cmd := exec.Command("sh", "-c", pager)
-	cmd.Stdout, cmd.Stderr = out, c.App.ErrWriter
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = &buf, out, c.App.ErrWriter
 	// less: quit if one screen, keep colours, leave the screen as it was.
 	cmd.Env = append(os.Environ(), "LESS="+envOr("LESS", "FRX"))
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return write(out)
-	}
-	if err := cmd.Start(); err != nil {
-		return write(out)
-	}
-	werr := write(in)
-	in.Close()
-	cmd.Wait()
-	if errors.Is(werr, syscall.EPIPE) {
-		// The person quit the pager before the end: not an error.
-		return nil
+	whole := buf.Bytes()
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && (!errors.As(err, &exit) || exit.ExitCode() == 126 || exit.ExitCode() == 127) {
+		// The shell could not start the pager (not found, not
+		// executable); a pager's own failure, or a person quitting it
+		// early, is no reason to print the listing again.
+		fmt.Fprintf(c.App.ErrWriter, "memfs: the pager %q did not run (%v): printing without it; set PAGER to a pager that works, or PAGER=cat\n", pager, err)
+		out.Write(whole)
 	}
 	return werr
 }

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/memfs/memfs/versions"
 )
@@ -89,29 +88,3 @@ func invalidf(format string, args ...any) error {
 	return &versions.Error{Code: versions.CodeInvalid, Message: fmt.Sprintf(format, args...)}
 }
 
-// parseWhen reads a point in time for --since, --until and the
-// --created-after/--created-before filters: a duration back from now ("2h",
-// "3d", "90m"), a date (2026-11-30) or an RFC 3339 time.
-func parseWhen(flag, s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		if days, err := strconv.Atoi(n); err == nil && days >= 0 {
-			return now.Add(-time.Duration(days) * 24 * time.Hour), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
-			// Times are kept as nanoseconds since 1970 in an int64.
-			if last := time.Unix(0, 1<<63-1); t.After(last) {
-				t = last
-			}
-			return t, nil
-		}
-	}
-	return time.Time{}, usageError("%s %q is not a time: give an age such as 2h, 90m or 3d, a date such as 2026-11-30, or an RFC 3339 time", flag, s)
-}

@@ -47,7 +47,7 @@ func versionCommand() *cli.Command {
 				Usage:     "delete old versions, keeping each memory's most recent ones, and list what was removed (asks first on a terminal)",
 				ArgsUsage: "STORE",
 				Flags: []cli.Flag{
-					&cli.DurationFlag{Name: "older-than", Value: 720 * time.Hour, DefaultText: "720h", Usage: "prune versions older than `AGE`"},
+					&cli.StringFlag{Name: "older-than", Value: "30d", DefaultText: "30d", Usage: "prune versions older than `AGE` (30d, 12h, 90m)"},
 					&cli.IntFlag{Name: "keep-last", Value: 10, Usage: "always keep each memory's `N` most recent versions (at least 1)"},
 					&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "list what would be pruned, and prune nothing"},
 					yesFlag(),
@@ -182,9 +182,13 @@ func versionPrune(c *cli.Context) error {
 	if err := wantArgs(c, 1, "STORE"); err != nil {
 		return err
 	}
-	olderThan, keep := c.Duration("older-than"), c.Int("keep-last")
-	if olderThan < 0 || keep < 1 {
-		return usageFor(c, "--older-than must not be negative and --keep-last must be at least 1")
+	olderThan, ok := parseAge(c.String("older-than"))
+	if !ok {
+		return usageFor(c, "--older-than %q is not an age: give one such as 30d, 12h or 90m", c.String("older-than"))
+	}
+	keep := c.Int("keep-last")
+	if keep < 1 {
+		return usageFor(c, "--keep-last must be at least 1")
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
 		plan, err := prunePlan(ctx, db, s.ID, olderThan, keep)
@@ -196,7 +200,7 @@ func versionPrune(c *cli.Context) error {
 				if len(plan) > 0 {
 					printVersions(w, plan, time.Now())
 				}
-				confirm(c, "would prune %d versions older than %s from store %s, keeping each memory's %d most recent (dry run: nothing removed)", len(plan), olderThan, s.ID, keep)
+				confirm(c, "would prune %d versions older than %s from store %s, keeping each memory's %d most recent (dry run: nothing removed)", len(plan), formatAge(olderThan), s.ID, keep)
 			})
 		}
 		if len(plan) > 0 {
@@ -215,7 +219,7 @@ func versionPrune(c *cli.Context) error {
 			if len(removed) > 0 {
 				printVersions(w, removed, time.Now())
 			}
-			confirm(c, "pruned %d versions older than %s from store %s, keeping each memory's %d most recent", len(removed), olderThan, s.ID, keep)
+			confirm(c, "pruned %d versions older than %s from store %s, keeping each memory's %d most recent", len(removed), formatAge(olderThan), s.ID, keep)
 		})
 	})
 }
