@@ -125,7 +125,7 @@ func newEnv(t *testing.T) *env {
 		stopped: filepath.Join(dir, "stopped"),
 		out:     filepath.Join(dir, "out"),
 	}
-	ids, release, err := sandbox.AllocateIDs(-1)
+	ids, release, err := sandbox.AllocateIDs(-1, false)
 	if err != nil {
 		t.Fatal(err)
 	}

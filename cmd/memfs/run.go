@@ -53,7 +53,8 @@ func runCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "rw", Usage: "keep host directory `DIR` writable for CMD (every other host file system is read-only to it); repeat for more"},
 			&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in CMD's environment; repeat for more"},
 			&cli.StringSliceFlag{Name: "pass-env", Usage: "pass variable `K` of memfs's environment on to CMD; repeat for more"},
-			&cli.Int64Flag{Name: "uid-base", Value: -1, Usage: "map CMD's root to host uid and gid `N` (and its ids 1-65535 to the ones after it); default: a free range from 1879048192 on, one per run"},
+			&cli.Int64Flag{Name: "uid-base", Value: -1, Usage: "map CMD's root to host uid and gid `N` (and its ids 1-65535 to the ones after it); default: a free range from 1879048192 on, one per run; a range overlapping a live run's is refused"},
+			&cli.BoolFlag{Name: "allow-host-ids", Usage: "accept a --uid-base below 65536 or whose range holds a host user or group: the command is then those host users (logged)"},
 			&cli.BoolFlag{Name: "require-userns", Usage: "fail instead of running CMD without a user namespace where the kernel or container refuses one"},
 			&cli.IntFlag{Name: "pids", Value: sandbox.DefaultPids, Usage: "at most `N` processes and threads for CMD (0: no limit)"},
 			&cli.StringFlag{Name: "memory", Usage: "at most `SIZE` of memory for CMD, e.g. 2G or 512M (needs a cgroup memory controller)"},
@@ -339,7 +340,7 @@ func runWarnReadable(dbPath string) {
 // runIDs takes the host id range the command's user namespace maps, or nil
 // where no user namespace can be made and --require-userns is not given.
 func runIDs(c *cli.Context) (*sandbox.IDMap, func(), error) {
-	ids, release, err := sandbox.AllocateIDs(c.Int64("uid-base"))
+	ids, release, err := sandbox.AllocateIDs(c.Int64("uid-base"), c.Bool("allow-host-ids"))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,16 +6,20 @@ package main
 // --user 65534.
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/sandbox"
 )
 
 const python3 = "/usr/bin/python3"
@@ -336,5 +340,70 @@ func TestRunReviewDatabaseReadableWarning(t *testing.T) {
 	}
 	if errs := run(); strings.Contains(errs, "readable by every user") {
 		t.Errorf("a warning about a private database:\n%s", errs)
+	}
+}
+
+// --uid-base could overlap a live run's range, and --uid-base 1 --user 999
+// read a uid-1000 0600 host file. An overlapping base is refused while the
+// other run lives; a base below 65536 needs --allow-host-ids, and is
+// logged.
+func TestRunReviewIDRanges(t *testing.T) {
+	for _, u := range runUsers {
+		t.Run(u.name, func(t *testing.T) {
+			e := newRunEnv(t)
+			e.stores(t)
+			base := 0x60000000 + rand.IntN(0x1000)*sandbox.IDRangeSize
+			started, goOn := filepath.Join(e.out, "started"), filepath.Join(e.out, "go")
+			args := append([]string{"run", "--store", "Agent Notes", "--mount-root", e.root, "--rw", e.out, "--uid-base", strconv.Itoa(base)}, u.args...)
+			a := e.command(append(args, "--", "sh", "-c", fmt.Sprintf("touch %q; while [ ! -e %q ]; do sleep 0.05; done", started, goOn))...)
+			var aerr bytes.Buffer
+			a.Stderr = &aerr
+			if err := a.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = os.WriteFile(goOn, nil, 0o644); _ = a.Wait() })
+			waitForFile(t, started, &aerr)
+			root2 := filepath.Join(e.dir, "memory2")
+			other := func(b int, extra ...string) (string, int) {
+				args := append([]string{"run", "--store", "Reference", "--mount-root", root2, "--uid-base", strconv.Itoa(b)}, u.args...)
+				_, errs, code := e.memfs(t, append(append(args, extra...), "--", "true")...)
+				return errs, code
+			}
+			for _, b := range []int{base, base + 100, base - 100} {
+				if errs, code := other(b); code != exitConflict || !strings.Contains(errs, "overlap those of a live memfs run") {
+					t.Errorf("--uid-base %d beside a live run at %d: exit %d, want %d and a refusal:\n%s", b, base, code, exitConflict, errs)
+				}
+			}
+			if errs, code := other(base + sandbox.IDRangeSize); code != 0 {
+				t.Errorf("--uid-base %d, right after a live run's range: exit %d\n%s", base+sandbox.IDRangeSize, code, errs)
+			}
+			if err := os.WriteFile(goOn, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Wait(); err != nil {
+				t.Fatalf("the first run: %v\n%s", err, aerr.String())
+			}
+			if errs, code := other(base + 100); code != 0 {
+				t.Errorf("--uid-base %d once the run at %d ended: exit %d\n%s", base+100, base, code, errs)
+			}
+
+			// Host ids.
+			secret := filepath.Join(hostDir(t), "secret")
+			if err := os.WriteFile(secret, []byte("uid 1000's secret\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chown(secret, 1000, 1000); err != nil {
+				t.Fatal(err)
+			}
+			hostArgs := []string{"run", "--store", "Agent Notes", "--mount-root", e.root, "--uid-base", "1", "--user", "999"}
+			out, errs, code := e.memfs(t, append(hostArgs, "--", "cat", secret)...)
+			if code != exitInvalid || strings.Contains(out, "secret") || !strings.Contains(errs, "--allow-host-ids") {
+				t.Errorf("--uid-base 1 --user 999: exit %d, want %d and a refusal naming --allow-host-ids\nstdout:\n%s\nstderr:\n%s", code, exitInvalid, out, errs)
+			}
+			out, errs, code = e.memfs(t, append(append(hostArgs, "--allow-host-ids"), "--", "cat", secret)...)
+			if code != 0 || !strings.Contains(out, "secret") || !strings.Contains(errs, "--allow-host-ids: the command's ids are host ids") {
+				t.Errorf("--uid-base 1 --user 999 --allow-host-ids: exit %d, want the file read and a warning\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+			}
+		})
 	}
 }
