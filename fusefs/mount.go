@@ -113,6 +113,9 @@ type Server struct {
 	once    sync.Once
 	err     error
 
+	// lease is the mount instance's lease; its id owns the mount's pending
+	// files (versions/leases.go).
+	lease versions.MountLease
 	// pendingIno numbers the files created in the mount (ino.go).
 	pendingIno pendingInos
 	// offline: a request was answered from the caches because the
@@ -165,12 +168,23 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	if err := s.recoverStale(); err != nil {
 		return nil, err
 	}
+	host, _ := os.Hostname()
+	s.lease = versions.MountLease{ID: versions.NewMountID(), SessionID: sess.ID, Host: host, Mountpoint: mnt}
+	ctx := context.Background()
+	if err := db.StartMount(ctx, s.lease); err != nil {
+		return nil, fmt.Errorf("mount %s: taking the mount's lease: %w", mnt, err)
+	}
+	mounted := false
+	defer func() {
+		if !mounted {
+			db.EndMount(ctx, s.lease.ID)
+		}
+	}()
 	if fi, err := os.Stat(mnt); err != nil {
 		return nil, fmt.Errorf("mount point %s: %w (create it with mkdir -p)", mnt, err)
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("mount point %s is not a directory", mnt)
 	}
-	ctx := context.Background()
 	for _, a := range sess.Resources {
 		// The feed's position is taken before the store row is read, so an
 		// archive committed in between is in the row or in the feed.
@@ -183,7 +197,6 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 			return nil, fmt.Errorf("store %s of session %s: %w", a.StoreID, sess.ID, err)
 		}
 		sm := newStoreMount(s, a, st, seq)
-		sm.recoverPending(ctx, s.owner())
 		s.stores = append(s.stores, sm)
 	}
 	direct := os.Geteuid() == 0
@@ -251,19 +264,56 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	s.dev = topFuseDev(mnt)
 	wctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
-	s.watches.Add(1)
+	s.watches.Add(2)
 	go func() {
 		defer s.watches.Done()
 		s.watch(wctx)
 	}()
+	go func() {
+		defer s.watches.Done()
+		s.renewLease(wctx)
+	}()
+	mounted = true
 	s.log.Info("mounted", "stores", len(s.stores), "strict", o.Strict)
 	return s, nil
 }
 
-// owner names this mount's pending files: the next mount on the same path
-// (F12's recovery; memfs mount makes a new session each time) publishes
-// what a crash left, attributed to the session that saved it.
-func (s *Server) owner() string { return s.mnt }
+// owner names this mount's pending files: its instance, never its path
+// (mounts in other namespaces or on other hosts may share that). When the
+// instance's lease lapses, whoever uses the database next publishes them,
+// attributed to the session that saved them (versions/leases.go).
+func (s *Server) owner() string { return s.lease.ID }
+
+// renewLease renews the mount's lease until the mount stops. A renewal the
+// database did not take is tried again at the next tick; one that finds
+// the lease lapsed (the daemon was stopped, or the database unreachable,
+// for longer than versions.LeaseTTL) means others published this mount's
+// temporary files and ended its session.
+func (s *Server) renewLease(ctx context.Context) {
+	t := time.NewTicker(versions.LeaseRenew)
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		lapsed, err := s.db.RenewMount(ctx, s.lease)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			if !failing {
+				s.log.Warn("renewing the mount's lease failed; retrying (after "+versions.LeaseTTL.String()+" others take this mount for dead and publish its temporary files)", "err", err)
+			}
+			failing = true
+		case lapsed:
+			s.log.Warn("the mount's lease had lapsed: others published its temporary files and ended its session; it holds a new lease now")
+			failing = false
+		case err == nil:
+			failing = false
+		}
+	}
+}
 
 // Mountpoint is the absolute path the session is mounted on.
 func (s *Server) Mountpoint() string { return s.mnt }
@@ -279,6 +329,9 @@ func (s *Server) Unmount() error {
 		s.watches.Wait()
 		for _, sm := range s.stores {
 			sm.pub.flush()
+		}
+		if err := s.db.EndMount(context.Background(), s.lease.ID); err != nil {
+			s.log.Warn("giving up the mount's lease failed; it lapses by itself", "err", err)
 		}
 		// While the kernel still talks to us: a notification waits for
 		// requests on the inodes it names to be answered.

@@ -27,7 +27,7 @@ import (
 //     transaction that drops the pending row; removed first, it leaves
 //     nothing; when it outlives the grace it is published where it is (one
 //     "created" version). The rows of a mount that died are published by
-//     the next mount of the store.
+//     whoever uses the database once its lease lapsed (versions/leases.go).
 //   - A stored file renamed to a scratch name (editor backups) is held:
 //     this mount stops showing it at its path, and the store keeps it
 //     unchanged for the grace period. A file saved at that path meanwhile is
@@ -87,7 +87,7 @@ func newPublisher(sm *storeMount, grace time.Duration) *publisher {
 const publishRetry = time.Second
 
 // retry publishes n again later, and reports false when the mount is going
-// away (the next mount on its path publishes it then).
+// away (others publish it once its lease ends).
 func (p *publisher) retry(n *fileNode) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -289,7 +289,7 @@ func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memo
 		return nil, syscall.EIO
 	}
 	if err != nil {
-		s.log.Error("a file saved in this mount could not be published; it stays pending and is published when the mount starts again", "path", at, "err", err)
+		s.log.Error("a file saved in this mount could not be published; it stays pending, and is published by others once this mount's lease ends", "path", at, "err", err)
 		return nil, sm.failed("publish", at, err)
 	}
 	sm.pub.unschedule(n)
@@ -366,32 +366,8 @@ func (n *fileNode) dropPendingLocked() error {
 // already: a row left behind is logged, and published by the next mount.
 func (n *fileNode) forgetPendingLocked() {
 	if err := n.dropPendingLocked(); err != nil {
-		n.sm.srv.log.Error("dropping a removed temporary file failed; it is published when the mount starts again", "err", err)
+		n.sm.srv.log.Error("dropping a removed temporary file failed; others publish it once this mount's lease ends", "err", err)
 		n.sm.pub.unschedule(n)
 		n.pendID = 0
 	}
 }
-
-// recoverPending publishes what this mount left pending when its daemon
-// died, and what any mount left pending long ago: each was acknowledged by
-// a close() or fsync().
-func (sm *storeMount) recoverPending(ctx context.Context, owner string) {
-	s := sm.srv
-	left, err := s.db.ListPending(ctx, sm.id, owner, time.Now().Add(-abandonedAfter))
-	if err != nil {
-		s.log.Error("reading the files left pending by an earlier mount failed", "err", err)
-		return
-	}
-	for _, p := range left {
-		m, _, err := s.db.PublishPending(ctx, sm.id, p.ID, p.Path)
-		if err != nil {
-			s.log.Error("publishing a file left pending by an earlier mount failed", "path", p.Path, "err", err)
-			continue
-		}
-		s.log.Warn("published a file saved before the daemon stopped", "path", p.Path, "memory", m.ID, "saved_at", p.SavedAt)
-	}
-}
-
-// abandonedAfter is when a pending file whose mount never came back is
-// published by any mount of its store.
-const abandonedAfter = time.Minute

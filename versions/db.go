@@ -91,6 +91,9 @@ type DB struct {
 	// now and then rather than on every write.
 	changesWritten atomic.Int64
 	pg             *pgState // PostgreSQL only
+	// leases are the mount leases this handle holds and its sweep of
+	// lapsed ones (leases.go).
+	leases leases
 }
 
 // DefaultPath is $MEMFS_DB, else $XDG_DATA_HOME/memfs/memfs.db, else
@@ -415,12 +418,14 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 // aborts it to resolve a deadlock or serialization failure (PostgreSQL).
 // One exported method = one call of write.
 func (db *DB) write(ctx context.Context, what string, fn func(r *run) error) error {
+	db.maybeSweep(ctx)
 	err := db.retry(ctx, func() error { return db.inTx(ctx, db.wp, db.d.beginWrite, true, fn) })
 	return db.wrap(what, err)
 }
 
 // read runs fn in one read transaction, so that its queries see one snapshot.
 func (db *DB) read(ctx context.Context, what string, fn func(r *run) error) error {
+	db.maybeSweep(ctx)
 	err := db.retry(ctx, func() error { return db.inTx(ctx, db.rp, db.d.beginRead, false, fn) })
 	return db.wrap(what, err)
 }
@@ -428,6 +433,7 @@ func (db *DB) read(ctx context.Context, what string, fn func(r *run) error) erro
 // one runs fn on a reader without a transaction: for reads where each
 // statement stands alone.
 func (db *DB) one(ctx context.Context, what string, fn func(r *run) error) error {
+	db.maybeSweep(ctx)
 	err := db.retry(ctx, func() error { return db.inTx(ctx, db.rp, "", false, fn) })
 	return db.wrap(what, err)
 }

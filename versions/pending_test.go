@@ -16,6 +16,8 @@ func TestPending(t *testing.T) {
 	db := openDB(t)
 	st := newStore(t, db, versions.StoreParams{Name: "Pending"})
 	target := create(t, db, st.ID, "/notes.md", "v1")
+	holdLease(t, db, "mount-a")
+	holdLease(t, db, "mount-b")
 	id, err := db.SavePending(ctx, st.ID, "mount-a", "/sedAbc123", "half", me, 0)
 	ok(t, err)
 	again, err := db.SavePending(ctx, st.ID, "mount-a", "/sedAbc123", "v2", me, id)
@@ -78,6 +80,8 @@ func TestPendingHoldsASlot(t *testing.T) {
 	target := create(t, db, st.ID, "/target.md", "t1")
 	gone := create(t, db, st.ID, "/gone.md", "g1")
 	ok(t, db.DeleteMemory(ctx, st.ID, gone.ID, versions.MemoryDelete{}, me))
+	holdLease(t, db, "mount-a")
+	holdLease(t, db, "mount-b")
 	p1, err := db.SavePending(ctx, st.ID, "mount-a", "/p1.md", "p1", me, 0)
 	ok(t, err)
 	p2, err := db.SavePending(ctx, st.ID, "mount-b", "/p2.md", "p2", me, 0)
@@ -124,6 +128,8 @@ func TestPendingLimitAcrossHandles(t *testing.T) {
 		dbs[i] = db
 	}
 	st := newStore(t, dbs[0], versions.StoreParams{Name: "Contended", MaxMemories: limit})
+	holdLease(t, dbs[0], "mount-0")
+	holdLease(t, dbs[1], "mount-1")
 	var mu sync.Mutex
 	var pend []int64
 	created := 0
@@ -166,4 +172,30 @@ func TestPendingLimitAcrossHandles(t *testing.T) {
 	if s.MemoryCount != limit {
 		t.Errorf("the store holds %d memories, want %d", s.MemoryCount, limit)
 	}
+}
+
+// holdLease holds mount id's lease for the test, so that the pending files
+// saved as its own are not published by a sweep (leases.go).
+func holdLease(t *testing.T, db *versions.DB, id string) {
+	t.Helper()
+	l := versions.MountLease{ID: id, SessionID: "sesn_test", Host: "test", Mountpoint: "/mnt/test"}
+	ok(t, db.StartMount(ctx, l))
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(versions.LeaseRenew):
+				db.RenewMount(ctx, l)
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(done)
+		<-stopped
+		db.EndMount(ctx, id)
+	})
 }

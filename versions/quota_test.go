@@ -218,6 +218,7 @@ func TestStoreCountsExact(t *testing.T) {
 	ok(t, err)
 	check("renames")
 	ok(t, db.DeleteMemory(ctx, b.ID, "/y", versions.MemoryDelete{}, me))
+	holdLease(t, db, "owner")
 	id, err := db.SavePending(ctx, b.ID, "owner", "/p", "pending", me, 0)
 	ok(t, err)
 	_, _, err = db.PublishPending(ctx, b.ID, id, "/p")
