@@ -33,6 +33,10 @@ import (
 //	                        it was renamed to a scratch name
 //	2^63|fnv64a(store,      a directory, a store's top directory      inodes.dir
 //	  path[, generation])   ("/") included
+//	2^63|fnv64a(".history", the history tree: its top (no store),     historyDirIno
+//	  store, path)          a store's and a path's directory
+//	2^62|2^61|fnv64a(id)    a version in the history tree             historyEntryIno
+//	  mod 2^61
 //
 // "." and ".." repeat the numbers of the nodes they name. A directory's
 // number is a hash, so a path has the same number in every mount of the
@@ -47,6 +51,25 @@ import (
 // leaves the memory's number on the backup while the new notes.md
 // continues the memory: new nodes of the memory get another number, or
 // cmp, diff and cp would take the two files for one.
+
+// historyDirIno is the number of a directory of the history tree
+// (history.go); store "" is the tree's top.
+func historyDirIno(store, path string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(".history\x00"))
+	h.Write([]byte(store))
+	h.Write([]byte{0})
+	h.Write([]byte(path))
+	return h.Sum64() | dirInoBit
+}
+
+// historyEntryIno is the number of a version's file in the history tree:
+// pending numbers count up from 1 and never reach 2^61.
+func historyEntryIno(versionID string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(versionID))
+	return pendingInoBit | lowMemoryInoBit | h.Sum64()&(lowMemoryInoBit-1)
+}
 
 // rootIno is the mount root's number.
 const rootIno = 1

@@ -57,6 +57,9 @@ type Options struct {
 	// ScratchPatterns name files that are never stored (path.Match on the
 	// name); nil means DefaultScratchPatterns, an empty list none.
 	ScratchPatterns []string
+	// HideHistory leaves the read-only .history tree out of the mount
+	// root (history.go).
+	HideHistory bool
 	// MaxUnsavedBytes bounds the unsaved data the mount holds: open write
 	// buffers, files deleted while open and scratch files. A write or
 	// truncate that would pass it fails with ENOSPC. Zero means

@@ -9,7 +9,8 @@ import (
 )
 
 // rootNode is the mount root: one directory per attached store, named by
-// its slug, and nothing can be created, renamed or removed in it.
+// its slug, and the read-only history tree (.history, history.go), unless
+// hidden; nothing can be created, renamed or removed in it.
 type rootNode struct {
 	fs.Inode
 	srv *Server
@@ -20,13 +21,25 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 		ch := r.NewPersistentInode(ctx, sm.top, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: sm.ino.dir("/")})
 		r.AddChild(sm.slug, ch, false)
 	}
+	if !r.srv.opts.HideHistory {
+		h := r.srv.newHistoryRoot()
+		r.AddChild(historyName, r.NewPersistentInode(ctx, h, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: historyDirIno("", "/")}), false)
+	}
+}
+
+// subdirs is how many directories the root holds.
+func (r *rootNode) subdirs() int {
+	if r.srv.opts.HideHistory {
+		return len(r.srv.stores)
+	}
+	return len(r.srv.stores) + 1
 }
 
 func (r *rootNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	s := r.srv
 	out.Ino = r.StableAttr().Ino
 	out.Mode = syscall.S_IFDIR | 0o755
-	out.Nlink = uint32(2 + len(s.stores))
+	out.Nlink = uint32(2 + r.subdirs())
 	out.Size = 4096
 	out.Uid, out.Gid = s.opts.UID, s.opts.GID
 	out.SetTimes(&s.started, &s.started, &s.started)
@@ -39,7 +52,12 @@ func (r *rootNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 	if ch == nil {
 		return nil, syscall.ENOENT
 	}
-	ch.Operations().(*dirNode).fillAttr(ctx, &out.Attr)
+	switch op := ch.Operations().(type) {
+	case *dirNode:
+		op.fillAttr(ctx, &out.Attr)
+	case *historyRoot:
+		r.srv.historyDirAttr(ch.StableAttr().Ino, uint32(2+len(r.srv.stores)), &out.Attr)
+	}
 	out.SetAttrTimeout(cacheTimeout)
 	return ch, 0
 }
@@ -49,6 +67,9 @@ func (r *rootNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	list = append(list, dotEntries(&r.Inode)...)
 	for _, sm := range r.srv.stores {
 		list = append(list, fuse.DirEntry{Name: sm.slug, Mode: syscall.S_IFDIR, Ino: sm.ino.dir("/")})
+	}
+	if !r.srv.opts.HideHistory {
+		list = append(list, fuse.DirEntry{Name: historyName, Mode: syscall.S_IFDIR, Ino: historyDirIno("", "/")})
 	}
 	return fs.NewListDirStream(list), 0
 }

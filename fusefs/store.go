@@ -40,6 +40,9 @@ type storeMount struct {
 	temp    namePatterns // temporary names, pending until renamed (pending.go)
 	// scratchFiles are the scratch files the mount holds (scratch.go).
 	scratchFiles *scratchFiles
+	// history is the store's directory in the history tree, nil when the
+	// mount shows none (history.go); set before the mount serves.
+	history *historyDir
 }
 
 func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq versions.FeedPos) *storeMount {

@@ -82,6 +82,15 @@ func (sm *storeMount) poll(ctx context.Context) error {
 			return err
 		}
 	}
+	if sm.history != nil {
+		// The history tree hears of every change, this mount's own too:
+		// the kernel learned of those only in the store's directory.
+		paths := make([]string, 0, len(changes))
+		for _, c := range changes {
+			paths = append(paths, c.Paths()...)
+		}
+		sm.history.changed(paths, whole)
+	}
 	sm.own.expire(2 * time.Second)
 	if err := sm.apply(ctx, changes, whole); err != nil {
 		return err
@@ -98,6 +107,9 @@ func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whol
 	origin := sm.srv.db.Origin()
 	done := map[string]bool{}
 	for _, c := range changes {
+		if c.Op == versions.ChangeRedacted {
+			continue // no live file changed: the history tree's alone
+		}
 		for _, p := range c.Paths() {
 			if c.Origin == origin && sm.own.take(p) || done[p] {
 				continue

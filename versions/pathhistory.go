@@ -341,10 +341,11 @@ func (db *DB) HistoryVersion(ctx context.Context, storeID, path, versionID strin
 	}
 	var out *Version
 	err := db.read(ctx, "read a version of a path's history", func(r *run) error {
-		s, err := loadStore(r, storeID)
+		storeSeq, err := db.storeSeq(r, storeID)
 		if err != nil {
 			return err
 		}
+		s := &storeRow{Store: Store{ID: storeID}, seq: storeSeq}
 		v, seq, err := loadVersion(r, s, versionID)
 		if err != nil {
 			return err

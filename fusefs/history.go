@@ -1,0 +1,592 @@
+package fusefs
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// The history tree: /.history/<slug>/ in the mount root, read-only, beside
+// the stores and never inside one, so that a tool working in a store's
+// directory (grep -r, the memory tool) never meets it. For every path a
+// memory of the store was ever saved at it holds a directory, and in it one
+// file per version saved at that path (versions.DB.PathHistory, the meaning
+// memfs log PATH has), named so that ls lists them oldest first:
+//
+//	20261201T142849.111204017Z-modified-memver_01M8…
+//
+// A file reads as its version's content (a deletion or a redacted version
+// reads empty), its times are the version's, and its xattrs say what the
+// version was. Directories of the store are directories here too: a path
+// that was a file and later a directory holds both its versions and the
+// names below it. Nothing of it is kept but the nodes the kernel holds:
+// listings and reads are paged from the engine's index. The watcher tells
+// it what changed (changed), own saves included.
+
+// historyName is the tree's name in the mount root.
+const historyName = ".history"
+
+// historyPage is how many versions one query of a listing reads.
+const historyPage = 500
+
+// historyRoot is /.history: one directory per attached store.
+type historyRoot struct {
+	fs.Inode
+	srv *Server
+}
+
+// historyDir is the directory of one path of a store's history ("/" is the
+// store's own).
+type historyDir struct {
+	fs.Inode
+	sm   *storeMount
+	path string
+}
+
+// historyEntry is one version in a path's directory. What it shows of the
+// version is read again once the watcher marks it stale (a redaction).
+type historyEntry struct {
+	fs.Inode
+	sm   *storeMount
+	path string
+	id   string
+	v    atomic.Pointer[versions.Version] // no content; nil: read it again
+}
+
+func (s *Server) newHistoryRoot() *historyRoot { return &historyRoot{srv: s} }
+
+func (h *historyRoot) OnAdd(ctx context.Context) {
+	for _, sm := range h.srv.stores {
+		d := &historyDir{sm: sm, path: "/"}
+		sm.history = d
+		h.AddChild(sm.slug, h.NewPersistentInode(ctx, d, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: historyDirIno(sm.id, "/")}), false)
+	}
+}
+
+func (h *historyRoot) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	h.srv.historyDirAttr(h.StableAttr().Ino, uint32(2+len(h.srv.stores)), &out.Attr)
+	out.SetTimeout(cacheTimeout)
+	return 0
+}
+
+func (h *historyRoot) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	ch := h.GetChild(name)
+	if ch == nil {
+		return nil, syscall.ENOENT
+	}
+	d := ch.Operations().(*historyDir)
+	if d.sm.row.isGone() {
+		return nil, d.sm.refuseGone("lookup", historyName+"/"+name)
+	}
+	h.srv.historyDirAttr(ch.StableAttr().Ino, 2, &out.Attr)
+	out.SetAttrTimeout(cacheTimeout)
+	out.SetEntryTimeout(cacheTimeout)
+	return ch, 0
+}
+
+func (h *historyRoot) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
+	list := append([]fuse.DirEntry{}, dotEntries(&h.Inode)...)
+	for _, sm := range h.srv.stores {
+		list = append(list, fuse.DirEntry{Name: sm.slug, Mode: syscall.S_IFDIR, Ino: historyDirIno(sm.id, "/")})
+	}
+	return fs.NewListDirStream(list), 0
+}
+
+// historyDirAttr fills the attributes of a directory of the tree: read-only,
+// with the mount's start as its times.
+func (s *Server) historyDirAttr(ino uint64, nlink uint32, a *fuse.Attr) {
+	a.Ino = ino
+	a.Mode = syscall.S_IFDIR | 0o555
+	a.Nlink = nlink
+	a.Size = 4096
+	a.Uid, a.Gid = s.opts.UID, s.opts.GID
+	a.SetTimes(&s.started, &s.started, &s.started)
+}
+
+func (d *historyDir) show() string { return historyName + "/" + d.sm.slug + d.path }
+
+func (d *historyDir) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if d.sm.row.isGone() {
+		return d.sm.refuseGone("stat", d.show())
+	}
+	d.sm.srv.historyDirAttr(d.StableAttr().Ino, 2, &out.Attr)
+	out.SetTimeout(cacheTimeout)
+	return 0
+}
+
+func (d *historyDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	sm := d.sm
+	if sm.row.isGone() {
+		return nil, sm.refuseGone("lookup", d.show())
+	}
+	if id, ok := entryVersionID(name); ok {
+		v, err := sm.srv.db.HistoryVersion(detach(ctx), sm.id, d.path, id)
+		if err == nil && historyEntryName(v) != name {
+			err = &versions.Error{Code: versions.CodeNotFound, Message: "no such entry"}
+		}
+		if err != nil {
+			return nil, sm.errnoOf("lookup", d.show()+"/"+name, err)
+		}
+		v.Content = nil
+		e := &historyEntry{sm: sm, path: d.path, id: id}
+		e.v.Store(v)
+		e.fillAttr(v, &out.Attr)
+		out.SetAttrTimeout(cacheTimeout)
+		out.SetEntryTimeout(cacheTimeout)
+		return d.NewInode(ctx, e, fs.StableAttr{Mode: syscall.S_IFREG, Ino: historyEntryIno(id)}), 0
+	}
+	p := childPath(d.path, name)
+	in := false
+	err := versions.ValidatePath(p)
+	if err == nil {
+		in, err = sm.srv.db.InHistory(detach(ctx), sm.id, p)
+	}
+	if err != nil && versions.ErrorCode(err) != versions.CodeInvalid {
+		return nil, sm.errnoOf("lookup", d.show()+"/"+name, err)
+	}
+	if !in {
+		return nil, syscall.ENOENT
+	}
+	ino := historyDirIno(sm.id, p)
+	sm.srv.historyDirAttr(ino, 2, &out.Attr)
+	out.SetAttrTimeout(cacheTimeout)
+	out.SetEntryTimeout(cacheTimeout)
+	return d.NewInode(ctx, &historyDir{sm: sm, path: p}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0
+}
+
+// OpendirHandle lists at each opendir: the kernel keeps no listing of the
+// tree, so a version saved anywhere shows at the next ls.
+func (d *historyDir) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	return &dirHandle{list: d.Readdir}, 0, 0
+}
+
+func (d *historyDir) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
+	sm := d.sm
+	if sm.row.isGone() {
+		return nil, sm.refuseGone("readdir", d.show())
+	}
+	dir, err := sm.srv.db.HistoryChildren(detach(ctx), sm.id, d.path)
+	if err != nil {
+		return nil, sm.errnoOf("readdir", d.show(), err)
+	}
+	st := &historyStream{d: d, ctx: detach(ctx), more: dir.HasFiles}
+	st.head = append(st.head, dotEntries(&d.Inode)...)
+	for _, name := range dir.Names {
+		st.head = append(st.head, fuse.DirEntry{Name: name, Mode: syscall.S_IFDIR, Ino: historyDirIno(sm.id, childPath(d.path, name))})
+	}
+	return st, 0
+}
+
+// historyStream lists a directory of the tree: its subdirectories, then
+// its path's versions oldest first, a page at a time, so that a listing
+// holds one page of a long history at once.
+type historyStream struct {
+	d    *historyDir
+	ctx  context.Context
+	head []fuse.DirEntry // ".", "..", subdirectories
+	page []fuse.DirEntry
+	next string // the engine's cursor of the page after page
+	more bool   // versions are left to read
+	off  uint64
+	err  syscall.Errno
+}
+
+func (st *historyStream) HasNext() bool {
+	if len(st.head) > 0 || len(st.page) > 0 {
+		return true
+	}
+	if !st.more || st.err != 0 {
+		return st.err != 0
+	}
+	sm := st.d.sm
+	p, err := sm.srv.db.PathHistory(st.ctx, sm.id, st.d.path, versions.PathHistoryOptions{OldestFirst: true, Limit: historyPage, Page: st.next})
+	if err != nil {
+		st.err = sm.errnoOf("readdir", st.d.show(), err)
+		return true
+	}
+	for i := range p.Data {
+		v := &p.Data[i]
+		st.page = append(st.page, fuse.DirEntry{Name: historyEntryName(v), Mode: syscall.S_IFREG, Ino: historyEntryIno(v.ID)})
+	}
+	st.more = p.NextPage != nil
+	if st.more {
+		st.next = *p.NextPage
+	}
+	return len(st.page) > 0
+}
+
+func (st *historyStream) Next() (fuse.DirEntry, syscall.Errno) {
+	if st.err != 0 {
+		e := st.err
+		st.err, st.more = 0, false
+		return fuse.DirEntry{}, e
+	}
+	var de fuse.DirEntry
+	if len(st.head) > 0 {
+		de, st.head = st.head[0], st.head[1:]
+	} else {
+		de, st.page = st.page[0], st.page[1:]
+	}
+	st.off++
+	de.Off = st.off
+	return de, 0
+}
+
+func (st *historyStream) Close() {}
+
+// Seekdir starts the listing again (rewinddir, or a reader going back):
+// what it skips is read again from the engine.
+func (st *historyStream) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	fresh, e := st.d.Readdir(ctx)
+	if e != 0 {
+		return e
+	}
+	*st = *fresh.(*historyStream)
+	for st.off < off && st.HasNext() {
+		if _, e := st.Next(); e != 0 {
+			return e
+		}
+	}
+	return 0
+}
+
+// historyEntryName is a version's name in its path's directory: its time
+// (UTC, to the nanosecond: a rename and a delete a tool makes at once are
+// a fraction of a millisecond apart), operation and id, which sort oldest
+// first as the engine's clock does.
+func historyEntryName(v *versions.Version) string {
+	return v.CreatedAt.UTC().Format("20060102T150405.000000000Z") + "-" + string(v.Operation) + "-" + v.ID
+}
+
+// entryVersionID is the version id at the end of an entry's name.
+func entryVersionID(name string) (string, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 || !strings.HasPrefix(name[i+1:], "memver_") {
+		return "", false
+	}
+	return name[i+1:], true
+}
+
+func (e *historyEntry) show() string {
+	return historyName + "/" + e.sm.slug + e.path + "/" + e.id
+}
+
+// version is what the entry shows: the version as last read, or read again.
+func (e *historyEntry) version(ctx context.Context) (*versions.Version, syscall.Errno) {
+	if v := e.v.Load(); v != nil {
+		return v, 0
+	}
+	if e.sm.row.isGone() {
+		return nil, e.sm.refuseGone("stat", e.show())
+	}
+	v, err := e.sm.srv.db.HistoryVersion(detach(ctx), e.sm.id, e.path, e.id)
+	if err != nil {
+		return nil, e.sm.errnoOf("stat", e.show(), err)
+	}
+	v.Content = nil
+	e.v.Store(v)
+	return v, 0
+}
+
+// stale makes the entry read its version again: it may have been redacted.
+func (e *historyEntry) stale() { e.v.Store(nil) }
+
+func (e *historyEntry) fillAttr(v *versions.Version, a *fuse.Attr) {
+	s := e.sm.srv
+	a.Ino = historyEntryIno(e.id)
+	a.Mode = syscall.S_IFREG | 0o444
+	a.Nlink = 1
+	a.Size = 0
+	if v.ContentSize != nil && v.RedactedAt == nil {
+		a.Size = uint64(*v.ContentSize)
+	}
+	a.Blocks = (a.Size + 511) / 512
+	a.Uid, a.Gid = s.opts.UID, s.opts.GID
+	t := v.CreatedAt
+	a.SetTimes(&t, &t, &t)
+}
+
+func (e *historyEntry) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	v, errno := e.version(ctx)
+	if errno != 0 {
+		return errno
+	}
+	e.fillAttr(v, &out.Attr)
+	out.SetTimeout(cacheTimeout)
+	return 0
+}
+
+// historyHandle is an open entry: the version's content as it was at open.
+type historyHandle struct{ data []byte }
+
+func (e *historyEntry) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
+		return nil, 0, e.sm.srv.readOnlyHistory("open for writing", e.show())
+	}
+	if e.sm.row.isGone() {
+		return nil, 0, e.sm.refuseGone("open", e.show())
+	}
+	v, err := e.sm.srv.db.HistoryVersion(detach(ctx), e.sm.id, e.path, e.id)
+	if err != nil {
+		return nil, 0, e.sm.errnoOf("open", e.show(), err)
+	}
+	h := &historyHandle{}
+	if v.Content != nil && v.RedactedAt == nil {
+		h.data = []byte(*v.Content)
+	}
+	v.Content = nil
+	e.v.Store(v)
+	// A version's content never changes; a redaction drops the pages
+	// (changed).
+	return h, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
+}
+
+func (e *historyEntry) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h, ok := f.(*historyHandle)
+	if !ok {
+		return nil, syscall.EBADF
+	}
+	if off >= int64(len(h.data)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	return fuse.ReadResultData(h.data[off:min(int64(len(h.data)), off+int64(len(dest)))]), 0
+}
+
+// The xattrs of an entry: those of a live file, and what the version did.
+const (
+	xattrOperation = "user.memfs.operation"
+	xattrTime      = "user.memfs.time"
+	xattrPath      = "user.memfs.path"
+	// xattrEmpty says why an entry reads empty: a deletion, or redacted.
+	xattrEmpty = "user.memfs.empty"
+)
+
+// entryXattrs are the entry's attributes, in listing order.
+func entryXattrs(v *versions.Version, path string) [][2]string {
+	out := [][2]string{{xattrID, v.MemoryID}, {xattrVersion, v.ID}}
+	if v.ContentSHA256 != nil {
+		out = append(out, [2]string{xattrSHA256, *v.ContentSHA256})
+	}
+	if v.CreatedBy != nil {
+		out = append(out, [2]string{xattrWriter, v.CreatedBy.Type + ":" + v.CreatedBy.ID})
+	}
+	out = append(out, [2]string{xattrOperation, string(v.Operation)}, [2]string{xattrTime, v.CreatedAt.UTC().Format(time.RFC3339Nano)},
+		[2]string{xattrPath, path})
+	switch {
+	case v.RedactedAt != nil:
+		why := "redacted at " + v.RedactedAt.UTC().Format(time.RFC3339Nano)
+		if v.RedactedBy != nil {
+			why += " by " + v.RedactedBy.Type + ":" + v.RedactedBy.ID
+		}
+		out = append(out, [2]string{xattrEmpty, why})
+	case v.Operation == versions.OpDeleted:
+		out = append(out, [2]string{xattrEmpty, "deleted: this version records the memory's deletion; the one before it holds its last content"})
+	}
+	return out
+}
+
+func (e *historyEntry) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	v, errno := e.version(ctx)
+	if errno != 0 {
+		return 0, errno
+	}
+	for _, kv := range entryXattrs(v, e.path) {
+		if kv[0] == attr {
+			return xattrReply([]byte(kv[1]), dest)
+		}
+	}
+	return 0, syscall.ENODATA
+}
+
+func (e *historyEntry) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	v, errno := e.version(ctx)
+	if errno != 0 {
+		return 0, errno
+	}
+	var b []byte
+	for _, kv := range entryXattrs(v, e.path) {
+		b = append(append(b, kv[0]...), 0)
+	}
+	return xattrReply(b, dest)
+}
+
+// readOnlyHistory is the refusal of every change in the history tree.
+func (s *Server) readOnlyHistory(op, path string) syscall.Errno {
+	return s.refuse(op, path, syscall.EROFS, "the history is read-only: to restore a version, copy it over the live file (cp .history/STORE/PATH/ENTRY STORE/PATH)")
+}
+
+// Every route that would change the tree fails with EROFS, in a
+// read_write store's history too.
+
+func (h *historyRoot) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	return nil, nil, 0, h.srv.readOnlyHistory("create", historyName+"/"+name)
+}
+func (h *historyRoot) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, h.srv.readOnlyHistory("mkdir", historyName+"/"+name)
+}
+func (h *historyRoot) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, h.srv.readOnlyHistory("mknod", historyName+"/"+name)
+}
+func (h *historyRoot) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, h.srv.readOnlyHistory("symlink", historyName+"/"+name)
+}
+func (h *historyRoot) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, h.srv.readOnlyHistory("link", historyName+"/"+name)
+}
+func (h *historyRoot) Unlink(ctx context.Context, name string) syscall.Errno {
+	return h.srv.readOnlyHistory("unlink", historyName+"/"+name)
+}
+func (h *historyRoot) Rmdir(ctx context.Context, name string) syscall.Errno {
+	return h.srv.readOnlyHistory("rmdir", historyName+"/"+name)
+}
+func (h *historyRoot) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	return h.srv.readOnlyHistory("rename", historyName+"/"+name)
+}
+func (h *historyRoot) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return h.srv.readOnlyHistory("setattr", historyName)
+}
+func (h *historyRoot) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	return h.srv.readOnlyHistory("setxattr", historyName)
+}
+func (h *historyRoot) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	return h.srv.readOnlyHistory("removexattr", historyName)
+}
+func (h *historyRoot) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	return 0, syscall.ENODATA
+}
+func (h *historyRoot) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	return 0, 0
+}
+
+func (d *historyDir) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	return nil, nil, 0, d.sm.srv.readOnlyHistory("create", d.show()+"/"+name)
+}
+func (d *historyDir) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, d.sm.srv.readOnlyHistory("mkdir", d.show()+"/"+name)
+}
+func (d *historyDir) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, d.sm.srv.readOnlyHistory("mknod", d.show()+"/"+name)
+}
+func (d *historyDir) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, d.sm.srv.readOnlyHistory("symlink", d.show()+"/"+name)
+}
+func (d *historyDir) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, d.sm.srv.readOnlyHistory("link", d.show()+"/"+name)
+}
+func (d *historyDir) Unlink(ctx context.Context, name string) syscall.Errno {
+	return d.sm.srv.readOnlyHistory("unlink", d.show()+"/"+name)
+}
+func (d *historyDir) Rmdir(ctx context.Context, name string) syscall.Errno {
+	return d.sm.srv.readOnlyHistory("rmdir", d.show()+"/"+name)
+}
+func (d *historyDir) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	return d.sm.srv.readOnlyHistory("rename", d.show()+"/"+name)
+}
+func (d *historyDir) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return d.sm.srv.readOnlyHistory("setattr", d.show())
+}
+func (d *historyDir) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	return d.sm.srv.readOnlyHistory("setxattr", d.show())
+}
+func (d *historyDir) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	return d.sm.srv.readOnlyHistory("removexattr", d.show())
+}
+func (d *historyDir) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	return 0, syscall.ENODATA
+}
+func (d *historyDir) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	return 0, 0
+}
+
+func (e *historyEntry) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return e.sm.srv.readOnlyHistory("setattr", e.show())
+}
+func (e *historyEntry) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	return 0, e.sm.srv.readOnlyHistory("write", e.show())
+}
+func (e *historyEntry) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	return e.sm.srv.readOnlyHistory("setxattr", e.show())
+}
+func (e *historyEntry) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	return e.sm.srv.readOnlyHistory("removexattr", e.show())
+}
+func (e *historyEntry) Fallocate(ctx context.Context, f fs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
+	return e.sm.srv.readOnlyHistory("fallocate", e.show())
+}
+
+// changed makes the kernel forget what it holds of the history of the
+// paths a batch of the feed changed: names it found absent along each path
+// (a new path, a new version's directory) and what the entries of each
+// path show (a redaction). A change of the whole store drops every node of
+// its history. Called by the watcher, holding nothing.
+func (d *historyDir) changed(paths []string, whole bool) {
+	if whole {
+		d.dropAll()
+		return
+	}
+	for _, p := range paths {
+		node := d
+		for _, seg := range pathSegments(p) {
+			ch := node.GetChild(seg)
+			if ch == nil {
+				// The kernel may hold the name as absent.
+				node.NotifyEntry(seg)
+				node = nil
+				break
+			}
+			next, ok := ch.Operations().(*historyDir)
+			if !ok {
+				node = nil
+				break
+			}
+			node = next
+		}
+		if node == nil {
+			continue
+		}
+		for _, ch := range node.Children() {
+			if e, ok := ch.Operations().(*historyEntry); ok {
+				e.stale()
+				ch.NotifyContent(0, 0)
+			}
+		}
+	}
+}
+
+// dropAll makes the kernel forget every node of the store's history: the
+// store was deleted or imported again.
+func (d *historyDir) dropAll() {
+	type known struct {
+		parent *fs.Inode
+		name   string
+		in     *fs.Inode
+	}
+	todo := []known{{in: &d.Inode}}
+	for i := 0; i < len(todo); i++ {
+		for name, ch := range todo[i].in.Children() {
+			todo = append(todo, known{todo[i].in, name, ch})
+		}
+	}
+	for i := len(todo) - 1; i >= 0; i-- {
+		k := todo[i]
+		if e, ok := k.in.Operations().(*historyEntry); ok {
+			e.stale()
+		}
+		k.in.NotifyContent(0, 0)
+		if k.parent != nil {
+			k.parent.NotifyEntry(k.name)
+		}
+	}
+	// With the store's name go the names the kernel holds as absent
+	// below it.
+	if name, parent := d.Parent(); parent != nil {
+		parent.NotifyEntry(name)
+	}
+}
