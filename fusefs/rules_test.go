@@ -16,8 +16,8 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// The root holds one directory per store, named by slug, and
-// nothing can be created, renamed or removed in it.
+// The root holds one directory per store, named by slug, and the history
+// tree, and nothing can be created, renamed or removed in it.
 func TestRootReadOnly(t *testing.T) {
 	e := newEnv(t)
 	a, b := e.store(t, "Demo Memory"), e.store(t, "R&D Notes")
@@ -31,7 +31,7 @@ func TestRootReadOnly(t *testing.T) {
 		got = append(got, n.Name())
 	}
 	sort.Strings(got)
-	if want := "demo-memory,r-d-notes"; strings.Join(got, ",") != want {
+	if want := ".history,demo-memory,r-d-notes"; strings.Join(got, ",") != want {
 		t.Errorf("root lists %v, want %s", got, want)
 	}
 	root := m.root
@@ -39,6 +39,8 @@ func TestRootReadOnly(t *testing.T) {
 	wantErrno(t, "mkdir in root", os.Mkdir(filepath.Join(root, "d"), 0o755), syscall.EROFS)
 	wantErrno(t, "rename a store dir", os.Rename(filepath.Join(root, "demo-memory"), filepath.Join(root, "other")), syscall.EROFS)
 	wantErrno(t, "rmdir a store dir", syscall.Rmdir(filepath.Join(root, "demo-memory")), syscall.EROFS)
+	wantErrno(t, "rename the history", os.Rename(filepath.Join(root, ".history"), filepath.Join(root, "other")), syscall.EROFS)
+	wantErrno(t, "rmdir the history", syscall.Rmdir(filepath.Join(root, ".history")), syscall.EROFS)
 	wantErrno(t, "chmod root", os.Chmod(root, 0o700), syscall.EROFS)
 	wantErrno(t, "symlink in root", os.Symlink("x", filepath.Join(root, "l")), syscall.EROFS)
 	checkAlive(t, m.dir(0))

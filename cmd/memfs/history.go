@@ -29,7 +29,7 @@ func restoreCommand() *cli.Command {
 func logCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "log",
-		Usage: "show a store's history for people, newest first: one memory's (also after its deletion) or a directory's",
+		Usage: "show a store's history for people, newest first: a path's (also of deleted memories), one memory's or a directory's",
 		Description: "PATH is a path (every version saved at it, deleted and recreated memories included), a mem_ id\n" +
 			"(one memory's versions, wherever saved), or a directory ending in / (everything saved below it). On a terminal the log goes through $PAGER.",
 		ArgsUsage: "STORE [PATH | DIR/ | MEMORY_ID]",

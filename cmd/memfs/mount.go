@@ -31,6 +31,7 @@ func mountCommand() *cli.Command {
 			&cli.IntFlag{Name: "uid", Value: -1, Usage: "owner `UID` of every file (default: the daemon's)"},
 			&cli.IntFlag{Name: "gid", Value: -1, Usage: "group `GID` of every file (default: the daemon's)"},
 			&cli.BoolFlag{Name: "debug", Usage: "log every FUSE request (very verbose)"},
+			historyFlag(),
 			&cli.Int64Flag{Name: "max-unsaved-bytes", Value: fusefs.DefaultMaxUnsavedBytes, Usage: "hold at most `N` bytes of unsaved data (open buffers, files deleted while open, scratch files); a write past it fails with ENOSPC"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics (saves, refusals by errno, change-feed lag) at http://`ADDR`/metrics"},
 			&cli.BoolFlag{Name: "end-session", Usage: "end the --session when the mount exits, as a mount with --store does (memfs run's daemon: a killed run still ends its session)"},
@@ -67,7 +68,8 @@ func mountAction(c *cli.Context) error {
 	// Its log may go to a terminal it runs in the background of (memfs
 	// run): with `stty tostop` a write would stop it, and the mount with it.
 	signal.Ignore(syscall.SIGTTOU)
-	o := fusefs.Options{Strict: c.Bool("strict"), Debug: c.Bool("debug"), Logger: slog.Default(), MaxUnsavedBytes: c.Int64("max-unsaved-bytes")}
+	o := fusefs.Options{Strict: c.Bool("strict"), Debug: c.Bool("debug"), Logger: slog.Default(), MaxUnsavedBytes: c.Int64("max-unsaved-bytes"),
+		HideHistory: !c.Bool("history")}
 	if o.MaxUnsavedBytes <= 0 {
 		return usageFor(c, "--max-unsaved-bytes must be a positive number of bytes, not %d", o.MaxUnsavedBytes)
 	}
@@ -169,4 +171,9 @@ func signalReady(fd int) {
 		slog.Warn("writing ready to --ready-fd failed", "fd", fd, "err", err)
 	}
 	f.Close()
+}
+
+// historyFlag shows or hides the read-only .history tree in the mount root.
+func historyFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "history", Value: true, Usage: "show every file's versions, read-only, under .history/STORE/PATH/ in the mount root (cp one back over the file to restore it); --history=false hides them"}
 }

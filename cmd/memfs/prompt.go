@@ -19,7 +19,7 @@ func promptCommand() *cli.Command {
 		Name:      "prompt",
 		Usage:     "print the session's memory section for an agent's system prompt",
 		ArgsUsage: "ID",
-		Flags:     []cli.Flag{runMountRootFlag("show mount paths under `DIR`")},
+		Flags:     []cli.Flag{runMountRootFlag("show mount paths under `DIR`"), historyFlag()},
 		Action:    sessionPrompt,
 	}
 }
@@ -61,7 +61,7 @@ func sessionPrompt(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		text, err := sessionPromptText(ctx, db, sess, root)
+		text, err := sessionPromptText(ctx, db, sess, root, c.Bool("history"))
 		if err != nil {
 			return err
 		}
@@ -69,8 +69,9 @@ func sessionPrompt(c *cli.Context) error {
 	})
 }
 
-// sessionPromptText renders the prompt with each store's current size limit.
-func sessionPromptText(ctx context.Context, db *versions.DB, sess *versions.Session, root string) (string, error) {
+// sessionPromptText renders the prompt with each store's current size
+// limit; history says the mount shows the .history tree.
+func sessionPromptText(ctx context.Context, db *versions.DB, sess *versions.Session, root string, history bool) (string, error) {
 	limits := make([]int, len(sess.Resources))
 	for i, a := range sess.Resources {
 		s, err := db.GetStore(ctx, a.StoreID)
@@ -79,7 +80,11 @@ func sessionPromptText(ctx context.Context, db *versions.DB, sess *versions.Sess
 		}
 		limits[i] = s.MaxMemoryBytes
 	}
-	return renderPrompt(sess, root, limits), nil
+	text := renderPrompt(sess, root, limits)
+	if history && len(sess.Resources) > 0 {
+		text += renderHistoryPrompt(root, sess.Resources[0])
+	}
+	return text, nil
 }
 
 // renderPrompt writes the memory section of an agent's system prompt:
@@ -125,6 +130,19 @@ func renderPrompt(sess *versions.Session, root string, maxBytes []int) string {
 		"Writing in a read-only store fails with EROFS (\"Read-only file system\"), and so does creating anything directly in %s/, "+
 		"which is itself read-only: create files and directories only inside a store's directory.\n", strings.TrimSuffix(root, "/"))
 	return b.String()
+}
+
+// renderHistoryPrompt tells the agent where earlier versions are and how to
+// restore one, with the first store as the example.
+func renderHistoryPrompt(root string, a versions.Attachment) string {
+	root = strings.TrimSuffix(root, "/")
+	store := strings.TrimSuffix(promptStoreDir(root, a), "/")
+	slug := path.Base(store)
+	return fmt.Sprintf("\nEarlier versions of every file, deleted files included, are readable (never writable) under %s/.history/: "+
+		"%s/.history/%s/notes.md/ is a directory with one file per version saved at %s/notes.md, named TIME-OPERATION-VERSION_ID "+
+		"so that ls lists them oldest first (a deletion reads empty). To undo a change, copy a version back over the file: "+
+		"cp %s/.history/%s/notes.md/ENTRY %s/notes.md saves it as a new version.\n",
+		root, root, slug, store, root, slug, store)
 }
 
 // promptStoreDir is where an attachment is mounted under root, with a trailing

@@ -59,6 +59,7 @@ func runCommand() *cli.Command {
 			&cli.IntFlag{Name: "pids", Value: sandbox.DefaultPids, Usage: "at most `N` processes and threads for CMD (0: no limit)"},
 			&cli.StringFlag{Name: "memory", Usage: "at most `SIZE` of memory for CMD, e.g. 2G or 512M (needs a cgroup memory controller)"},
 			&cli.StringFlag{Name: "tmp-size", Value: "64M", Usage: "at most `SIZE` written to CMD's private /tmp and home there (host memory, outside --memory)"},
+			historyFlag(),
 			&cli.Int64Flag{Name: "max-unsaved-bytes", Value: fusefs.DefaultMaxUnsavedBytes, Usage: "the mount daemon holds at most `N` bytes of CMD's unsaved data (open buffers, files deleted while open, scratch files); a write past it fails with ENOSPC"},
 			&cli.Float64Flag{Name: "cpus", Usage: "at most `N` CPUs' time for CMD, e.g. 1.5 (needs a cgroup cpu controller)"},
 		},
@@ -133,7 +134,8 @@ func runSandboxed(c *cli.Context) error {
 	if c.Int64("max-unsaved-bytes") <= 0 {
 		return usageFor(c, "--max-unsaved-bytes must be a positive number of bytes, not %d", c.Int64("max-unsaved-bytes"))
 	}
-	spec.Serve = []string{self, "mount", "--ready-fd", "3", "--max-unsaved-bytes", strconv.FormatInt(c.Int64("max-unsaved-bytes"), 10)} // completed with the session below
+	spec.Serve = []string{self, "mount", "--ready-fd", "3", "--max-unsaved-bytes", strconv.FormatInt(c.Int64("max-unsaved-bytes"), 10),
+		"--history=" + strconv.FormatBool(c.Bool("history"))} // completed with the session below
 	if err := spec.Validate(); err != nil {
 		return runSandboxError(err)
 	}
@@ -202,7 +204,7 @@ func runSession(c *cli.Context, db *versions.DB, id string, stores []string, roo
 			return nil, "", err
 		}
 	}
-	prompt, err := sessionPromptText(cx, db, sess, root)
+	prompt, err := sessionPromptText(cx, db, sess, root, c.Bool("history"))
 	if err != nil {
 		// The session never ran: do not leave it open.
 		_, _ = db.EndSession(cx, sess.ID)
