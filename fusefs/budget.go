@@ -12,8 +12,11 @@ import (
 // grow the daemon without limit.
 const DefaultMaxUnsavedBytes = 64 << 20
 
-// unsavedBudget counts the bytes of the mount's buffers grown by writes
-// and truncates. It takes no lock, so it may be used under any other.
+// unsavedBudget counts the bytes of every buffer the mount holds: the
+// content loaded for open files, what writes and truncates add, files
+// unlinked while open (their buffer lives until the last close) and
+// scratch files and held backups (their buffer is their only copy). It
+// takes no lock, so it may be used under any other.
 type unsavedBudget struct {
 	max  int64
 	used atomic.Int64
@@ -48,7 +51,7 @@ func (b *unsavedBudget) give(n int64) {
 }
 
 func (b *unsavedBudget) reason() string {
-	return fmt.Sprintf("the mount holds at most %d bytes of unsaved data (open buffers, files deleted while open, scratch files); close or save open files, then write again", b.max)
+	return fmt.Sprintf("the mount holds at most %d bytes of unsaved data (the content of open files, files deleted while open, scratch files); close open files or remove scratch files, then try again", b.max)
 }
 
 // growLocked reserves what taking the buffer to size bytes adds to the

@@ -2,11 +2,15 @@ package fusefs
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/memfs/memfs/versions"
 )
 
 // Files deleted while open keep their buffers in the daemon; past the
@@ -127,5 +131,67 @@ func TestUnsavedBudgetScratch(t *testing.T) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, "notes.md"), bytes.Repeat([]byte("n"), 40_000), 0o644); err != nil {
 		t.Fatalf("write after the scratch file was deleted: %v", err)
+	}
+}
+
+// Opening files holds their content in the daemon whether or not much is
+// written: 900 files of 100 kB opened read-write, written one byte each,
+// unlinked and held are refused past a 1 MiB budget, and the budget is
+// back once they are closed.
+func TestUnsavedBudgetOpenedFiles(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "opened")
+	const budget, files, size = 1 << 20, 900, 100_000
+	content := strings.Repeat("m", size)
+	for i := range files {
+		if _, err := e.db.CreateMemory(t.Context(), st.ID, fmt.Sprintf("/f%03d.md", i), content, versions.UserActor("test")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, dir := e.mountStore(t, st, Options{MaxUnsavedBytes: budget})
+	var held []*os.File
+	defer func() {
+		for _, f := range held {
+			f.Close()
+		}
+	}()
+	var refused error
+	for i := range files {
+		p := filepath.Join(dir, fmt.Sprintf("f%03d.md", i))
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err == nil {
+			held = append(held, f)
+			_, err = f.WriteAt([]byte("x"), 0)
+		}
+		if err == nil {
+			err = os.Remove(p)
+		}
+		if err != nil {
+			refused = err
+			break
+		}
+	}
+	wantErrno(t, "opening past the budget", refused, syscall.ENOSPC)
+	if len(held)*size > budget {
+		t.Errorf("%d files of %d bytes held under a budget of %d", len(held), size, budget)
+	}
+	if !strings.Contains(e.log.String(), "bytes of unsaved data") {
+		t.Errorf("the refusal is not logged with its reason:\n%s", e.log.String())
+	}
+	for _, f := range held {
+		f.Close()
+	}
+	held = nil
+	// The last handle's release gives the bytes back after close returns.
+	p := filepath.Join(dir, fmt.Sprintf("f%03d.md", files-1))
+	for try := 0; ; try++ {
+		b, err := os.ReadFile(p)
+		if err == nil && len(b) == size {
+			break
+		}
+		if try == 100 {
+			t.Fatalf("reading a file after the held ones were closed: %d bytes, %v", len(b), err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

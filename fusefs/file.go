@@ -285,11 +285,20 @@ func (n *fileNode) loadLocked(ctx context.Context, reload bool) syscall.Errno {
 		n.head = m.VersionID
 		contents.put(m.ID, m.VersionID, content)
 	}
+	// A loaded buffer is held for the mount as much as written bytes are
+	// (budget.go): open files are what grows the daemon.
+	if int64(len(content)) > n.charged {
+		p, _ := n.path()
+		if e := n.growLocked("open", p, int64(len(content))); e != 0 {
+			return e
+		}
+	}
 	if n.buf == nil {
 		n.buf = &buffer{}
 	}
 	n.buf.data, n.buf.base, n.buf.stale = []byte(content), n.head, false
 	n.size = int64(len(content))
+	n.settleLocked()
 	return 0
 }
 
