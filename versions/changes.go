@@ -139,6 +139,9 @@ func (db *DB) Changes(ctx context.Context, storeID string, after FeedPos) ([]Cha
 			}
 			pos.v = max(pos.v, c.Seq)
 			c.PrevPath, c.MemoryID, c.VersionID, c.SHA256, c.Size = prev.String, memID.String, verID.String, sha.String, int(size.Int64)
+			if !verID.Valid {
+				c.VersionID = versionID(c.Seq, at)
+			}
 			switch Operation(op) {
 			case OpCreated:
 				c.Op = ChangeCreated

@@ -220,11 +220,8 @@ func renameFile(r *run, s *storeRow, src *memRow, to string, noReplace bool, by 
 			return nil, &Error{Code: CodePathConflict, ConflictingMemoryID: dst.ID, ConflictingPath: to,
 				Message: "a memory already exists at " + to + " (" + dst.ID + "): delete it first or allow replacing it"}
 		}
-		content, err := headContent(r, src.head)
-		if err != nil {
-			return nil, err
-		}
-		m, err := applyUpdate(r, s, dst, MemoryUpdate{Content: &content}, src.ContentSHA256, by)
+		// The destination's new version references the source's content.
+		m, err := applyUpdate(r, s, dst, MemoryUpdate{from: src.head, fromSize: src.ContentSize}, src.ContentSHA256, by)
 		if err != nil {
 			return nil, err
 		}

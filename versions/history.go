@@ -3,6 +3,7 @@ package versions
 import (
 	"context"
 	"database/sql"
+	"math"
 	"strings"
 	"time"
 )
@@ -28,16 +29,20 @@ func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent
 	v := Version{StoreID: storeID}
 	var seq, created int64
 	var op string
-	var actorType, actorID, redactorType, redactorID, path, sha, content sql.NullString
+	var id, actorType, actorID, redactorType, redactorID, path, sha, content sql.NullString
 	var redacted, size sql.NullInt64
 	var restoredFrom sql.NullString
-	dest := []any{&seq, &v.ID, &v.MemoryID, &op, &created, &actorType, &actorID, &v.Conflict,
+	dest := []any{&seq, &id, &v.MemoryID, &op, &created, &actorType, &actorID, &v.Conflict,
 		&redacted, &redactorType, &redactorID, &path, &sha, &size, &restoredFrom}
 	if withContent {
 		dest = append(dest, &content)
 	}
 	if err := sc.Scan(dest...); err != nil {
 		return nil, 0, err
+	}
+	v.ID = id.String
+	if !id.Valid {
+		v.ID = versionID(seq, created)
 	}
 	v.Operation, v.CreatedAt, v.RedactedAt = Operation(op), fromNanos(created), nullTime(redacted)
 	if actorType.Valid {
@@ -119,7 +124,7 @@ func versionListQuery(o VersionListOptions, limit int) (string, []any, error) {
 	var q strings.Builder
 	q.WriteString("SELECT " + versionCols)
 	if o.View == ViewFull {
-		q.WriteString(", content")
+		q.WriteString(", " + contentOf("versions"))
 	}
 	q.WriteString(" FROM versions WHERE seq > ? AND seq < ?")
 	args := []any{nil, nil}
@@ -165,16 +170,65 @@ func versionNotFound(storeID, id string) error {
 
 // loadVersion reads one version of a store with its content.
 func loadVersion(r *run, s *storeRow, id string) (*Version, int64, error) {
-	st, err := r.stmt("SELECT " + versionCols + ", content FROM versions WHERE id = ? AND seq > ? AND seq < ?")
+	lo, hi := s.versionRange()
+	seq, err := findVersion(r, id, lo, hi)
 	if err != nil {
 		return nil, 0, err
 	}
-	lo, hi := s.versionRange()
-	v, seq, err := scanVersion(st.QueryRowContext(r.ctx, id, lo, hi), s.ID, true)
+	if seq == 0 {
+		return nil, 0, versionNotFound(s.ID, id)
+	}
+	st, err := r.stmt("SELECT " + versionCols + ", " + contentOf("versions") + " FROM versions WHERE seq = ?")
+	if err != nil {
+		return nil, 0, err
+	}
+	v, seq, err := scanVersion(st.QueryRowContext(r.ctx, seq), s.ID, true)
 	if err == sql.ErrNoRows {
 		return nil, 0, versionNotFound(s.ID, id)
 	}
 	return v, seq, err
+}
+
+// findVersion returns the row of the version id names between lo and hi
+// (a store's range; 0, 0: any), or 0: an id stored in the row (a version
+// from before ids encoded rows, or imported) by the partial index of
+// those, else the row an encoded id names, if it has no id of its own and
+// was created in the millisecond the id says (see versionID).
+func findVersion(r *run, id string, lo, hi int64) (int64, error) {
+	if hi == 0 {
+		hi = math.MaxInt64
+	}
+	var seq int64
+	err := r.scan("SELECT seq FROM versions WHERE id = ? AND seq > ? AND seq < ?", []any{id, lo, hi}, &seq)
+	if err != sql.ErrNoRows {
+		return seq, err
+	}
+	enc, ms, ok := versionSeq(id)
+	if !ok || enc <= lo || enc >= hi {
+		return 0, nil
+	}
+	var created int64
+	err = r.scan("SELECT created_at FROM versions WHERE seq = ? AND id IS NULL", []any{enc}, &created)
+	if err == sql.ErrNoRows || err == nil && created/1e6 != ms {
+		return 0, nil
+	}
+	return enc, err
+}
+
+// contentOf is the SQL of the content of the version row v: its own, or
+// that of the version it references (a rename, see newVersion.contentOf).
+func contentOf(v string) string {
+	return "coalesce(" + v + ".content, (SELECT c.content FROM versions c WHERE c.seq = " + v + ".content_of))"
+}
+
+// keepReferenced copies into the versions that where selects the content
+// they reference, before the versions holding it lose it (pruned or
+// redacted). where bounds them to the store's range: a referencing
+// version always comes after the one it references.
+func keepReferenced(r *run, where string, args ...any) error {
+	_, err := r.exec(`UPDATE versions SET content = (SELECT c.content FROM versions c WHERE c.seq = versions.content_of), content_of = NULL
+		WHERE `+where, args...)
+	return err
 }
 
 // GetVersion returns one version with its content.
@@ -234,7 +288,11 @@ func (db *DB) RedactVersion(ctx context.Context, storeID, versionID string, by A
 				return err
 			}
 		}
-		if _, err := r.exec(`UPDATE versions SET content = NULL, path = NULL, prev_path = NULL, sha = NULL, size = NULL,
+		_, hi := s.versionRange()
+		if err := keepReferenced(r, "seq > ?1 AND seq < ?2 AND content_of = ?1", seq, hi); err != nil {
+			return err
+		}
+		if _, err := r.exec(`UPDATE versions SET content = NULL, content_of = NULL, path = NULL, prev_path = NULL, sha = NULL, size = NULL,
 			redacted_at = ?, redactor_type = ?, redactor_id = ? WHERE seq = ?`, now, rt, rid, seq); err != nil {
 			return err
 		}
@@ -282,7 +340,7 @@ func (db *DB) Restore(ctx context.Context, storeID, versionID, path string, by A
 			if out, err = applyUpdate(r, s, m, u, *v.ContentSHA256, by); err != nil || out.VersionID == head {
 				return err // an error, or nothing to change: no version
 			}
-			return markRestored(r, out.VersionID, v.ID)
+			return markRestored(r, out.Seq, v.ID)
 		}
 		if path == "" {
 			path = *v.Path
@@ -296,15 +354,15 @@ func (db *DB) Restore(ctx context.Context, storeID, versionID, path string, by A
 		if out, err = insertMemory(r, s, path, *v.Content, by); err != nil {
 			return err
 		}
-		return markRestored(r, out.VersionID, v.ID)
+		return markRestored(r, out.Seq, v.ID)
 	})
 	return out, err
 }
 
-// markRestored records in the version a restore appended which version it
-// took the content from.
-func markRestored(r *run, versionID, fromID string) error {
-	_, err := r.exec("UPDATE versions SET restored_from = ? WHERE id = ?", fromID, versionID)
+// markRestored records in the version a restore appended (at row seq)
+// which version it took the content from.
+func markRestored(r *run, seq int64, fromID string) error {
+	_, err := r.exec("UPDATE versions SET restored_from = ? WHERE seq = ?", fromID, seq)
 	return err
 }
 
@@ -353,6 +411,9 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 		if before[0], before[1], err = latestCounts(r, s); err != nil {
 			return err
 		}
+		if err := keepReferenced(r, "seq > ?4 AND seq < ?5 AND content_of IN ("+victims+")", s.seq, keepLast, cutoff, lo, hi); err != nil {
+			return err
+		}
 		if _, err = r.exec("DELETE FROM versions WHERE seq IN ("+victims+")", s.seq, keepLast, cutoff, lo, hi); err != nil {
 			return err
 		}
@@ -381,7 +442,7 @@ func (db *DB) Export(ctx context.Context, storeID string, emit func(v any) error
 		if err := emit(StoreExport{s.Store}); err != nil {
 			return err
 		}
-		rows, err := r.query("SELECT "+memCols+", v.content FROM memories m JOIN versions v ON v.seq = m.head WHERE m.store = ? ORDER BY m.path", s.seq)
+		rows, err := r.query("SELECT "+memCols+", "+contentOf("v")+" FROM memories m JOIN versions v ON v.seq = m.head WHERE m.store = ? ORDER BY m.path", s.seq)
 		if err != nil {
 			return err
 		}
@@ -419,7 +480,7 @@ func (db *DB) Export(ctx context.Context, storeID string, emit func(v any) error
 			return err
 		}
 		lo, hi := s.versionRange()
-		rows, err = r.query("SELECT "+versionCols+", content FROM versions WHERE seq > ? AND seq < ? ORDER BY seq", lo, hi)
+		rows, err = r.query("SELECT "+versionCols+", "+contentOf("versions")+" FROM versions WHERE seq > ? AND seq < ? ORDER BY seq", lo, hi)
 		if err != nil {
 			return err
 		}
@@ -452,7 +513,7 @@ func (db *DB) PreviousVersion(ctx context.Context, storeID, versionID string) (*
 			return err
 		}
 		lo, _ := s.versionRange()
-		rows, err := r.query("SELECT "+versionCols+", content FROM versions WHERE memory_id = ? AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT 1",
+		rows, err := r.query("SELECT "+versionCols+", "+contentOf("versions")+" FROM versions WHERE memory_id = ? AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT 1",
 			v.MemoryID, lo, seq)
 		if err != nil {
 			return err

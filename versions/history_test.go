@@ -412,3 +412,78 @@ func TestF13Conflicts(t *testing.T) {
 		ok(t, err)
 	})
 }
+
+// A rename's version references the content it keeps; pruning or redacting
+// the version holding it leaves the rename's content whole.
+func TestRenameReferencesContent(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	m := create(t, db, s.ID, "/a", "the content")
+	renamed := update(t, db, s.ID, m.ID, versions.MemoryUpdate{Path: ptr("/b")})
+	if renamed.Content == nil || *renamed.Content != "the content" {
+		t.Fatalf("UpdateMemory of a rename returned %+v", renamed)
+	}
+	again, err := db.Rename(ctx, s.ID, "/b", "/c", false, me)
+	ok(t, err)
+	// A file renamed onto another: the destination takes the content.
+	o := create(t, db, s.ID, "/o", "other content")
+	onto, err := db.Rename(ctx, s.ID, "/c", "/o", false, me)
+	ok(t, err)
+	if onto.ID != o.ID {
+		t.Fatalf("renamed onto %s, got %+v", o.ID, onto)
+	}
+	content := func(id string) string {
+		t.Helper()
+		v, err := db.GetVersion(ctx, s.ID, id)
+		ok(t, err)
+		if v.Content == nil {
+			t.Fatalf("version %s has no content", id)
+		}
+		return *v.Content
+	}
+	for _, id := range []string{m.VersionID, renamed.VersionID, again.VersionID, onto.VersionID} {
+		if got := content(id); got != "the content" {
+			t.Fatalf("version %s: %q", id, got)
+		}
+	}
+	got, err := db.GetMemory(ctx, s.ID, "/o")
+	ok(t, err)
+	if *got.Content != "the content" || got.ContentSize != len("the content") {
+		t.Fatalf("memory %+v", got)
+	}
+	before, err := db.GetStore(ctx, s.ID)
+	ok(t, err)
+	t.Run("redact-the-holder", func(t *testing.T) {
+		_, err := db.RedactVersion(ctx, s.ID, m.VersionID, me)
+		ok(t, err)
+		for _, id := range []string{renamed.VersionID, again.VersionID, onto.VersionID} {
+			if got := content(id); got != "the content" {
+				t.Fatalf("version %s after redacting the one it referenced: %q", id, got)
+			}
+		}
+	})
+	t.Run("prune-the-holders", func(t *testing.T) {
+		pruned, err := db.PruneVersions(ctx, s.ID, 0, 1)
+		ok(t, err)
+		if len(pruned) == 0 {
+			t.Fatal("nothing pruned")
+		}
+		got, err := db.GetMemory(ctx, s.ID, "/o")
+		ok(t, err)
+		if *got.Content != "the content" {
+			t.Fatalf("memory after pruning: %+v", got)
+		}
+		after, err := db.GetStore(ctx, s.ID)
+		ok(t, err)
+		freed := 0
+		for _, v := range pruned {
+			if v.ContentSize != nil {
+				freed += *v.ContentSize
+			}
+		}
+		// Redaction freed the first version's bytes.
+		if after.HistoryBytes != before.HistoryBytes-len("the content")-freed {
+			t.Fatalf("history bytes %d, before %d, freed %d", after.HistoryBytes, before.HistoryBytes, freed)
+		}
+	})
+}

@@ -2,6 +2,8 @@ package versions
 
 import (
 	"crypto/rand"
+	"encoding/binary"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,4 +37,44 @@ func (g *idGen) make(prefix string, t time.Time) string {
 		id = ulid.Make()
 	}
 	return prefix + id.String()
+}
+
+// A version's id encodes its row number, so that the versions table needs
+// no index on its ids: a ULID whose time is the version's creation (in
+// milliseconds) and whose 80 other bits are seqTag then the row number.
+// Versions written before (and versions imported from another database,
+// whatever their form) keep the id they were given in the versions
+// table's id column, which a partial index covers; a version with an
+// encoded id stores none.
+const seqTag = 0x5e90
+
+// versionID is the id of the version at row seq created at nanos.
+func versionID(seq, nanos int64) string {
+	var u ulid.ULID
+	if err := u.SetTime(uint64(nanos / 1e6)); err != nil {
+		// Beyond the year 10889: the time part is only ordering, clamp it.
+		u.SetTime(ulid.MaxTime())
+	}
+	binary.BigEndian.PutUint16(u[6:8], seqTag)
+	binary.BigEndian.PutUint64(u[8:16], uint64(seq))
+	return prefixVersion + u.String()
+}
+
+// versionSeq decodes an id versionID made: the row number and the creation
+// millisecond it names, which the row must also have (an id of the same
+// form from another database names another row or none).
+func versionSeq(id string) (seq int64, ms int64, ok bool) {
+	s, found := strings.CutPrefix(id, prefixVersion)
+	if !found {
+		return 0, 0, false
+	}
+	u, err := ulid.ParseStrict(s)
+	if err != nil || binary.BigEndian.Uint16(u[6:8]) != seqTag {
+		return 0, 0, false
+	}
+	seq = int64(binary.BigEndian.Uint64(u[8:16]))
+	if seq <= 0 {
+		return 0, 0, false
+	}
+	return seq, int64(u.Time()), true
 }

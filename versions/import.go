@@ -423,6 +423,13 @@ func importOne(r *run, st *importStore) (Imported, error) {
 		if err := importClash(r, "SELECT s.id FROM versions v JOIN stores s ON s.seq = v.store WHERE v.id = ?", v.ID, ObjectVersion, s.ID); err != nil {
 			return Imported{}, err
 		}
+		// An id of the encoded form may also name a row here that stores
+		// none (see versionID).
+		if enc, ms, ok := versionSeq(v.ID); ok {
+			if err := importClash(r, "SELECT s.id FROM versions v JOIN stores s ON s.seq = v.store WHERE v.seq = ? AND v.id IS NULL AND v.created_at / 1000000 = ?", v.ID, ObjectVersion, s.ID, enc, ms); err != nil {
+				return Imported{}, err
+			}
+		}
 		at, aid := actorCols(v.CreatedBy)
 		rt, rid := actorCols(v.RedactedBy)
 		var content any
@@ -468,10 +475,13 @@ func importOne(r *run, st *importStore) (Imported, error) {
 }
 
 // importClash refuses an id the database already holds: q selects the
-// store that holds it.
-func importClash(r *run, q, id string, obj Object, storeID string) error {
+// store that holds it, from args (default: the id).
+func importClash(r *run, q, id string, obj Object, storeID string, args ...any) error {
+	if args == nil {
+		args = []any{id}
+	}
 	var holder string
-	err := r.scan(q, []any{id}, &holder)
+	err := r.scan(q, args, &holder)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil

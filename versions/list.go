@@ -51,7 +51,7 @@ func (db *DB) ListMemories(ctx context.Context, storeID string, o MemoryListOpti
 	full := o.View == ViewFull
 	q := "SELECT " + memCols + " FROM memories m WHERE m.store = ? AND m.path >= ? AND m.path < ? ORDER BY m.path LIMIT ?"
 	if full {
-		q = "SELECT " + memCols + ", v.content FROM memories m JOIN versions v ON v.seq = m.head WHERE m.store = ? AND m.path >= ? AND m.path < ? ORDER BY m.path LIMIT ?"
+		q = "SELECT " + memCols + ", " + contentOf("v") + " FROM memories m JOIN versions v ON v.seq = m.head WHERE m.store = ? AND m.path >= ? AND m.path < ? ORDER BY m.path LIMIT ?"
 	}
 	page := &Page[MemoryItem]{Data: []MemoryItem{}}
 	err = db.read(ctx, "list memories", func(r *run) error {

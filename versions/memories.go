@@ -21,6 +21,10 @@ type MemoryUpdate struct {
 	KeepParentDir bool
 	// pathFree: the caller has checked that Path is free (renameFile).
 	pathFree bool
+	// from, instead of Content: the row of a version whose content (of
+	// fromSize bytes) becomes the memory's (a file renamed onto it).
+	from     int64
+	fromSize int
 }
 
 type MemoryDelete struct {
@@ -69,7 +73,7 @@ func (db *DB) GetMemory(ctx context.Context, storeID, ref string) (*Memory, erro
 		}
 		// The content by a correlated subquery: the equivalent JOIN
 		// measured over twice as slow (BenchmarkGetMemory).
-		m, err := scanMemory(r, storeID, true, `SELECT `+memCols+`, (SELECT content FROM versions WHERE seq = m.head)
+		m, err := scanMemory(r, storeID, true, `SELECT `+memCols+`, (SELECT `+contentOf("v")+` FROM versions v WHERE v.seq = m.head)
 			FROM memories m WHERE m.store = ? AND m.`+col+` = ?`, seq, ref)
 		if err == sql.ErrNoRows {
 			return memoryNotFound(storeID, ref)
@@ -110,7 +114,11 @@ func (db *DB) UpdateMemory(ctx context.Context, storeID, memoryID string, u Memo
 			// A retried request whose change already happened: succeed, write nothing.
 			u.Content, u.Path = nil, nil
 		}
-		out, err = applyUpdate(r, s, m, u, newSHA, by)
+		if out, err = applyUpdate(r, s, m, u, newSHA, by); err != nil || out.Content != nil {
+			return err
+		}
+		c, err := headContent(r, m.head) // renamed: the version references it
+		out.Content = &c
 		return err
 	})
 	return out, err
@@ -212,7 +220,7 @@ func memoryAt(r *run, storeSeq int64, storeID, path string) (*memRow, error) {
 
 func headContent(r *run, head int64) (string, error) {
 	var c sql.NullString
-	err := r.scan("SELECT content FROM versions WHERE seq = ?", []any{head}, &c)
+	err := r.scan("SELECT "+contentOf("v")+" FROM versions v WHERE v.seq = ?", []any{head}, &c)
 	return c.String, err
 }
 
@@ -277,9 +285,12 @@ func insertMemoryRoom(r *run, s *storeRow, path, content string, by Actor) (*Mem
 
 // applyUpdate changes a live memory's content and/or path, appending one
 // "modified" version, or nothing when nothing changes. newSHA is the
-// hash of *u.Content when it is set.
+// hash of the new content (*u.Content, or u.from's) when one is given. A
+// version that keeps the memory's content (a rename) or takes another
+// version's (u.from) references it rather than copying it, and the memory
+// returned then carries no content.
 func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, by Actor) (*Memory, error) {
-	contentChanged := u.Content != nil && newSHA != m.ContentSHA256
+	contentChanged := (u.Content != nil || u.from != 0) && newSHA != m.ContentSHA256
 	pathChanged := u.Path != nil && *u.Path != m.Path
 	if !contentChanged && !pathChanged {
 		c, err := headContent(r, m.head)
@@ -291,18 +302,18 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 		return nil, errorf(CodeStale, "memory %s at %s changed since it was read (its head is now %s, not %s): nothing was saved; re-read it and save again",
 			m.ID, m.Path, m.VersionID, u.BaseVersionID)
 	}
-	var content string
-	if contentChanged {
+	now := r.db.nowNanos()
+	nv := newVersion{memoryID: m.ID, op: OpModified, at: now, by: by, conflict: conflict}
+	switch {
+	case contentChanged && u.Content != nil:
 		if err := checkContent(*u.Content, s.MaxMemoryBytes); err != nil {
 			return nil, err
 		}
-		content = *u.Content
-	} else {
-		var err error
-		if content, err = headContent(r, m.head); err != nil {
-			return nil, err
-		}
-		newSHA = m.ContentSHA256
+		nv.content, nv.sha, nv.size = u.Content, newSHA, len(*u.Content)
+	case contentChanged:
+		nv.contentOf, nv.sha, nv.size = u.from, newSHA, u.fromSize
+	default:
+		nv.contentOf, nv.sha, nv.size = m.head, m.ContentSHA256, m.ContentSize
 	}
 	oldPath := m.Path
 	if pathChanged {
@@ -312,12 +323,9 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 			}
 		}
 		m.Path = *u.Path
-	}
-	now := r.db.nowNanos()
-	nv := newVersion{memoryID: m.ID, op: OpModified, path: m.Path, content: &content, sha: newSHA, at: now, by: by, conflict: conflict}
-	if pathChanged {
 		nv.prevPath = oldPath
 	}
+	nv.path = m.Path
 	head, vid, err := insertVersion(r, s, nv)
 	if err != nil {
 		return nil, err
@@ -326,15 +334,15 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 	// value: leave path out of a save that does not rename.
 	if pathChanged {
 		_, err = r.exec("UPDATE memories SET path = ?, head = ?, version_id = ?, sha = ?, size = ?, updated_at = ? WHERE ino = ?",
-			m.Path, head, vid, newSHA, len(content), now, m.Ino)
+			m.Path, head, vid, nv.sha, nv.size, now, m.Ino)
 	} else {
 		_, err = r.exec("UPDATE memories SET head = ?, version_id = ?, sha = ?, size = ?, updated_at = ? WHERE ino = ?",
-			head, vid, newSHA, len(content), now, m.Ino)
+			head, vid, nv.sha, nv.size, now, m.Ino)
 	}
 	if err != nil {
 		return nil, err
 	}
-	m.head, m.Seq, m.VersionID, m.ContentSHA256, m.ContentSize, m.UpdatedAt, m.Content = head, head, vid, newSHA, len(content), fromNanos(now), &content
+	m.head, m.Seq, m.VersionID, m.ContentSHA256, m.ContentSize, m.UpdatedAt, m.Content = head, head, vid, nv.sha, nv.size, fromNanos(now), nv.content
 	if pathChanged && u.KeepParentDir {
 		if err := keepDir(r, s, parentOf(oldPath)); err != nil {
 			return nil, err
@@ -359,17 +367,22 @@ func deleteMemory(r *run, s *storeRow, m *memRow, keepParent bool, by Actor) (in
 	return seq, nil
 }
 
-// newVersion is a version about to be appended; content nil for a deletion.
+// newVersion is a version about to be appended; content nil for a
+// deletion, or when contentOf names the version whose content it has.
 type newVersion struct {
 	memoryID string
 	op       Operation
 	path     string
 	content  *string
-	sha      string
-	at       int64
-	by       Actor
-	conflict bool
-	prevPath string // the path a rename moved the memory from
+	// contentOf: the row of a version whose content this one has (a
+	// rename); the new row references the version that holds it.
+	contentOf int64
+	sha       string
+	size      int
+	at        int64
+	by        Actor
+	conflict  bool
+	prevPath  string // the path a rename moved the memory from
 	// live is what the version changes in the store's count of live
 	// memories: +1 for a new memory, -1 for a deletion.
 	live int
@@ -378,53 +391,60 @@ type newVersion struct {
 // insertVersionQuery appends a version as the next of its store: the
 // store's versions are the rowid range (seq<<40, (seq+1)<<40) in commit
 // order (its writers are serialized), which makes the table its own change
-// feed. ?1 and ?2 bound the range. The version carries the store's running
-// counts (see storeRow): the latest version's plus ?17 bytes and ?18
-// memories, so that a save writes no row of the store.
-const insertVersionQuery = `INSERT INTO versions (seq, id, store, memory_id, operation, created_at, actor_type,
-	actor_id, conflict, origin, prev_path, path, sha, size, content, hist, live)
+// feed. ?1 and ?2 bound the range. Its id is the row number it gets
+// (versionID), so none is stored. A version that has the content of
+// version ?15 references the one holding it (content_of). The version
+// carries the store's running counts (see storeRow): the latest version's
+// plus ?17 bytes and ?18 memories, so that a save writes no row of the
+// store.
+const insertVersionQuery = `INSERT INTO versions (seq, store, memory_id, operation, created_at, actor_type,
+	actor_id, conflict, origin, prev_path, path, sha, size, content_of, content, hist, live)
 	VALUES (coalesce((SELECT seq FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), ?1) + 1,
-	?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+	?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
+	(SELECT coalesce(c.content_of, c.seq) FROM versions c WHERE c.seq = ?15), ?16,
 	coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?17,
 	coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?18)
 	RETURNING seq, hist, live`
 
+// insertVersion appends v and returns its row and id.
 func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err error) {
-	id = r.db.ids.make(prefixVersion, fromNanos(v.at))
-	var actorType, actorID, sha, content any
+	var actorType, actorID, sha, size, content, contentOf, prev any
 	if v.by.Type != "" {
 		actorType, actorID = v.by.Type, v.by.ID
 	}
-	var size any
-	if v.content != nil {
+	switch {
+	case v.content != nil:
 		sha, content, size = v.sha, r.db.d.blob(*v.content), len(*v.content)
+		v.size = len(*v.content)
+	case v.contentOf != 0:
+		sha, size, contentOf = v.sha, v.size, v.contentOf
+	default: // a deletion
+		v.size = 0
 	}
-	var prev any
 	if v.prevPath != "" {
 		prev = v.prevPath
-	}
-	var bytes int
-	if v.content != nil {
-		bytes = len(*v.content)
 	}
 	lo, hi := s.versionRange()
 	var hist, live int
 	err = r.scan(insertVersionQuery, []any{lo, hi,
-		id, s.seq, v.memoryID, string(v.op), v.at, actorType, actorID, v.conflict, r.db.originNum, prev, v.path, sha, size, content,
-		bytes, v.live}, &seq, &hist, &live)
+		s.seq, v.memoryID, string(v.op), v.at, actorType, actorID, v.conflict, r.db.originNum, prev, v.path, sha, size, contentOf, content,
+		v.size, v.live}, &seq, &hist, &live)
 	if err != nil {
 		return 0, "", err
 	}
 	r.changed = true
 	s.HistoryBytes, s.MemoryCount = s.histBase+hist, s.liveBase+live
-	if v.content != nil {
+	if sha != nil {
 		// Checked once the version is in, which is when the count is
-		// known; the error rolls the transaction back.
-		if err := checkQuota(s, bytes); err != nil {
+		// known; the error rolls the transaction back. A version that
+		// references its content counts it as one that copies it would,
+		// so that pruning the one holding it (which copies it over)
+		// changes no count.
+		if err := checkQuota(s, v.size); err != nil {
 			return 0, "", err
 		}
 	}
-	return seq, id, nil
+	return seq, versionID(seq, v.at), nil
 }
 
 // checkQuota refuses a version of n bytes, just counted in s.HistoryBytes,

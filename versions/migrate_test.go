@@ -78,4 +78,14 @@ func TestMigrateFirstSchemaForward(t *testing.T) {
 	if len(cs) != 1 || cs[0].Path != "/a.md" {
 		t.Fatalf("feed after a new save: %+v", cs)
 	}
+	// Old ids, kept in their rows, and new ones, encoding their rows,
+	// both resolve; an old id of the other store does not.
+	for _, id := range []string{"memver_1", "memver_3", up.VersionID} {
+		if v, err := db.GetVersion(ctx, "memstore_a", id); err != nil || v.ID != id {
+			t.Fatalf("GetVersion %s: %+v %v", id, v, err)
+		}
+	}
+	if _, err := db.GetVersion(ctx, "memstore_a", "memver_2"); versions.ErrorCode(err) != versions.CodeNotFound {
+		t.Fatalf("another store's version: %v", err)
+	}
 }

@@ -135,7 +135,7 @@ func (db *DB) PathHistory(ctx context.Context, storeID, path string, o PathHisto
 func pathHistoryQuery(content, oldestFirst bool) string {
 	cols, order := versionCols, "DESC"
 	if content {
-		cols += ", content"
+		cols += ", " + contentOf("versions")
 	}
 	if oldestFirst {
 		order = "ASC"
@@ -180,9 +180,14 @@ func redactedPlaces(r *run, storeSeq int64, storeID string) ([]placedVersion, er
 	var all []redacted
 	for rows.Next() {
 		var v redacted
-		if err := rows.Scan(&v.seq, &v.id, &v.memory, &v.at); err != nil {
+		var id sql.NullString
+		if err := rows.Scan(&v.seq, &id, &v.memory, &v.at); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		v.id = id.String
+		if !id.Valid {
+			v.id = versionID(v.seq, v.at)
 		}
 		all = append(all, v)
 	}
