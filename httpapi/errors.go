@@ -17,6 +17,7 @@ import (
 const (
 	TypeInvalidRequest     = "invalid_request_error"
 	TypeAuthentication     = "authentication_error"
+	TypePermission         = "permission_error"
 	TypeNotFound           = "not_found_error"
 	TypePathConflict       = "memory_path_conflict_error"
 	TypePreconditionFailed = "memory_precondition_failed_error"

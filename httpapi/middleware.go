@@ -18,8 +18,15 @@ type ctxKey struct{}
 
 // Actor is who a request acts as: the api_actor of its key.
 func Actor(r *http.Request) versions.Actor {
-	id, _ := r.Context().Value(ctxKey{}).(string)
-	return versions.Actor{Type: "api_actor", ID: id}
+	return versions.Actor{Type: "api_actor", ID: requestKey(r).ID}
+}
+
+// requestKey is the authenticated key of a request.
+func requestKey(r *http.Request) *versions.APIKey {
+	if k, ok := r.Context().Value(ctxKey{}).(*versions.APIKey); ok {
+		return k
+	}
+	return &versions.APIKey{}
 }
 
 // wrap puts a route's handler behind authentication, the limits, panic
@@ -56,7 +63,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, h HandlerFunc) er
 	if err != nil {
 		return err
 	}
-	id, err := s.o.Auth.AuthenticateAPIKey(r.Context(), key)
+	k, err := s.o.Auth.AuthenticateAPIKey(r.Context(), key)
 	if err != nil {
 		switch versions.ErrorCode(err) {
 		case versions.CodeNotFound, versions.CodeInvalid:
@@ -64,12 +71,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, h HandlerFunc) er
 		}
 		return fmt.Errorf("check API key: %w", err)
 	}
-	release, err := s.limit.acquire(r.Context(), id)
+	if err := checkScope(k, r); err != nil {
+		return err
+	}
+	release, err := s.limit.acquire(r.Context(), k.ID)
 	if err != nil {
 		return err
 	}
 	defer release()
-	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
+	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, k))
 	return h(w, r)
 }
 

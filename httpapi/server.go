@@ -17,12 +17,13 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// Authenticator checks an API key and returns the id of the key it is (the
-// api_key_id of what the request writes). A key that is unknown or revoked
-// is an error; an error that is not a *versions.Error with CodeNotFound or
-// CodeInvalid is a failure of the check itself (the database), not a 401.
+// Authenticator checks an API key and returns the key it is: its id (the
+// api_key_id of what the request writes) and its scope. A key that is
+// unknown or revoked is an error; an error that is not a *versions.Error
+// with CodeNotFound or CodeInvalid is a failure of the check itself (the
+// database), not a 401.
 type Authenticator interface {
-	AuthenticateAPIKey(ctx context.Context, key string) (keyID string, err error)
+	AuthenticateAPIKey(ctx context.Context, key string) (*versions.APIKey, error)
 }
 
 // Options configure a Server. Zero values mean the defaults noted.

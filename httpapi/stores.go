@@ -70,6 +70,7 @@ func (s *Server) listStores(w http.ResponseWriter, r *http.Request) error {
 		CreatedLTE:      q.time("created_at[lte]"),
 		Limit:           q.limit(),
 		Page:            q.str("page"),
+		OnlyKey:         onlyKey(r),
 	}
 	if q.err != nil {
 		return q.err

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -21,7 +22,26 @@ type APIKey struct {
 	Hint      string     `json:"partial_key_hint"` // the key's prefix and last characters
 	CreatedAt time.Time  `json:"created_at"`
 	RevokedAt *time.Time `json:"revoked_at"`
+	APIKeyScope
 }
+
+// APIKeyScope is what a key reaches. The zero scope is every store, read
+// and write.
+type APIKeyScope struct {
+	// StoreIDs, when not nil, are the only stores the key reaches (an
+	// empty list: none, as when every store it named was deleted).
+	StoreIDs []string `json:"store_ids"`
+	// ReadOnly keys change nothing.
+	ReadOnly bool `json:"read_only"`
+}
+
+// Reaches tells whether the scope includes the store.
+func (s APIKeyScope) Reaches(storeID string) bool {
+	return s.StoreIDs == nil || slices.Contains(s.StoreIDs, storeID)
+}
+
+// AllStores tells whether the scope is every store, the ones made later too.
+func (s APIKeyScope) AllStores() bool { return s.StoreIDs == nil }
 
 func (k APIKey) MarshalJSON() ([]byte, error) {
 	type plain APIKey
@@ -44,10 +64,16 @@ func hashKey(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// CreateAPIKey makes a key named name and returns it with the key itself,
-// which is not kept (only its SHA-256: 256 random bits need no slow hash)
-// and cannot be shown again.
+// CreateAPIKey makes a key named name that reaches every store.
 func (db *DB) CreateAPIKey(ctx context.Context, name string) (*APIKey, string, error) {
+	return db.CreateScopedAPIKey(ctx, name, APIKeyScope{})
+}
+
+// CreateScopedAPIKey makes a key named name with the given scope and
+// returns it with the key itself, which is not kept (only its SHA-256: 256
+// random bits need no slow hash) and cannot be shown again. Every store of
+// the scope must exist; archived ones may be named.
+func (db *DB) CreateScopedAPIKey(ctx context.Context, name string, scope APIKeyScope) (*APIKey, string, error) {
 	if n := utf8.RuneCountInString(name); !utf8.ValidString(name) || n == 0 || n > MaxAPIKeyNameChars || strings.ContainsFunc(name, isControl) {
 		return nil, "", errorf(CodeInvalid, "API key name %q must be 1 to %d characters of UTF-8 text without control characters", name, MaxAPIKeyNameChars)
 	}
@@ -60,10 +86,26 @@ func (db *DB) CreateAPIKey(ctx context.Context, name string) (*APIKey, string, e
 	err := db.write(ctx, "create API key", func(r *run) error {
 		now := r.db.nowNanos()
 		k := &APIKey{ID: r.db.ids.make(prefixAPIKey, fromNanos(now)), Name: name,
-			Hint: keyPrefix + "…" + secret[len(secret)-4:], CreatedAt: fromNanos(now)}
-		if _, err := r.exec("INSERT INTO api_keys (id, name, hash, hint, created_at) VALUES (?, ?, ?, ?, ?)",
-			k.ID, k.Name, hashKey(secret), k.Hint, now); err != nil {
+			Hint: keyPrefix + "…" + secret[len(secret)-4:], CreatedAt: fromNanos(now),
+			APIKeyScope: APIKeyScope{ReadOnly: scope.ReadOnly}}
+		if _, err := r.exec("INSERT INTO api_keys (id, name, hash, hint, created_at, scoped, read_only) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			k.ID, k.Name, hashKey(secret), k.Hint, now, scope.StoreIDs != nil, scope.ReadOnly); err != nil {
 			return err
+		}
+		if scope.StoreIDs != nil {
+			k.StoreIDs = []string{}
+		}
+		for _, id := range scope.StoreIDs {
+			if slices.Contains(k.StoreIDs, id) {
+				continue
+			}
+			if _, err := loadStore(r, id); err != nil {
+				return err
+			}
+			if _, err := r.exec("INSERT INTO api_key_stores (key_id, store_id) VALUES (?, ?)", k.ID, id); err != nil {
+				return err
+			}
+			k.StoreIDs = append(k.StoreIDs, id)
 		}
 		out = k
 		return nil
@@ -76,22 +118,48 @@ func (db *DB) CreateAPIKey(ctx context.Context, name string) (*APIKey, string, e
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
+const apiKeyCols = "id, name, hint, created_at, revoked_at, scoped, read_only"
+
 func scanAPIKey(sc interface{ Scan(...any) error }) (*APIKey, error) {
 	var k APIKey
 	var created int64
 	var revoked sql.NullInt64
-	if err := sc.Scan(&k.ID, &k.Name, &k.Hint, &created, &revoked); err != nil {
+	var scoped bool
+	if err := sc.Scan(&k.ID, &k.Name, &k.Hint, &created, &revoked, &scoped, &k.ReadOnly); err != nil {
 		return nil, err
 	}
 	k.CreatedAt, k.RevokedAt = fromNanos(created), nullTime(revoked)
+	if scoped {
+		k.StoreIDs = []string{}
+	}
 	return &k, nil
+}
+
+// loadKeyStores fills in the stores of a scoped key.
+func loadKeyStores(r *run, k *APIKey) error {
+	if k.StoreIDs == nil {
+		return nil
+	}
+	rows, err := r.query("SELECT store_id FROM api_key_stores WHERE key_id = ? ORDER BY store_id", k.ID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		k.StoreIDs = append(k.StoreIDs, id)
+	}
+	return rows.Err()
 }
 
 // ListAPIKeys lists every key, revoked ones too, oldest first.
 func (db *DB) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
 	out := []APIKey{}
 	err := db.one(ctx, "list API keys", func(r *run) error {
-		rows, err := r.query("SELECT id, name, hint, created_at, revoked_at FROM api_keys ORDER BY id")
+		rows, err := r.query("SELECT " + apiKeyCols + " FROM api_keys ORDER BY id")
 		if err != nil {
 			return err
 		}
@@ -103,7 +171,16 @@ func (db *DB) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
 			}
 			out = append(out, *k)
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
+		for i := range out {
+			if err := loadKeyStores(r, &out[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	return out, err
 }
@@ -115,12 +192,15 @@ func (db *DB) RevokeAPIKey(ctx context.Context, id string) (*APIKey, error) {
 		if _, err := r.exec("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", r.db.nowNanos(), id); err != nil {
 			return err
 		}
-		k, err := scanAPIKey(mustRow(r, "SELECT id, name, hint, created_at, revoked_at FROM api_keys WHERE id = ?", id))
+		k, err := scanAPIKey(mustRow(r, "SELECT "+apiKeyCols+" FROM api_keys WHERE id = ?", id))
 		if err == sql.ErrNoRows {
 			return errorf(CodeNotFound, "no API key %q: check its id", id)
 		}
+		if err != nil {
+			return err
+		}
 		out = k
-		return err
+		return loadKeyStores(r, k)
 	})
 	return out, err
 }
@@ -137,26 +217,29 @@ type errRow struct{ err error }
 
 func (e errRow) Scan(...any) error { return e.err }
 
-// AuthenticateAPIKey returns the id of the live key key is; CodeNotFound
-// when it is unknown or revoked.
-func (db *DB) AuthenticateAPIKey(ctx context.Context, key string) (string, error) {
+// AuthenticateAPIKey returns the live key key is, with its scope;
+// CodeNotFound when it is unknown or revoked.
+func (db *DB) AuthenticateAPIKey(ctx context.Context, key string) (*APIKey, error) {
 	if !strings.HasPrefix(key, keyPrefix) || len(key) > 256 {
-		return "", errorf(CodeNotFound, "not an API key memfs made")
+		return nil, errorf(CodeNotFound, "not an API key memfs made")
 	}
-	var id string
-	var revoked sql.NullInt64
+	var k *APIKey
 	err := db.one(ctx, "check API key", func(r *run) error {
-		err := r.scan("SELECT id, revoked_at FROM api_keys WHERE hash = ?", []any{hashKey(key)}, &id, &revoked)
+		var err error
+		k, err = scanAPIKey(mustRow(r, "SELECT "+apiKeyCols+" FROM api_keys WHERE hash = ?", hashKey(key)))
 		if err == sql.ErrNoRows {
 			return errorf(CodeNotFound, "unknown API key")
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return loadKeyStores(r, k)
 	})
 	switch {
 	case err != nil:
-		return "", err
-	case revoked.Valid:
-		return "", errorf(CodeNotFound, "API key %s was revoked", id)
+		return nil, err
+	case k.RevokedAt != nil:
+		return nil, errorf(CodeNotFound, "API key %s was revoked", k.ID)
 	}
-	return id, nil
+	return k, nil
 }

@@ -17,8 +17,8 @@ func TestAPIKeys(t *testing.T) {
 	if !strings.HasPrefix(secret, "sk-memfs-") || len(secret) < 40 || !strings.HasPrefix(k.ID, "apikey_") {
 		t.Fatalf("key %q, id %q", secret, k.ID)
 	}
-	if id, err := db.AuthenticateAPIKey(ctx, secret); err != nil || id != k.ID {
-		t.Fatalf("AuthenticateAPIKey = %q, %v", id, err)
+	if got, err := db.AuthenticateAPIKey(ctx, secret); err != nil || got.ID != k.ID || !got.AllStores() || got.ReadOnly {
+		t.Fatalf("AuthenticateAPIKey = %+v, %v, want %s for every store, read-write", got, err, k.ID)
 	}
 	_, other, err := db.CreateAPIKey(ctx, "ci")
 	if err != nil || other == secret {
@@ -128,4 +128,48 @@ func TestSessionLifecycle(t *testing.T) {
 	}
 	wantCode(t, errOf(db.GetSession(ctx, s1.ID)), versions.CodeNotFound)
 	wantCode(t, db.DeleteSession(ctx, s1.ID), versions.CodeNotFound)
+}
+
+// A scoped key keeps its stores and its read-only bit; deleting every one
+// of its stores leaves it reaching nothing, never everything.
+func TestScopedAPIKey(t *testing.T) {
+	db := openDB(t)
+	a, err := db.CreateStore(ctx, versions.StoreParams{Name: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := db.CreateStore(ctx, versions.StoreParams{Name: "B"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, secret, err := db.CreateScopedAPIKey(ctx, "agent", versions.APIKeyScope{StoreIDs: []string{a.ID, a.ID}, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.AuthenticateAPIKey(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.ReadOnly || got.AllStores() || !got.Reaches(a.ID) || got.Reaches(b.ID) || len(got.StoreIDs) != 1 {
+		t.Fatalf("authenticated scope %+v, want read-only, only %s", got.APIKeyScope, a.ID)
+	}
+	page, err := db.ListStores(ctx, versions.StoreListOptions{OnlyKey: k.ID})
+	if err != nil || len(page.Data) != 1 || page.Data[0].ID != a.ID {
+		t.Fatalf("ListStores for the key = %+v, %v, want only %s", page, err, a.ID)
+	}
+	wantCode(t, errOf3(db.CreateScopedAPIKey(ctx, "x", versions.APIKeyScope{StoreIDs: []string{"memstore_nope"}})), versions.CodeNotFound)
+	if err := db.DeleteStore(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err = db.AuthenticateAPIKey(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.AllStores() || got.Reaches(b.ID) {
+		t.Fatalf("after its only store was deleted the key reaches %+v, want nothing", got.APIKeyScope)
+	}
+	keys, err := db.ListAPIKeys(ctx)
+	if err != nil || len(keys) != 1 || keys[0].StoreIDs == nil || len(keys[0].StoreIDs) != 0 {
+		t.Fatalf("ListAPIKeys = %+v, %v, want one scoped key with no stores", keys, err)
+	}
 }

@@ -37,6 +37,9 @@ type StoreListOptions struct {
 	CreatedLTE      time.Time
 	Limit           int    // 0: DefaultPageSize
 	Page            string // cursor from a previous page's NextPage
+	// OnlyKey, when set, is a scoped API key's id: only the stores in its
+	// scope are listed.
+	OnlyKey string
 }
 
 // storeRow is a store with what the engine needs besides the API object.
@@ -88,6 +91,10 @@ func scanStore(sc interface{ Scan(...any) error }) (*storeRow, error) {
 func storeNotFound(id string) error {
 	return objectError(CodeNotFound, ObjectStore, "", "no memory store %q: check its id", id)
 }
+
+// StoreNotFound is the error of a store that does not exist, for an edge
+// that hides a store which does (a scoped API key's view).
+func StoreNotFound(id string) error { return storeNotFound(id) }
 
 // loadStore reads a store by id.
 func loadStore(r *run, id string) (*storeRow, error) {
@@ -332,7 +339,8 @@ func (db *DB) ListStores(ctx context.Context, o StoreListOptions) (*Page[Store],
 	err = db.one(ctx, "list stores", func(r *run) error {
 		rows, err := r.query(`SELECT `+storeCols+` FROM stores WHERE seq > ?
 			AND (? OR archived_at IS NULL) AND created_at >= ? AND created_at <= ?
-			ORDER BY seq LIMIT ?`, after, o.IncludeArchived, gte, lte, limit+1)
+			AND (? = '' OR id IN (SELECT store_id FROM api_key_stores WHERE key_id = ?))
+			ORDER BY seq LIMIT ?`, after, o.IncludeArchived, gte, lte, o.OnlyKey, o.OnlyKey, limit+1)
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,8 +21,15 @@ func apikeyCommand() *cli.Command {
 				Name:      "create",
 				Usage:     "make a key and print it once (only its hash is kept)",
 				ArgsUsage: " ",
+				Description: `Without --store the key reaches every store, those made later too, and
+may create stores and sessions. With --store (repeatable) it reaches only
+those stores: any other store answers 404 as if it did not exist, and it
+creates no stores and reaches no sessions. With --read-only every change
+(any method but GET) is refused with 403 permission_error.`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "name", Usage: "what the key is for, e.g. the program that uses it (required)"},
+					&cli.StringSliceFlag{Name: "store", Usage: "limit the key to `STORE` (an id or a unique name; repeat for more)"},
+					&cli.BoolFlag{Name: "read-only", Usage: "the key reads and changes nothing"},
 				},
 				Action: apikeyCreate,
 			},
@@ -70,13 +78,24 @@ func apikeyCreate(c *cli.Context) error {
 		return usageFor(c, "needs --name NAME")
 	}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
-		k, secret, err := db.CreateAPIKey(ctx, name)
+		scope := versions.APIKeyScope{ReadOnly: c.Bool("read-only")}
+		if c.IsSet("store") {
+			scope.StoreIDs = []string{}
+			for _, ref := range c.StringSlice("store") {
+				st, err := resolveStore(ctx, db, ref)
+				if err != nil {
+					return err
+				}
+				scope.StoreIDs = append(scope.StoreIDs, st.ID)
+			}
+		}
+		k, secret, err := db.CreateScopedAPIKey(ctx, name, scope)
 		if err != nil {
 			return err
 		}
 		return emit(c, createdKey{*k, secret}, func(w io.Writer) {
 			fmt.Fprintln(w, secret)
-			fmt.Fprintf(c.App.ErrWriter, "memfs: made API key %s (%s); it is shown only now: keep it somewhere safe\n", k.ID, k.Name)
+			fmt.Fprintf(c.App.ErrWriter, "memfs: made API key %s (%s) for %s; it is shown only now: keep it somewhere safe\n", k.ID, k.Name, scopeText(k.APIKeyScope))
 		})
 	})
 }
@@ -92,9 +111,9 @@ func apikeyList(c *cli.Context) error {
 		}
 		return emit(c, versions.Page[versions.APIKey]{Data: keys}, func(w io.Writer) {
 			t := table(w)
-			row(t, "ID", "NAME", "KEY", "CREATED", "REVOKED")
+			row(t, "ID", "NAME", "KEY", "SCOPE", "CREATED", "REVOKED")
 			for _, k := range keys {
-				row(t, k.ID, k.Name, k.Hint, when(k.CreatedAt), whenPtr(k.RevokedAt))
+				row(t, k.ID, k.Name, k.Hint, scopeText(k.APIKeyScope), when(k.CreatedAt), whenPtr(k.RevokedAt))
 			}
 			t.Flush()
 		})
@@ -112,4 +131,21 @@ func apikeyRevoke(c *cli.Context) error {
 		}
 		return emit(c, k, func(io.Writer) { confirm(c, "revoked API key %s (%s)", k.ID, k.Name) })
 	})
+}
+
+// scopeText says what a key reaches: "every store, read-write", or its
+// stores and access.
+func scopeText(s versions.APIKeyScope) string {
+	stores := "every store"
+	switch {
+	case s.AllStores():
+	case len(s.StoreIDs) == 0:
+		stores = "no store (its stores were deleted)"
+	default:
+		stores = strings.Join(s.StoreIDs, ",")
+	}
+	if s.ReadOnly {
+		return stores + ", read-only"
+	}
+	return stores + ", read-write"
 }
