@@ -89,6 +89,12 @@ func CheckMountRoot(root string) error {
 // root only when it can take the lock exclusively: never under another
 // sandbox still using it (which then leaves the empty directory behind).
 func MakeMountRoot(root string) (release func(), err error) {
+	return makeMountRoot(root, nil)
+}
+
+// makeMountRoot is MakeMountRoot; record, if set, is told which
+// directories it is about to create, before it creates them.
+func makeMountRoot(root string, record func(made []string) error) (release func(), err error) {
 	root = filepath.Clean(root)
 	for range 10 {
 		var made []string
@@ -97,6 +103,11 @@ func MakeMountRoot(root string) (release func(), err error) {
 				break
 			}
 			made = append(made, dir)
+		}
+		if record != nil && len(made) > 0 {
+			if err := record(made); err != nil {
+				return nil, err
+			}
 		}
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			return nil, errorf(KindInvalid, "cannot create the mount root %s: %v; create it or pick another --mount-root", root, err)

@@ -198,14 +198,17 @@ func (cg *cgroup) procs() (add func(pid int) error, done func(), err error) {
 }
 
 // remove removes the cgroup once the processes in it are gone.
-func (cg *cgroup) remove() {
+func (cg *cgroup) remove() { cg.removeWithin(2 * time.Second) }
+
+// removeWithin removes the cgroup, waiting at most wait for its last
+// processes to die.
+func (cg *cgroup) removeWithin(wait time.Duration) {
 	for _, d := range cg.dirs {
 		var err error
-		for range 100 {
-			if err = unix.Rmdir(d); err == nil || errors.Is(err, unix.ENOENT) {
+		for deadline := time.Now().Add(wait); ; time.Sleep(20 * time.Millisecond) {
+			if err = unix.Rmdir(d); err == nil || errors.Is(err, unix.ENOENT) || time.Now().After(deadline) {
 				break
 			}
-			time.Sleep(20 * time.Millisecond) // its last processes are dying
 		}
 		if err != nil && !errors.Is(err, unix.ENOENT) {
 			slog.Warn("sandbox: remove the command's cgroup", "cgroup", d, "err", err)

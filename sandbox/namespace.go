@@ -58,12 +58,19 @@ func serveAndRun(spec *Spec, sigs <-chan os.Signal, out *os.File) report {
 	}
 	// Made here, not by the supervisor: this stage outlives a supervisor
 	// killed with SIGKILL and removes what it made.
-	releaseRoot, err := MakeMountRoot(spec.MountRoot)
+	// What it makes on the host is recorded first: killed, this stage
+	// leaves it to the supervisor or the next run (leftovers.go).
+	rec, err := newRecord()
+	if err != nil {
+		return failure(err)
+	}
+	defer rec.done()
+	releaseRoot, err := makeMountRoot(spec.MountRoot, rec.madeDirs)
 	if err != nil {
 		return failure(err)
 	}
 	defer releaseRoot()
-	cg, err := makeCgroup(spec.Limits, fmt.Sprintf("memfs-run-%d", os.Getpid()))
+	cg, err := makeCgroup(spec.Limits, cgroupName(os.Getpid()))
 	if err != nil {
 		return failure(err)
 	}

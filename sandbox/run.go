@@ -41,6 +41,8 @@ func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		}
 		spec.Dir = dir
 	}
+	// What runs killed with SIGKILL left behind.
+	sweepLeftovers(0)
 	// Pdeathsig fires when the thread that started the child exits: keep
 	// this goroutine on one thread while the child lives.
 	runtime.LockOSThread()
@@ -88,6 +90,10 @@ func Run(spec *Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	}()
 	state, err := st.wait(sigs)
 	rep, ok := <-st.report, <-st.reported
+	if !ok {
+		// Killed before it could remove what it made.
+		sweepLeftovers(2 * time.Second)
+	}
 	if err != nil {
 		return 0, errorf(KindSetup, "%v", err)
 	}

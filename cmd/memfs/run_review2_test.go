@@ -10,16 +10,19 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/sandbox"
+	"github.com/memfs/memfs/versions"
 )
 
 const python3 = "/usr/bin/python3"
@@ -403,6 +406,129 @@ func TestRunReviewIDRanges(t *testing.T) {
 			out, errs, code = e.memfs(t, append(append(hostArgs, "--allow-host-ids"), "--", "cat", secret)...)
 			if code != 0 || !strings.Contains(out, "secret") || !strings.Contains(errs, "--allow-host-ids: the command's ids are host ids") {
 				t.Errorf("--uid-base 1 --user 999 --allow-host-ids: exit %d, want the file read and a warning\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+			}
+		})
+	}
+}
+
+// stagePid is the pid of the namespace stage memfs run (supervisor) started.
+func stagePid(t *testing.T, supervisor int) int {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(supervisor) && strings.Contains(string(cmdline), "__memfs_sandbox_namespace") {
+			return pid
+		}
+	}
+	t.Fatalf("no namespace stage under memfs run %d", supervisor)
+	return 0
+}
+
+// runCgroup is where the cgroup of the namespace stage pid would be.
+func runCgroup(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Statfs_t
+	v2 := unix.Statfs("/sys/fs/cgroup", &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC
+	for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok && v2 {
+			return filepath.Join("/sys/fs/cgroup", p, fmt.Sprintf("memfs-run-%d", pid))
+		}
+		if f := strings.SplitN(line, ":", 3); len(f) == 3 && f[1] == "pids" && !v2 {
+			return filepath.Join("/sys/fs/cgroup/pids", f[2], fmt.Sprintf("memfs-run-%d", pid))
+		}
+	}
+	t.Skip("no cgroup pids controller here")
+	return ""
+}
+
+// Killing the namespace stage left the mount root it made (/mnt/memory)
+// and the run's pids cgroup. Now the supervisor removes them once the stage
+// is gone; and when both are killed at once, the next run does.
+func TestRunReviewKilledStage(t *testing.T) {
+	for _, u := range runUsers {
+		t.Run(u.name, func(t *testing.T) {
+			e := newRunEnv(t)
+			e.stores(t)
+			start := func(root string) (*exec.Cmd, *bytes.Buffer, string) {
+				idFile := filepath.Join(e.out, "session")
+				os.Remove(idFile)
+				args := append([]string{"run", "--store", "Agent Notes", "--mount-root", root, "--rw", e.out}, u.args...)
+				cmd := e.command(append(args, "--", "sh", "-c", fmt.Sprintf(`echo "$MEMFS_SESSION_ID" > %q.tmp; mv %q.tmp %q; exec sleep 300`, idFile, idFile, idFile))...)
+				var errb bytes.Buffer
+				cmd.Stderr = &errb
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+				waitForFile(t, idFile, &errb)
+				b, _ := os.ReadFile(idFile)
+				return cmd, &errb, strings.TrimSpace(string(b))
+			}
+			made := filepath.Join(e.dir, "made")
+			root := filepath.Join(made, "deep", "memory")
+
+			// The stage alone.
+			sup, errb, id := start(root)
+			stage := stagePid(t, sup.Process.Pid)
+			cg := runCgroup(t, stage)
+			if _, err := os.Stat(cg); err != nil {
+				t.Fatalf("the run has no cgroup at %s: %v", cg, err)
+			}
+			if err := syscall.Kill(stage, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- sup.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("memfs run still running 30s after its namespace stage was killed:\n%s", errb.String())
+			}
+			if _, err := os.Stat(made); !os.IsNotExist(err) {
+				t.Errorf("the mount root's directory %s outlived the killed stage (%v)", made, err)
+			}
+			if _, err := os.Stat(cg); !os.IsNotExist(err) {
+				t.Errorf("the run's cgroup %s outlived the killed stage (%v)", cg, err)
+			}
+			var sess versions.Session
+			e.json(t, &sess, "session", "get", id)
+			if sess.EndedAt == nil {
+				t.Errorf("session %s still open after its namespace stage was killed", id)
+			}
+
+			// The supervisor and the stage at once: the next run cleans up.
+			sup, errb, _ = start(root)
+			stage = stagePid(t, sup.Process.Pid)
+			cg = runCgroup(t, stage)
+			_ = syscall.Kill(sup.Process.Pid, syscall.SIGKILL)
+			_ = syscall.Kill(stage, syscall.SIGKILL)
+			_ = sup.Wait()
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				if syscall.Kill(stage, 0) == syscall.ESRCH || time.Now().After(deadline) {
+					break
+				}
+			}
+			time.Sleep(500 * time.Millisecond) // the command's processes dying with their namespace
+			args := append([]string{"run", "--store", "Reference", "--mount-root", e.root}, u.args...)
+			if _, errs, code := e.memfs(t, append(args, "--", "true")...); code != 0 {
+				t.Fatalf("the next run: exit %d\n%s", code, errs)
+			}
+			if _, err := os.Stat(made); !os.IsNotExist(err) {
+				t.Errorf("the next run left the killed run's %s (%v)\n%s", made, err, errb.String())
+			}
+			if _, err := os.Stat(cg); !os.IsNotExist(err) {
+				t.Errorf("the next run left the killed run's cgroup %s (%v)", cg, err)
 			}
 		})
 	}
