@@ -76,6 +76,17 @@ func run(args []string, stdout io.Writer) int {
 		fmt.Fprintf(os.Stderr, "bench: print the report: %v\n", err)
 		return 1
 	}
+	if cfg.svg != "" {
+		var svg bytes.Buffer
+		err := writeSVG(&svg, rep)
+		if err == nil {
+			err = os.WriteFile(cfg.svg, svg.Bytes(), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: write the chart to %s: %v\n", cfg.svg, err)
+			return 1
+		}
+	}
 	if cfg.markdown != "" {
 		var md bytes.Buffer
 		err := writeMarkdown(&md, rep)
@@ -104,6 +115,7 @@ type config struct {
 	quick       bool
 	format      string
 	markdown    string
+	svg         string
 	rounds      int
 	files       int
 	dirs        int
@@ -135,6 +147,7 @@ func parseFlags(args []string) (*config, error) {
 	fl.BoolVar(&c.quick, "quick", false, "a smoke test for CI: fewer files, rounds and versions, shorter writers (< 90 s)")
 	fl.StringVar(&c.format, "format", "text", "output format: text, json, or markdown (the targets table and the details, to paste into docs)")
 	fl.StringVar(&c.markdown, "markdown", "", "also write the report as Markdown to this `file`")
+	fl.StringVar(&c.svg, "svg", "", "also draw the phases' ops/s of tmpfs, the loopback and memfs as an SVG chart in this `file` (the README's)")
 	fl.IntVar(&c.rounds, "rounds", 0, "rounds of the workload per target (default 5, --quick 2)")
 	fl.IntVar(&c.files, "files", 0, "files in the workload (default 2000, --quick 200)")
 	fl.IntVar(&c.dirs, "dirs", 0, "directories the files are spread over (default 20, --quick 4)")
