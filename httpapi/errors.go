@@ -12,7 +12,7 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// The API's error types (API.md errors, and the hosted API's own for the
+// The API's error types (the hosted API's errors, and its own for the
 // statuses the engine never causes).
 const (
 	TypeInvalidRequest     = "invalid_request_error"

@@ -44,7 +44,7 @@ func readSeeds(t testing.TB, name string) []string {
 	return seeds
 }
 
-// pathProblem returns why p breaks API.md's path rules, or "" if it keeps
+// pathProblem returns why p breaks the hosted API's path rules, or "" if it keeps
 // them; it is written from the rules, independently of the engine.
 func pathProblem(p string) (reason string, tooLong bool) {
 	if !utf8.ValidString(p) {

@@ -10,7 +10,7 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// Id prefixes (DESIGN.md, Concepts and identifiers).
+// Id prefixes (the hosted API's identifiers).
 const (
 	prefixStore   = "memstore_"
 	prefixMemory  = "mem_"

@@ -83,7 +83,7 @@ func explicitDirAtOrBelow(r *run, storeSeq int64, path string) (string, error) {
 }
 
 // checkFree refuses a path that a memory other than exceptID or a directory
-// occupies, or that overlaps one as ancestor or descendant (API.md).
+// occupies, or that overlaps one as ancestor or descendant (the hosted API's rule).
 func checkFree(r *run, s *storeRow, path, exceptID string) error {
 	up := ancestors(path)
 	lo, hi := subtree(path)

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Default limits (API.md). Stores may set their own
+// Default limits (the hosted API's). Stores may set their own
 // memory-count and memory-size limits when created.
 const (
 	DefaultMaxMemories    = 2000
@@ -95,7 +95,7 @@ func (a *Actor) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Store is a memory store (API.md memory_store).
+// Store is a memory store (the hosted API's memory_store).
 type Store struct {
 	ID          string            `json:"id"`
 	Name        string            `json:"name"`
@@ -126,7 +126,7 @@ func (s Store) MarshalJSON() ([]byte, error) {
 	}{"memory_store", plain(s)})
 }
 
-// Memory is a live document (API.md memory). Content is nil in the basic view.
+// Memory is a live document (the hosted API's memory). Content is nil in the basic view.
 type Memory struct {
 	ID            string    `json:"id"`
 	StoreID       string    `json:"memory_store_id"`
@@ -167,7 +167,7 @@ func (it MemoryItem) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]string{"type": "memory_prefix", "path": it.Prefix})
 }
 
-// Version is an immutable record of one mutation (API.md memory_version).
+// Version is an immutable record of one mutation (the hosted API's memory_version).
 type Version struct {
 	ID            string     `json:"id"`
 	MemoryID      string     `json:"memory_id"`
@@ -294,7 +294,7 @@ func (s *Session) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Attachment is a store attached to a session (API.md session attachment).
+// Attachment is a store attached to a session (the hosted API's session attachment).
 // Name and Description are snapshotted when the session is created; Slug is
 // the directory the store is mounted under and MountPath "/mnt/memory/"+Slug.
 type Attachment struct {

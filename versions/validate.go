@@ -10,7 +10,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// ValidatePath checks a memory path against API.md's rules; the error's code
+// ValidatePath checks a memory path against the hosted API's rules; the error's code
 // is CodeNameTooLong for length limits and CodeInvalid otherwise.
 func ValidatePath(p string) error {
 	if !utf8.ValidString(p) {

@@ -1,8 +1,8 @@
 package main
 
 // Hostile input through the command line: each row is a command, the input
-// and the exit code, error type and message it must get (DESIGN.md exit
-// codes; API.md limits). The mount's side of the same table is
+// and the exit code, error type and message it must get (the CLI's exit
+// codes; the hosted API's limits). The mount's side of the same table is
 // fusefs/hostile_test.go.
 
 import (

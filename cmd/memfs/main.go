@@ -20,7 +20,7 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// Exit codes (DESIGN.md, the command-line contract).
+// Exit codes (the command-line contract).
 const (
 	exitOK       = 0
 	exitInternal = 1
