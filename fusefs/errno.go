@@ -77,6 +77,8 @@ func codeErrno(c versions.Code) syscall.Errno {
 		return syscall.EFBIG
 	case versions.CodeOverQuota:
 		return syscall.EDQUOT
+	case versions.CodeCredential:
+		return syscall.EACCES // the store's credential guard refused the content
 	case versions.CodeNameTooLong:
 		return syscall.ENAMETOOLONG
 	case versions.CodeInvalid:

@@ -36,6 +36,7 @@ var codes = map[versions.Code]struct {
 	versions.CodeInvalid:            {http.StatusBadRequest, TypeInvalidRequest},
 	versions.CodeStoreFull:          {http.StatusBadRequest, TypeInvalidRequest},
 	versions.CodeOverQuota:          {http.StatusBadRequest, TypeInvalidRequest},
+	versions.CodeCredential:         {http.StatusBadRequest, TypeInvalidRequest},
 	versions.CodeNameTooLong:        {http.StatusBadRequest, TypeInvalidRequest},
 	versions.CodeNotUTF8:            {http.StatusBadRequest, TypeInvalidRequest},
 	versions.CodeTooLarge:           {http.StatusRequestEntityTooLarge, TypeInvalidRequest},

@@ -78,6 +78,7 @@ var reasons = map[versions.Code]string{
 	versions.CodeReadOnly:           "read_only",
 	versions.CodeStoreFull:          "store_full",
 	versions.CodeOverQuota:          "over_quota",
+	versions.CodeCredential:         "credential",
 	versions.CodeTooLarge:           "too_large",
 	versions.CodeNameTooLong:        "name_too_long",
 	versions.CodeNotUTF8:            "not_utf8",

@@ -94,6 +94,8 @@ type DB struct {
 	// leases are the mount leases this handle holds and its sweep of
 	// lapsed ones (leases.go).
 	leases leases
+	// guardObserver sees the credentials the guard finds (SetGuardObserver).
+	guardObserver atomic.Pointer[func(GuardEvent)]
 }
 
 // DefaultPath is $MEMFS_DB, else $XDG_DATA_HOME/memfs/memfs.db, else
@@ -317,6 +319,9 @@ type run struct {
 	// changed: the transaction added to the change feed, so its commit
 	// notifies the listeners (PostgreSQL).
 	changed bool
+	// guardWarnings are the credentials a store whose guard warns let
+	// through, reported once the transaction commits.
+	guardWarnings []GuardEvent
 }
 
 // stmt prepares q once per connection. Statements are written with
@@ -399,6 +404,11 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 		}
 		if err == nil {
 			_, err = r.exec("COMMIT")
+		}
+		if err == nil {
+			for _, e := range r.guardWarnings {
+				db.observeGuard(e)
+			}
 		}
 	}
 	if err != nil {

@@ -28,6 +28,7 @@ const (
 	CodeStale                          // strict mode: the head moved since the writer read it
 	CodeUnavailable                    // the database server cannot be reached, or the connection dropped
 	CodeOverQuota                      // a save would take the store's retained history past its quota
+	CodeCredential                     // the store's guard refused content holding a credential
 )
 
 // Error is the engine's error. Message says what was wrong and what to do

@@ -337,6 +337,9 @@ func (db *DB) Restore(ctx context.Context, storeID, versionID, path string, by A
 				u.Path = &path
 			}
 			head := m.VersionID
+			if err := guardUpdate(r, s, m, u, *v.ContentSHA256); err != nil {
+				return err
+			}
 			if out, err = applyUpdate(r, s, m, u, *v.ContentSHA256, by); err != nil || out.VersionID == head {
 				return err // an error, or nothing to change: no version
 			}
@@ -349,6 +352,9 @@ func (db *DB) Restore(ctx context.Context, storeID, versionID, path string, by A
 			return err
 		}
 		if err := checkFree(r, s, path, ""); err != nil {
+			return err
+		}
+		if err := guardCheck(r, s, path, "", *v.Content); err != nil {
 			return err
 		}
 		if out, err = insertMemory(r, s, path, *v.Content, by); err != nil {

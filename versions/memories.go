@@ -53,6 +53,9 @@ func (db *DB) CreateMemory(ctx context.Context, storeID, path, content string, b
 		if err := checkFree(r, s, path, ""); err != nil {
 			return err
 		}
+		if err := guardCheck(r, s, path, "", content); err != nil {
+			return err
+		}
 		out, err = insertMemory(r, s, path, content, by)
 		return err
 	})
@@ -113,6 +116,9 @@ func (db *DB) UpdateMemory(ctx context.Context, storeID, memoryID string, u Memo
 			}
 			// A retried request whose change already happened: succeed, write nothing.
 			u.Content, u.Path = nil, nil
+		}
+		if err := guardUpdate(r, s, m, u, newSHA); err != nil {
+			return err
 		}
 		if out, err = applyUpdate(r, s, m, u, newSHA, by); err != nil || out.Content != nil {
 			return err

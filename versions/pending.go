@@ -41,6 +41,15 @@ func (db *DB) SavePending(ctx context.Context, storeID, owner, path, content str
 		if err := checkContent(content, s.MaxMemoryBytes); err != nil {
 			return err
 		}
+		if s.Guard != GuardOff {
+			base, err := pendingContent(r, s, id, path)
+			if err != nil {
+				return err
+			}
+			if err := guardCheck(r, s, path, base, content); err != nil {
+				return err
+			}
+		}
 		now := r.db.nowNanos()
 		if id != 0 {
 			res, err := r.exec("UPDATE pending SET path = ?, content = ?, actor_type = ?, actor_id = ?, saved_at = ? WHERE id = ? AND store = ?",

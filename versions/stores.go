@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/memfs/memfs/guard"
 )
 
 // StoreParams create a store. Zero limits mean the defaults.
@@ -18,6 +20,8 @@ type StoreParams struct {
 	// MaxHistoryBytes is the quota on the content the store's versions
 	// retain: 0 means the default, negative means no quota.
 	MaxHistoryBytes int
+	// Guard is the credential guard's policy; "" means guard.Refuse.
+	Guard GuardPolicy
 }
 
 // StoreUpdate changes what is non-nil. Metadata merges: a nil value removes
@@ -29,6 +33,7 @@ type StoreUpdate struct {
 	// MaxHistoryBytes sets the history quota: 0 means the default,
 	// negative means no quota.
 	MaxHistoryBytes *int
+	Guard           *GuardPolicy
 }
 
 type StoreListOptions struct {
@@ -68,7 +73,7 @@ func versionRange(storeSeq int64) (lo, hi int64) { return storeSeq << 40, (store
 
 var storeCols = `seq, id, name, description, metadata, max_memories, max_memory_bytes,
 	memory_count + ` + latestCount("live") + `, created_at, updated_at, archived_at, max_history_bytes,
-	history_bytes + ` + latestCount("hist") + `, memory_count, history_bytes`
+	history_bytes + ` + latestCount("hist") + `, memory_count, history_bytes, guard`
 
 func scanStore(sc interface{ Scan(...any) error }) (*storeRow, error) {
 	var s storeRow
@@ -77,7 +82,7 @@ func scanStore(sc interface{ Scan(...any) error }) (*storeRow, error) {
 	var archived sql.NullInt64
 	if err := sc.Scan(&s.seq, &s.ID, &s.Name, &s.Description, &meta, &s.MaxMemories,
 		&s.MaxMemoryBytes, &s.MemoryCount, &created, &updated, &archived, &s.MaxHistoryBytes, &s.HistoryBytes,
-		&s.liveBase, &s.histBase); err != nil {
+		&s.liveBase, &s.histBase, &s.Guard); err != nil {
 		return nil, err
 	}
 	s.Metadata = map[string]string{}
@@ -133,8 +138,8 @@ func loadWritable(r *run, id string) (*storeRow, error) {
 func loadStoreLite(r *run, id string, writable bool) (*storeRow, error) {
 	s := storeRow{Store: Store{ID: id}}
 	var archived sql.NullInt64
-	err := r.scan("SELECT seq, name, max_memories, max_memory_bytes, memory_count, archived_at, max_history_bytes, history_bytes FROM stores WHERE id = ?"+r.lockClause(),
-		[]any{id}, &s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.liveBase, &archived, &s.MaxHistoryBytes, &s.histBase)
+	err := r.scan("SELECT seq, name, max_memories, max_memory_bytes, memory_count, archived_at, max_history_bytes, history_bytes, guard FROM stores WHERE id = ?"+r.lockClause(),
+		[]any{id}, &s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.liveBase, &archived, &s.MaxHistoryBytes, &s.histBase, &s.Guard)
 	if err == sql.ErrNoRows {
 		return nil, storeNotFound(id)
 	}
@@ -177,6 +182,12 @@ func (db *DB) CreateStore(ctx context.Context, p StoreParams) (*Store, error) {
 	case p.MaxHistoryBytes < 0:
 		p.MaxHistoryBytes = 0 // stored as "no quota"
 	}
+	if p.Guard == "" {
+		p.Guard = guard.Refuse
+	}
+	if _, err := guard.ParsePolicy(string(p.Guard)); err != nil {
+		return nil, errorf(CodeInvalid, "%v", err)
+	}
 	meta := p.Metadata
 	if meta == nil {
 		meta = map[string]string{}
@@ -190,9 +201,9 @@ func (db *DB) CreateStore(ctx context.Context, p StoreParams) (*Store, error) {
 		now := db.now()
 		id := db.ids.make(prefixStore, now)
 		if _, err := r.exec(`INSERT INTO stores (id, name, description, metadata, max_memories,
-			max_memory_bytes, max_history_bytes, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			max_memory_bytes, max_history_bytes, created_at, updated_at, guard) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			id, p.Name, p.Description, string(metaJSON), p.MaxMemories, p.MaxMemoryBytes, p.MaxHistoryBytes,
-			now.UnixNano(), now.UnixNano()); err != nil {
+			now.UnixNano(), now.UnixNano(), string(p.Guard)); err != nil {
 			return err
 		}
 		s, err := loadStore(r, id)
@@ -262,11 +273,24 @@ func (db *DB) UpdateStore(ctx context.Context, storeID string, u StoreUpdate) (*
 			return nil, err
 		}
 	}
+	if u.Guard != nil {
+		if _, err := guard.ParsePolicy(string(*u.Guard)); err != nil {
+			return nil, errorf(CodeInvalid, "%v", err)
+		}
+	}
 	var out *Store
 	err := db.write(ctx, "update store", func(r *run) error {
 		s, err := loadWritable(r, storeID)
 		if err != nil {
 			return err
+		}
+		// The guard is no field of the API's store object: changing it
+		// leaves updated_at as it is.
+		if u.Guard != nil && *u.Guard != s.Guard {
+			if _, err := r.exec("UPDATE stores SET guard = ? WHERE seq = ?", string(*u.Guard), s.seq); err != nil {
+				return err
+			}
+			s.Guard = *u.Guard
 		}
 		changed := false
 		if u.Name != nil && *u.Name != s.Name {

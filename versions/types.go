@@ -113,6 +113,9 @@ type Store struct {
 	MemoryCount     int `json:"-"`
 	// HistoryBytes is the content its versions retain now.
 	HistoryBytes int `json:"-"`
+	// Guard is the credential guard's policy (refuse, warn or off); not
+	// part of the API object.
+	Guard GuardPolicy `json:"-"`
 }
 
 func (s Store) MarshalJSON() ([]byte, error) {

@@ -65,6 +65,9 @@ func importStores(c *cli.Context) (failed error) {
 			page.Data[i] = *im.Store
 			fmt.Fprintf(c.App.ErrWriter, "imported memory store %s (%q): %d memories, %d directories, %d versions\n",
 				im.Store.ID, im.Store.Name, im.Memories, im.Directories, im.Versions)
+			if err := reportImported(ctx, c, db, im.Store.ID); err != nil {
+				return err
+			}
 		}
 		return emit(c, page, func(w io.Writer) {
 			for _, im := range done {

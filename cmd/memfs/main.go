@@ -98,6 +98,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			completionCommand(),
 			serveCommand(),
 			apikeyCommand(),
+			scanCommand(),
 		},
 		// Values of repeated flags (--metadata k=v, --store S) may hold commas.
 		DisableSliceFlagSeparator: true,
@@ -198,7 +199,7 @@ func exitCode(err error) int {
 		versions.CodeNotEmpty, versions.CodeIsDir, versions.CodeNotDir, versions.CodeStale:
 		return exitConflict
 	case versions.CodeInvalid, versions.CodeStoreFull, versions.CodeTooLarge,
-		versions.CodeNameTooLong, versions.CodeNotUTF8, versions.CodeOverQuota:
+		versions.CodeNameTooLong, versions.CodeNotUTF8, versions.CodeOverQuota, versions.CodeCredential:
 		return exitInvalid
 	case versions.CodeReadOnly:
 		return exitReadOnly
@@ -296,6 +297,7 @@ func openDB(c *cli.Context) (*versions.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	db.SetGuardObserver(logGuard)
 	// A file just saved through a mount is published a grace period after
 	// its close(): wait for it, so that a command run right after sees it.
 	if err := db.AwaitPending(context.Background(), 2*fusefs.DefaultGrace); err != nil {

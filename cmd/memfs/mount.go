@@ -96,6 +96,7 @@ func mountAction(c *cli.Context) error {
 		return err
 	}
 	defer db.Close()
+	db.SetGuardObserver(logGuard)
 	slog.Info("opened the database", "backend", db.Backend(), "at", db.Where()) // never a password
 	bg := context.Background()
 	var sess *versions.Session
@@ -124,6 +125,10 @@ func mountAction(c *cli.Context) error {
 		}
 		defer stop()
 		o.Observer = m
+		db.SetGuardObserver(func(e versions.GuardEvent) {
+			logGuard(e)
+			m.Guarded(e)
+		})
 	}
 	srv, err := fusefs.Mount(mnt, db, sess, o)
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/versions"
 )
 
 // mountMetrics is a mount daemon's fusefs.Observer, served in the
@@ -21,6 +23,7 @@ import (
 type mountMetrics struct {
 	saves    prometheus.Counter
 	refusals *prometheus.CounterVec
+	guard    *prometheus.CounterVec
 	lag      prometheus.Histogram
 	reg      *prometheus.Registry
 }
@@ -36,13 +39,17 @@ func newMountMetrics() *mountMetrics {
 			Name: "memfs_mount_refusals_total",
 			Help: "Operations the mount refused, by errno (ESTALE: a strict mount's conflict).",
 		}, []string{"errno"}),
+		guard: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "memfs_guard_credentials_total",
+			Help: "Credentials the guard found in writes through this daemon, by rule and action (refused, or warned: saved on a store whose guard warns).",
+		}, []string{"rule", "action"}),
 		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "memfs_mount_feed_lag_seconds",
 			Help:    "Time from another writer's commit to the mount applying it.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}),
 	}
-	m.reg.MustRegister(m.saves, m.refusals, m.lag, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(m.saves, m.refusals, m.guard, m.lag, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -54,6 +61,15 @@ func (m *mountMetrics) Refused(errno syscall.Errno) {
 		name = fmt.Sprint(int(errno))
 	}
 	m.refusals.WithLabelValues(name).Inc()
+}
+
+// Guarded counts a credential the guard found in a write.
+func (m *mountMetrics) Guarded(e versions.GuardEvent) {
+	action := "warned"
+	if e.Refused {
+		action = "refused"
+	}
+	m.guard.WithLabelValues(e.Rule, action).Inc()
 }
 
 func (m *mountMetrics) FeedLag(d time.Duration) { m.lag.Observe(d.Seconds()) }

@@ -29,6 +29,7 @@ func storeCommand() *cli.Command {
 					&cli.IntFlag{Name: "max-memory-bytes", Usage: "largest memory in bytes (default 102400)"},
 					historyQuotaFlag,
 					allowDuplicateFlag,
+					guardFlag(),
 				},
 				Action: storeCreate,
 			},
@@ -56,6 +57,7 @@ func storeCommand() *cli.Command {
 					&cli.StringFlag{Name: "description", Usage: "new description"},
 					&cli.StringSliceFlag{Name: "metadata", KeepSpace: true, Usage: "set `KEY=VALUE`, or remove KEY with KEY=; repeat for more"},
 					historyQuotaFlag,
+					guardFlag(),
 				},
 				Action: storeUpdate,
 			},
@@ -125,6 +127,13 @@ func storeCreate(c *cli.Context) error {
 			return err
 		}
 		p.MaxHistoryBytes = q
+	}
+	g, err := guardPolicy(c)
+	if err != nil {
+		return err
+	}
+	if g != nil {
+		p.Guard = *g
 	}
 	if md != nil {
 		p.Metadata = make(map[string]string, len(md))
@@ -221,6 +230,9 @@ func printStore(w io.Writer, s *versions.Store) {
 	} else {
 		row(t, "history bytes:", fmt.Sprintf("%d (no quota)", s.HistoryBytes))
 	}
+	if s.Guard != "" {
+		row(t, "guard:", string(s.Guard))
+	}
 	t.Flush()
 }
 
@@ -249,8 +261,11 @@ func storeUpdate(c *cli.Context) error {
 		}
 		u.MaxHistoryBytes = &q
 	}
-	if u.Name == nil && u.Description == nil && md == nil && u.MaxHistoryBytes == nil {
-		return usageFor(c, "nothing to change; give --name, --description, --metadata or --max-history-bytes")
+	if u.Guard, err = guardPolicy(c); err != nil {
+		return err
+	}
+	if u.Name == nil && u.Description == nil && md == nil && u.MaxHistoryBytes == nil && u.Guard == nil {
+		return usageFor(c, "nothing to change; give --name, --description, --metadata, --max-history-bytes or --guard")
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
 		if u.Name != nil {

@@ -1,0 +1,443 @@
+// Package guard finds credentials in text: private key blocks, cloud keys,
+// AI and SaaS tokens, JWTs and URLs with a password. Its rules are data from
+// maintained rule sets (gitleaks' default configuration, generated into
+// rules_gitleaks.go by scripts/guardrules, and three of detect-secrets'),
+// applied the way gitleaks applies them: keywords first, then the rule's
+// regular expression, its entropy threshold and its allowlists.
+//
+// A Finding names a rule and a line, never the text it matched, so that
+// whatever reports it cannot leak the secret.
+package guard
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"regexp/syntax"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Policy is what a store does with a write that holds a credential.
+type Policy string
+
+const (
+	Refuse Policy = "refuse" // the write fails (the default)
+	Warn   Policy = "warn"   // the write is kept, logged and counted
+	Off    Policy = "off"    // nothing is checked
+)
+
+// ParsePolicy accepts "refuse", "warn" and "off".
+func ParsePolicy(s string) (Policy, error) {
+	switch p := Policy(s); p {
+	case Refuse, Warn, Off:
+		return p, nil
+	}
+	return "", fmt.Errorf("credential guard %q: use refuse, warn or off", s)
+}
+
+// Finding is one credential: the rule that matched and the line (from 1)
+// where the match starts.
+type Finding struct {
+	Rule string `json:"rule"`
+	Line int    `json:"line"`
+}
+
+func (f Finding) String() string { return fmt.Sprintf("rule %s at line %d", f.Rule, f.Line) }
+
+// ruleData is a rule as its rule set writes it.
+type ruleData struct {
+	ID, Description string
+	Regex           string
+	SecretGroup     int
+	Entropy         float64
+	Keywords        []string
+	// Multiline: a match may span lines (a private key block); the others
+	// never hold whitespace, so each is looked for only in the run of
+	// non-space characters around a keyword.
+	Multiline bool
+	// Line: a match may hold spaces but stays on one line.
+	Line       bool
+	Allowlists []allowData
+	verify     func(match string) bool
+}
+
+// allowData is an allowlist of a rule or of the whole rule set: a finding
+// is allowed when one of its regexes matches the target (the secret, or the
+// whole "match" or "line") or the secret holds a stop word; with And, when
+// every kind given matches.
+type allowData struct {
+	And       bool
+	Target    string
+	Regexes   []string
+	StopWords []string
+}
+
+type rule struct {
+	ruleData
+	re *regexp.Regexp
+	// minLen is the fewest bytes a match takes: shorter windows are skipped.
+	minLen int
+	allow  []allowlist
+}
+
+type allowlist struct {
+	allowData
+	res []*regexp.Regexp
+}
+
+type ruleSet struct {
+	rules  []*rule
+	global []allowlist
+	// byKeyword lists, for each keyword (lower case), the rules it wakes.
+	byKeyword map[string][]*rule
+	// pairs maps the first two bytes of a keyword (lower case) to the
+	// index in groups of the keywords that start so; 0: none.
+	pairs  [1 << 16]uint8
+	groups [][]string
+}
+
+var rules = sync.OnceValue(func() *ruleSet {
+	rs := &ruleSet{byKeyword: map[string][]*rule{}, global: compileAllow(gitleaksGlobalAllowlists), groups: [][]string{nil}}
+	for _, d := range append(append([]ruleData{}, gitleaksRules...), detectSecretsRules...) {
+		syn, err := syntax.Parse(d.Regex, syntax.Perl)
+		if err != nil {
+			panic(fmt.Sprintf("guard rule %s: %v", d.ID, err))
+		}
+		r := &rule{ruleData: d, re: regexp.MustCompile(d.Regex), minLen: minLen(syn), allow: compileAllow(d.Allowlists)}
+		rs.rules = append(rs.rules, r)
+		for _, k := range d.Keywords {
+			k = strings.ToLower(k)
+			if len(k) < 2 {
+				panic(fmt.Sprintf("guard rule %s: keyword %q is shorter than two bytes", d.ID, k))
+			}
+			if rs.byKeyword[k] == nil {
+				p := uint16(k[0])<<8 | uint16(k[1])
+				if rs.pairs[p] == 0 {
+					rs.pairs[p] = uint8(len(rs.groups))
+					rs.groups = append(rs.groups, nil)
+				}
+				rs.groups[rs.pairs[p]] = append(rs.groups[rs.pairs[p]], k)
+			}
+			rs.byKeyword[k] = append(rs.byKeyword[k], r)
+		}
+	}
+	return rs
+})
+
+func compileAllow(ds []allowData) []allowlist {
+	out := make([]allowlist, len(ds))
+	for i, d := range ds {
+		out[i].allowData = d
+		for _, s := range d.Regexes {
+			out[i].res = append(out[i].res, regexp.MustCompile(s))
+		}
+	}
+	return out
+}
+
+// Rules returns the ids of the rules applied, in order.
+func Rules() []string {
+	var ids []string
+	for _, r := range rules().rules {
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+// Source names the rule sets and versions the rules come from.
+func Source() string {
+	return "gitleaks " + gitleaksVersion + " default rules and detect-secrets' AWS, Azure storage and URL password detectors"
+}
+
+// Scan returns the credentials in content, in order of line.
+func Scan(content string) []Finding { return scan(content, 0, len(content)) }
+
+// ScanAdded returns the credentials in the part of content that differs
+// from base: the lines between the two texts' common beginning and common
+// end. A save that changes a few lines of a large memory is checked on those
+// lines only; lines it keeps were checked when they were written.
+func ScanAdded(base, content string) []Finding {
+	if base == "" {
+		return Scan(content)
+	}
+	lo := commonPrefix(base, content)
+	if lo == len(content) {
+		return nil // content is a prefix of base: nothing added
+	}
+	hi := commonSuffix(base[lo:], content[lo:])
+	return scan(content, lo, len(content)-hi)
+}
+
+// commonPrefix is the length of the longest common prefix of a and b,
+// compared a block at a time (string comparison is vectorised).
+func commonPrefix(a, b string) int {
+	const block = 256
+	n, i := min(len(a), len(b)), 0
+	for i+block <= n && a[i:i+block] == b[i:i+block] {
+		i += block
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+func commonSuffix(a, b string) int {
+	const block = 256
+	n, i := min(len(a), len(b)), 0
+	for i+block <= n && a[len(a)-i-block:len(a)-i] == b[len(b)-i-block:len(b)-i] {
+		i += block
+	}
+	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
+}
+
+// scan looks for credentials whose keyword lies in the lines of content
+// that hold content[lo:hi].
+func scan(content string, lo, hi int) []Finding {
+	lo = strings.LastIndexByte(content[:lo], '\n') + 1
+	if i := strings.IndexByte(content[hi:], '\n'); i >= 0 {
+		hi += i + 1
+	} else {
+		hi = len(content)
+	}
+	if lo >= hi {
+		return nil
+	}
+	rs := rules()
+	type window struct {
+		r     *rule
+		start int
+	}
+	var seen map[window]bool
+	found := map[Finding]bool{}
+	// One pass over the bytes finds every keyword, as gitleaks' keyword
+	// trie does; a keyword wakes its rules on the text around it.
+	for p := lo; p+1 < hi; p++ {
+		g := rs.pairs[uint16(lowerByte[content[p]])<<8|uint16(lowerByte[content[p+1]])]
+		if g == 0 {
+			continue
+		}
+		for _, k := range rs.groups[g] {
+			if !hasPrefixFold(content[p:], k) {
+				continue
+			}
+			for _, r := range rs.byKeyword[k] {
+				var start, end int
+				switch {
+				case r.Multiline:
+					start, end = strings.LastIndexByte(content[:p], '\n')+1, len(content)
+				case r.Line:
+					start, end = lineBounds(content, p)
+				default:
+					start, end = tokenAround(content, p, p+len(k))
+				}
+				if end-start < r.minLen {
+					continue
+				}
+				if seen == nil {
+					seen = map[window]bool{}
+				}
+				if seen[window{r, start}] {
+					continue
+				}
+				seen[window{r, start}] = true
+				r.find(content, start, end, found)
+			}
+		}
+	}
+	out := make([]Finding, 0, len(found))
+	for f := range found {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Line != out[j].Line {
+			return out[i].Line < out[j].Line
+		}
+		return out[i].Rule < out[j].Rule
+	})
+	return out
+}
+
+// tokenAround widens [i, j) to the run of non-space characters holding it,
+// with the space that ends it: a rule's trailing context may be that space.
+func tokenAround(s string, i, j int) (int, int) {
+	for i > 0 && !isSpace(s[i-1]) {
+		i--
+	}
+	for j < len(s) && !isSpace(s[j]) {
+		j++
+	}
+	if j < len(s) {
+		j++
+	}
+	return i, j
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// find adds to found the rule's matches in content[start:end] that pass its
+// entropy threshold, check and allowlists, as gitleaks' detectRule decides.
+func (r *rule) find(content string, start, end int, found map[Finding]bool) {
+	w := content[start:end]
+	for _, m := range r.re.FindAllStringIndex(w, -1) {
+		match := strings.Trim(w[m[0]:m[1]], "\n")
+		secret := match
+		if groups := r.re.FindStringSubmatch(match); len(groups) >= 2 {
+			if r.SecretGroup > 0 {
+				if len(groups) <= r.SecretGroup {
+					continue
+				}
+				secret = groups[r.SecretGroup]
+			} else {
+				for _, g := range groups[1:] {
+					if g != "" {
+						secret = g
+						break
+					}
+				}
+			}
+		}
+		if r.Entropy != 0 && entropy(secret) <= r.Entropy {
+			continue
+		}
+		if r.verify != nil && !r.verify(match) {
+			continue
+		}
+		at := start + m[0]
+		line := lineAt(content, at)
+		if allowed(rules().global, secret, match, line) || allowed(r.allow, secret, match, line) {
+			continue
+		}
+		found[Finding{Rule: r.ID, Line: strings.Count(content[:at], "\n") + 1}] = true
+	}
+}
+
+func lineAt(s string, at int) string {
+	i, j := lineBounds(s, at)
+	return strings.TrimSuffix(s[i:j], "\n")
+}
+
+// lineBounds returns the line of s holding at, with its newline.
+func lineBounds(s string, at int) (int, int) {
+	i := strings.LastIndexByte(s[:at], '\n') + 1
+	j := strings.IndexByte(s[at:], '\n')
+	if j < 0 {
+		return i, len(s)
+	}
+	return i, at + j + 1
+}
+
+func allowed(lists []allowlist, secret, match, line string) bool {
+	for _, a := range lists {
+		target := secret
+		switch a.Target {
+		case "match":
+			target = match
+		case "line":
+			target = line
+		}
+		byRegex := false
+		for _, re := range a.res {
+			if re.MatchString(target) {
+				byRegex = true
+				break
+			}
+		}
+		byWord := false
+		lower := strings.ToLower(secret)
+		for _, w := range a.StopWords {
+			if strings.Contains(lower, w) {
+				byWord = true
+				break
+			}
+		}
+		if a.And {
+			if (len(a.res) == 0 || byRegex) && (len(a.StopWords) == 0 || byWord) {
+				return true
+			}
+		} else if byRegex || byWord {
+			return true
+		}
+	}
+	return false
+}
+
+// entropy is the Shannon entropy of s in bits per character, as gitleaks
+// computes it.
+func entropy(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	counts := map[rune]int{}
+	for _, c := range s {
+		counts[c]++
+	}
+	var e float64
+	inv := 1 / float64(len(s))
+	for _, n := range counts {
+		f := float64(n) * inv
+		e -= f * math.Log2(f)
+	}
+	return e
+}
+
+// lowerByte lowers ASCII letters (the keywords are ASCII).
+var lowerByte = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if 'A' <= i && i <= 'Z' {
+			t[i] += 'a' - 'A'
+		}
+	}
+	return t
+}()
+
+// hasPrefixFold reports whether s starts with k (lower case) in any case.
+func hasPrefixFold(s, k string) bool {
+	if len(s) < len(k) {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if lowerByte[s[i]] != k[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// minLen is the fewest bytes a match of re takes (a rune takes one byte
+// at least).
+func minLen(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune)
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1
+	case syntax.OpCapture, syntax.OpPlus:
+		return minLen(re.Sub[0])
+	case syntax.OpRepeat:
+		return re.Min * minLen(re.Sub[0])
+	case syntax.OpConcat:
+		n := 0
+		for _, s := range re.Sub {
+			n += minLen(s)
+		}
+		return n
+	case syntax.OpAlternate:
+		n := -1
+		for _, s := range re.Sub {
+			if m := minLen(s); n < 0 || m < n {
+				n = m
+			}
+		}
+		return max(n, 0)
+	}
+	return 0 // empty-width assertions, star, quest, empty match
+}

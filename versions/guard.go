@@ -1,0 +1,163 @@
+package versions
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/memfs/memfs/guard"
+)
+
+// GuardPolicy is a store's credential guard: guard.Refuse (the default),
+// guard.Warn or guard.Off.
+type GuardPolicy = guard.Policy
+
+const GuardOff = guard.Off
+
+// GuardEvent is a credential the guard found in a write: refused (the
+// write failed) or, on a store whose guard warns, kept. It names the rule
+// and the line, never the secret.
+type GuardEvent struct {
+	StoreID string
+	Path    string
+	guard.Finding
+	Refused bool
+}
+
+// SetGuardObserver makes fn see every credential the guard finds in a
+// write through db: refusals as they happen, warnings once their write has
+// committed. A daemon logs and counts them; nil stops it.
+func (db *DB) SetGuardObserver(fn func(GuardEvent)) {
+	if fn == nil {
+		db.guardObserver.Store(nil)
+		return
+	}
+	db.guardObserver.Store(&fn)
+}
+
+func (db *DB) observeGuard(e GuardEvent) {
+	if fn := db.guardObserver.Load(); fn != nil {
+		(*fn)(e)
+	}
+}
+
+// guardCheck applies the store's guard to a write of content at path,
+// whose previous content is base ("" for a new file): only what the write
+// adds is checked, so the cost follows the change, not the file. On refuse
+// the write fails CodeCredential; on warn it is kept and its findings are
+// reported once it commits.
+func guardCheck(r *run, s *storeRow, path, base, content string) error {
+	if s.Guard == guard.Off || content == "" {
+		return nil
+	}
+	found := guard.ScanAdded(base, content)
+	if len(found) == 0 {
+		return nil
+	}
+	refused := s.Guard != guard.Warn
+	for _, f := range found {
+		e := GuardEvent{StoreID: s.ID, Path: path, Finding: f, Refused: refused}
+		if refused {
+			r.db.observeGuard(e)
+		} else {
+			r.guardWarnings = append(r.guardWarnings, e)
+		}
+	}
+	if !refused {
+		return nil
+	}
+	var what []string
+	for i, f := range found {
+		if i == 3 {
+			what = append(what, fmt.Sprintf("and %d more", len(found)-i))
+			break
+		}
+		what = append(what, f.String())
+	}
+	return errorf(CodeCredential, "credential found in %s (memory store %s): %s; nothing was saved: remove the credential and save again (memory outlives the session and every version is kept), or set the store's guard to warn or off (`memfs store update %s --guard warn`)",
+		path, s.ID, strings.Join(what, ", "), s.ID)
+}
+
+// guardUpdate applies the guard to an update of m that changes its
+// content to *u.Content (hash newSHA), against the content it replaces.
+func guardUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string) error {
+	if s.Guard == guard.Off || u.Content == nil || newSHA == m.ContentSHA256 {
+		return nil
+	}
+	base, err := headContent(r, m.head)
+	if err != nil {
+		return err
+	}
+	path := m.Path
+	if u.Path != nil {
+		path = *u.Path
+	}
+	return guardCheck(r, s, path, base, *u.Content)
+}
+
+// pendingContent is the content a mount's save of path starts from: the
+// pending file's (id, when it has one) or the memory's at path.
+func pendingContent(r *run, s *storeRow, id int64, path string) (string, error) {
+	if id != 0 {
+		var c []byte
+		err := r.scan("SELECT content FROM pending WHERE id = ? AND store = ?", []any{id, s.seq}, &c)
+		if err == nil {
+			return string(c), nil
+		}
+		if err != sql.ErrNoRows {
+			return "", err
+		}
+	}
+	m, err := memoryAt(r, s.seq, s.ID, path)
+	if err != nil || m == nil {
+		return "", err
+	}
+	return headContent(r, m.head)
+}
+
+// ScanFinding is a credential that a version of a store holds.
+type ScanFinding struct {
+	VersionID string `json:"version_id"`
+	MemoryID  string `json:"memory_id"`
+	Path      string `json:"path"`
+	// Head: the version is the current content of its memory, which
+	// cannot be redacted until the memory is updated or deleted.
+	Head bool `json:"head"`
+	guard.Finding
+}
+
+// ScanStore checks every version of the store that still holds content
+// (heads and history alike) against the guard's rules, whatever the
+// store's policy, oldest first, and calls fn for each finding.
+func (db *DB) ScanStore(ctx context.Context, storeID string, fn func(ScanFinding) error) error {
+	return db.read(ctx, "scan store", func(r *run) error {
+		s, err := loadStoreLite(r, storeID, false)
+		if err != nil {
+			return err
+		}
+		lo, hi := s.versionRange()
+		rows, err := r.query(`SELECT v.id, v.memory_id, v.path, v.content, EXISTS (SELECT 1 FROM memories m WHERE m.head = v.seq)
+			FROM versions v WHERE v.seq > ? AND v.seq < ? AND v.content IS NOT NULL ORDER BY v.seq`, lo, hi)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var f ScanFinding
+			var path sql.NullString
+			var content []byte
+			if err := rows.Scan(&f.VersionID, &f.MemoryID, &path, &content, &f.Head); err != nil {
+				return err
+			}
+			f.Path = path.String
+			for _, g := range guard.Scan(string(content)) {
+				f.Finding = g
+				if err := fn(f); err != nil {
+					return err
+				}
+			}
+		}
+		return rows.Err()
+	})
+}
