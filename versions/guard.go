@@ -137,21 +137,26 @@ func (db *DB) ScanStore(ctx context.Context, storeID string, fn func(ScanFinding
 			return err
 		}
 		lo, hi := s.versionRange()
-		rows, err := r.query(`SELECT v.id, v.memory_id, v.path, v.content, EXISTS (SELECT 1 FROM memories m WHERE m.head = v.seq)
-			FROM versions v WHERE v.seq > ? AND v.seq < ? AND v.content IS NOT NULL ORDER BY v.seq`, lo, hi)
+		rows, err := r.query(`SELECT v.seq, v.id, v.created_at, v.memory_id, v.path, `+contentOf("v")+`,
+			EXISTS (SELECT 1 FROM memories m WHERE m.head = v.seq)
+			FROM versions v WHERE v.seq > ? AND v.seq < ? AND (v.content IS NOT NULL OR v.content_of IS NOT NULL) ORDER BY v.seq`, lo, hi)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var f ScanFinding
-			var path sql.NullString
-			var content []byte
-			if err := rows.Scan(&f.VersionID, &f.MemoryID, &path, &content, &f.Head); err != nil {
+			var seq, created int64
+			var id, path, content sql.NullString
+			if err := rows.Scan(&seq, &id, &created, &f.MemoryID, &path, &content, &f.Head); err != nil {
 				return err
 			}
+			f.VersionID = id.String
+			if !id.Valid {
+				f.VersionID = versionID(seq, created)
+			}
 			f.Path = path.String
-			for _, g := range guard.Scan(string(content)) {
+			for _, g := range guard.Scan(content.String) {
 				f.Finding = g
 				if err := fn(f); err != nil {
 					return err
