@@ -50,7 +50,7 @@ func (t *Tool) edit(ctx context.Context, verb, path string, missing func() Resul
 		return "", *r
 	}
 	if sp == "/" {
-		return "", missing()
+		return "", notAFile(path)
 	}
 	m, err := t.db.EditMemory(ctx, t.storeID, sp, func(content string) (string, error) {
 		next, refused := change(content)
@@ -64,12 +64,18 @@ func (t *Tool) edit(ctx context.Context, verb, path string, missing func() Resul
 	case errors.As(err, &ref):
 		return "", ref.Result
 	case versions.ErrorCode(err) == versions.CodeNotFound:
+		if e, serr := t.db.Stat(ctx, t.storeID, sp); serr == nil && e.Dir {
+			return "", notAFile(path)
+		}
 		return "", missing()
 	case err != nil:
 		return "", engineFailure(verb, path, err)
 	}
 	return *m.Content, Result{}
 }
+
+// notAFile is the SDK's answer to an edit of a directory.
+func notAFile(path string) Result { return fail("The path %s is not a file.", shown(path)) }
 
 // refusal carries the result of an edit that change refused out of the
 // engine's transaction.
@@ -154,7 +160,7 @@ func (t *Tool) insert(ctx context.Context, c Command) Result {
 		return fail("insert needs `insert_text`, the text to insert")
 	}
 	at, text := *c.InsertLine, strings.TrimSuffix(*c.InsertText, "\n")
-	missing := func() Result { return fail("The path %s does not exist", shown(c.Path)) }
+	missing := func() Result { return fail("The path %s does not exist. Please provide a valid path.", shown(c.Path)) }
 	_, r := t.edit(ctx, "edit", c.Path, missing, func(content string) (string, *Result) {
 		lines := strings.Split(content, "\n")
 		if at < 0 || at > len(lines) {

@@ -27,7 +27,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/memfs/memfs/versions"
 )
@@ -203,10 +202,13 @@ func toolPath(p string) string {
 
 func jsonProblem(err error) string {
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Sprintf("`%s` must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+	switch {
+	case errors.As(err, &te) && te.Field != "":
+		return fmt.Sprintf("`%s` must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), versions.JSONValueKind(te.Value))
+	case errors.As(err, &te):
+		return "a command is a JSON object such as {\"command\":\"view\",\"path\":\"/memories\"}, not " + versions.JSONValueKind(te.Value)
 	}
-	return strings.TrimPrefix(err.Error(), "json: ")
+	return versions.JSONProblem(err)
 }
 
 func jsonKind(k string) string {

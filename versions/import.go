@@ -128,7 +128,7 @@ func readExport(in io.Reader) ([]*importStore, error) {
 			Type string `json:"type"`
 		}
 		if jerr := json.Unmarshal(line, &head); jerr != nil {
-			return nil, errorf(CodeInvalid, "import: line %d is not a JSON object (%v): give a file memfs export wrote", n, jerr)
+			return nil, errorf(CodeInvalid, "import: line %d is not a JSON object (%s): give a file memfs export wrote", n, JSONProblem(jerr))
 		}
 		if head.Type != "memory_store" && cur == nil {
 			return nil, errorf(CodeInvalid, "import: line %d is a %q, but an export begins with its memory_store line: give a file memfs export wrote", n, head.Type)

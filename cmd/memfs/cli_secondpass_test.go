@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -279,5 +280,85 @@ func TestSecondPassBadPager(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "/kept.md") || !strings.Contains(string(out), "pager") {
 			t.Errorf("log with PAGER=%q: %v %q, want the log and a warning naming the pager", pager, err, out)
 		}
+	}
+}
+
+// memfs tool refuses invalid UTF-8 as the HTTP API does, says what is
+// wrong with a line in JSON terms, and answers as the SDK's local tool.
+func TestSecondPassToolMessages(t *testing.T) {
+	e := newCLIEnv(t)
+	e.ok(t, "store", "create", "--name", "T")
+	e.ok(t, "memory", "create", "T", "--path", "/projects/p.md", "--content", "x")
+	in := strings.Join([]string{
+		`{"command":"create","path":"/memories/bin.md","file_text":"bad ` + "\xff" + `"}`,
+		`{"command":nol}`,
+		`[1]`,
+		`{"command":"view","path":5}`,
+		`{"command":"insert","path":"/memories/missing.md","insert_line":0,"insert_text":"x"}`,
+		`{"command":"str_replace","path":"/memories/projects","old_str":"x","new_str":"y"}`,
+		`{"command":"insert","path":"/memories/projects","insert_line":0,"insert_text":"x"}`,
+	}, "\n") + "\n"
+	out, errs, code := e.exec(t, in, "tool", "T")
+	if code != 0 {
+		t.Fatalf("memfs tool: exit %d, %s", code, errs)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r struct {
+			Content string `json:"content"`
+			IsError bool   `json:"is_error"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil || !r.IsError {
+			t.Fatalf("result %q: %v, want an error result", line, err)
+		}
+		got = append(got, r.Content)
+	}
+	want := []string{
+		"not valid UTF-8",
+		"unexpected 'o' at character 13",
+		"a command is a JSON object such as",
+		"`path` must be a string, not a number",
+		"Error: The path /memories/missing.md does not exist. Please provide a valid path.",
+		"Error: The path /memories/projects is not a file.",
+		"Error: The path /memories/projects is not a file.",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d results for %d lines:\n%s", len(got), len(want), out)
+	}
+	for i, w := range want {
+		if !strings.Contains(got[i], w) {
+			t.Errorf("line %d: %q, want %q", i+1, got[i], w)
+		}
+		for _, internal := range []string{"Go value", "memtool.", "literal null", "expecting"} {
+			if strings.Contains(got[i], internal) {
+				t.Errorf("line %d speaks of Go: %q", i+1, got[i])
+			}
+		}
+	}
+	if _, _, code := e.exec(t, "", "memory", "get", "T", "/bin.md"); code != exitNotFound {
+		t.Errorf("invalid UTF-8 through memfs tool was stored (memory get exit %d)", code)
+	}
+}
+
+// Flag mistakes name the flag as it is typed.
+func TestSecondPassFlagErrors(t *testing.T) {
+	e := newCLIEnv(t)
+	e.ok(t, "store", "create", "--name", "F")
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--verbose", "store", "list"}, "unknown flag --verbose"},
+		{[]string{"store", "list", "--verbose"}, "unknown flag --verbose"},
+		{[]string{"store", "create", "--name"}, "--name needs a value"},
+		{[]string{"log", "F", "-n", "x"}, `invalid value "x" for flag -n`},
+	} {
+		_, errs, code := e.exec(t, "", tc.args...)
+		if code != exitUsage || !strings.Contains(errs, tc.says) || strings.Contains(errs, " -verbose") {
+			t.Errorf("memfs %v: exit %d, %q; want %d saying %q", tc.args, code, errs, exitUsage, tc.says)
+		}
+	}
+	if _, errs, _ := e.exec(t, "{\"type\":nul}\n", "import"); !strings.Contains(errs, "at character") || strings.Contains(errs, "literal null") {
+		t.Errorf("import of a bad line: %q, want the character named in JSON terms", errs)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -165,7 +166,24 @@ func usageError(format string, args ...any) error {
 }
 
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	return usageFor(c, "%v", err)
+	return usageFor(c, "%s", flagWords(err.Error()))
+}
+
+// goFlagName is a flag as Go's flag package names it in its errors: with
+// one dash, also for a long name.
+var goFlagName = regexp.MustCompile(`(flag provided but not defined: |for flag |for |flag needs an argument: )-([A-Za-z0-9][A-Za-z0-9-]+)`)
+
+// flagWords turns the flag package's wording into the command line's:
+// "unknown flag --verbose", not "flag provided but not defined: -verbose".
+func flagWords(msg string) string {
+	msg = goFlagName.ReplaceAllString(msg, "$1--$2")
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		return "unknown flag " + name
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		return name + " needs a value"
+	}
+	return strings.TrimSuffix(msg, ": parse error")
 }
 
 // usageFor is a usage error of the command being run: the message names the
