@@ -243,7 +243,7 @@ func TestCommands(t *testing.T) {
 		{name: "unknown command", in: cmd("command", "chmod", "path", "/memories/a"),
 			want: "Error: Unknown command chmod: the memory tool knows view, create, str_replace, insert, delete and rename", wantErr: true},
 		{name: "bad input", in: `{"command":"view","path":"/memories","view_range":"1-2"}`,
-			want: "Error: The memory tool's input is not a valid command: `view_range` must be a list of two line numbers, not string", wantErr: true},
+			want: "Error: The memory tool's input is not a valid command: `view_range` must be a list of two line numbers, not a string", wantErr: true},
 		{name: "unicode", in: cmd("command", "create", "path", "/memories/заметки/café ☕.md", "file_text", "Привет, мир\n"),
 			want: "File created successfully at: /memories/заметки/café ☕.md", after: map[string]string{"/заметки/café ☕.md": "Привет, мир\n"}},
 	}
