@@ -126,3 +126,17 @@ func TestScanStore(t *testing.T) {
 		t.Fatalf("findings %+v", got)
 	}
 }
+
+func TestGuardEditMemory(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	m := create(t, db, s.ID, "/notes.md", "# notes\n")
+	c := guardtest.One("openai")
+	_, err := db.EditMemory(ctx, s.ID, "/notes.md", func(old string) (string, error) { return old + c.Text, nil }, me)
+	wantRefused(t, err, c)
+	got, err := db.GetMemory(ctx, s.ID, m.ID)
+	ok(t, err)
+	if got.VersionID != m.VersionID {
+		t.Fatalf("head moved to %s", got.VersionID)
+	}
+}

@@ -168,7 +168,11 @@ func (db *DB) EditMemory(ctx context.Context, storeID, path string, edit func(co
 			refused = err
 			return errEditRefused
 		}
-		out, err = applyUpdate(r, s, m, MemoryUpdate{Content: &next}, sha256Hex(next), by)
+		u := MemoryUpdate{Content: &next}
+		if err := guardUpdate(r, s, m, u, sha256Hex(next)); err != nil {
+			return err
+		}
+		out, err = applyUpdate(r, s, m, u, sha256Hex(next), by)
 		return err
 	})
 	if refused != nil {
