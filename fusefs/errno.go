@@ -13,7 +13,9 @@ import (
 // errnoOf is the one translation of engine errors into errnos. An agent
 // only sees the errno, so every refusal is also logged with the store, the
 // path in it and the engine's message, which says what to do; anything
-// unexpected becomes EIO and is logged as an error.
+// unexpected becomes EIO and is logged as an error. The log is
+// rate-limited per kind of refusal (refusallog.go); the Observer counts
+// every one.
 func (sm *storeMount) errnoOf(op, path string, err error) syscall.Errno {
 	if err == nil {
 		return 0
@@ -22,7 +24,7 @@ func (sm *storeMount) errnoOf(op, path string, err error) syscall.Errno {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		s.opts.Observer.Refused(errno)
-		s.log.Warn("refused", "op", op, where, "path", path, "errno", errnoName(errno), "reason", err.Error())
+		s.refusals.log(s.log, slog.LevelWarn, refusalKind{op, errno, where.Value.String()}, "refused", "op", op, where, "path", path, "errno", errnoName(errno), "reason", err.Error())
 		return errno
 	}
 	if isUnavailable(err) {
@@ -31,14 +33,14 @@ func (sm *storeMount) errnoOf(op, path string, err error) syscall.Errno {
 	errno = codeErrno(versions.ErrorCode(err))
 	if errno == syscall.EIO {
 		s.opts.Observer.Refused(errno)
-		s.log.Error("internal error", "op", op, where, "path", path, "err", err)
+		s.refusals.log(s.log, slog.LevelError, refusalKind{op, errno, where.Value.String()}, "internal error", "op", op, where, "path", path, "err", err)
 		return errno
 	}
 	if errno == syscall.ENOENT && (op == "lookup" || op == "stat") {
 		return errno // a miss, not a refusal
 	}
 	s.opts.Observer.Refused(errno)
-	s.log.Warn("refused", "op", op, where, "path", path, "errno", errnoName(errno), "reason", err.Error())
+	s.refusals.log(s.log, slog.LevelWarn, refusalKind{op, errno, where.Value.String()}, "refused", "op", op, where, "path", path, "errno", errnoName(errno), "reason", err.Error())
 	return errno
 }
 
@@ -57,7 +59,7 @@ func (s *Server) refuse(op, path string, errno syscall.Errno, reason string) sys
 
 func (s *Server) refuseAt(op string, where slog.Attr, path string, errno syscall.Errno, reason string) syscall.Errno {
 	s.opts.Observer.Refused(errno)
-	s.log.Warn("refused", "op", op, where, "path", path, "errno", errnoName(errno), "reason", reason)
+	s.refusals.log(s.log, slog.LevelWarn, refusalKind{op, errno, where.Value.String()}, "refused", "op", op, where, "path", path, "errno", errnoName(errno), "reason", reason)
 	return errno
 }
 

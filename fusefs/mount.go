@@ -116,6 +116,9 @@ type Server struct {
 	once    sync.Once
 	err     error
 
+	// refusals rate-limits the log of refusals (refusallog.go).
+	refusals refusalLog
+
 	// lease is the mount instance's lease; its id owns the mount's pending
 	// files (versions/leases.go).
 	lease versions.MountLease

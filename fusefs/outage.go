@@ -33,7 +33,7 @@ func (s *Server) reachable() {
 // cannot be reached; err says where the database is and what to do.
 func (s *Server) unavailable(op string, where slog.Attr, path string, err error) syscall.Errno {
 	s.opts.Observer.Refused(syscall.EIO)
-	s.log.Error("failed with EIO: the database cannot be reached", "op", op, where, "path", path, "err", err)
+	s.refusals.log(s.log, slog.LevelError, refusalKind{op, syscall.EIO, where.Value.String()}, "failed with EIO: the database cannot be reached", "op", op, where, "path", path, "err", err)
 	return syscall.EIO
 }
 

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A flood of refused creates in a read_only store leaves a bounded log:
+// the first refusal in full, then a count every few seconds, which adds up
+// to every refusal; the metrics count each one.
+func TestRefusalFloodLogIsBounded(t *testing.T) {
+	e := newE2EEnv(t)
+	store, slug := e.createStore(t, "Flooded")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	mnt := mountDir(t)
+	d := e.startMount(t, mnt, "--store", store+":read_only", "--metrics-addr", addr)
+	dir := filepath.Join(mnt, slug)
+
+	const n = 3000
+	start := time.Now()
+	for i := range n {
+		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("f%05d.md", i)), os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			f.Close()
+			t.Fatal("a file was created in a read_only store")
+		}
+		if !errors.Is(err, syscall.EROFS) {
+			t.Fatalf("create in a read_only store: %v, want EROFS", err)
+		}
+	}
+	flood := time.Since(start)
+
+	// Every refusal is in the metrics.
+	res, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if want := fmt.Sprintf(`memfs_mount_refusals_total{errno="EROFS"} %d`, n); !strings.Contains(string(b), want) {
+		t.Errorf("/metrics lacks %s:\n%s", want, grepLines(string(b), "refusals"))
+	}
+
+	// The log's lines, once the last count is out, add up to every refusal.
+	times := regexp.MustCompile(` times=(\d+) `)
+	var lines []string
+	total := 0
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		lines, total = nil, 0
+		for _, l := range strings.Split(d.stderr.String(), "\n") {
+			if !strings.Contains(l, "refused") {
+				continue
+			}
+			lines = append(lines, l)
+			if m := times.FindStringSubmatch(l); m != nil {
+				k, _ := strconv.Atoi(m[1])
+				total += k
+			} else {
+				total++
+			}
+		}
+		if total >= n || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if total != n {
+		t.Errorf("the log accounts for %d refusals, want %d", total, n)
+	}
+	// One full line, then at most one count per interval of the flood,
+	// and the last count.
+	if max := 3 + int(flood/(5*time.Second)); len(lines) > max {
+		t.Errorf("%d refusals in %v left %d log lines, want at most %d", n, flood, len(lines), max)
+	}
+	t.Logf("%s", strings.Join(lines, "\n"))
+	t.Logf("%d refusals in %v: %d log lines (%d bytes of log in all)", n, flood, len(lines), len(d.stderr.String()))
+	if len(lines) > 0 && !strings.Contains(lines[0], "EROFS") {
+		t.Errorf("the first refusal is not logged in full: %s", lines[0])
+	}
+}
