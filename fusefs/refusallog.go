@@ -9,16 +9,20 @@ import (
 )
 
 // refusalLogEvery is how often a kind of refusal that keeps happening is
-// logged again, as a count.
-const refusalLogEvery = 5 * time.Second
+// logged again, as a count; refusalLogBurst is how many of a kind are
+// logged in full before that.
+const (
+	refusalLogEvery = 5 * time.Second
+	refusalLogBurst = 10
+)
 
 // refusalLog keeps an agent from filling the daemon's log with refusals: a
-// mount logs the first refusal of each kind (operation, errno, store) in
-// full, then, while that kind keeps coming, one line every refusalLogEvery
-// with how many there were and the latest of them. A kind quiet for that
-// long is logged in full again. The Observer (metrics) still counts every
-// refusal. The zero value is ready; the kinds are bounded by the
-// operations, errnos and stores of one mount.
+// mount logs the first refusals of each kind (operation, errno, store) in
+// full, refusalLogBurst of them, then, while that kind keeps coming, one
+// line every refusalLogEvery with how many there were and the latest of
+// them. A kind quiet for that long is logged in full again. The Observer
+// (metrics) still counts every refusal. The zero value is ready; the kinds
+// are bounded by the operations, errnos and stores of one mount.
 type refusalLog struct {
 	mu    sync.Mutex
 	kinds map[refusalLine]*refusalCount
@@ -37,15 +41,16 @@ type refusalKind struct {
 }
 
 type refusalCount struct {
-	quietUntil time.Time // before it, a refusal is counted, not logged
-	n          int       // counted since the last line
-	last       []any     // the latest counted refusal's attributes
-	timer      *time.Timer
+	windowEnd time.Time // the end of the window full and n are for
+	full      int       // logged in full in this window
+	n         int       // counted since the last line
+	last      []any     // the latest counted refusal's attributes
+	timer     *time.Timer
 }
 
-// log writes msg with attrs at level unless a refusal of the same kind was
-// logged less than refusalLogEvery ago; then it is counted, and the count
-// logged when that time is up.
+// log writes msg with attrs at level unless refusalLogBurst refusals of the
+// same kind were logged in the current window; then it is counted, and the
+// count logged when the window ends.
 func (l *refusalLog) log(lg *slog.Logger, level slog.Level, k refusalKind, msg string, attrs ...any) {
 	now := time.Now()
 	l.mu.Lock()
@@ -58,8 +63,11 @@ func (l *refusalLog) log(lg *slog.Logger, level slog.Level, k refusalKind, msg s
 		c = &refusalCount{}
 		l.kinds[key] = c
 	}
-	if c.n == 0 && !now.Before(c.quietUntil) {
-		c.quietUntil = now.Add(refusalLogEvery)
+	if c.timer == nil && !now.Before(c.windowEnd) {
+		c.windowEnd, c.full = now.Add(refusalLogEvery), 0
+	}
+	if c.n == 0 && c.full < refusalLogBurst {
+		c.full++
 		l.mu.Unlock()
 		lg.Log(context.Background(), level, msg, attrs...)
 		return
@@ -67,7 +75,7 @@ func (l *refusalLog) log(lg *slog.Logger, level slog.Level, k refusalKind, msg s
 	c.n++
 	c.last = attrs
 	if c.timer == nil {
-		c.timer = time.AfterFunc(time.Until(c.quietUntil), func() { l.flush(lg, level, key) })
+		c.timer = time.AfterFunc(time.Until(c.windowEnd), func() { l.flush(lg, level, key) })
 	}
 	l.mu.Unlock()
 }
@@ -76,8 +84,10 @@ func (l *refusalLog) flush(lg *slog.Logger, level slog.Level, key refusalLine) {
 	l.mu.Lock()
 	c := l.kinds[key]
 	n, last := c.n, c.last
+	// The window after a counted one is counted too: a steady flood
+	// gives one line per window.
 	c.n, c.last, c.timer = 0, nil, nil
-	c.quietUntil = time.Now().Add(refusalLogEvery)
+	c.windowEnd, c.full = time.Now().Add(refusalLogEvery), refusalLogBurst
 	l.mu.Unlock()
 	lg.Log(context.Background(), level, key.msg+" again", "times", n, "within", refusalLogEvery.String(), slog.Group("latest", last...))
 }

@@ -36,7 +36,7 @@ const (
 )
 
 func main() {
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: logSafe})))
+	slog.SetDefault(slog.New(slog.NewTextHandler(logOutput(), &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: logSafe})))
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 
