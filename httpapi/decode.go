@@ -35,7 +35,7 @@ func DecodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 		var ne net.Error
 		switch {
 		case errors.As(err, &tooBig):
-			return errorf(http.StatusRequestEntityTooLarge, TypeRequestTooLarge, "the request body is over %d bytes, the most this route takes", tooBig.Limit)
+			return errorf(http.StatusRequestEntityTooLarge, TypeInvalidRequest, "the request body is over %d bytes, the most this route takes", tooBig.Limit)
 		case errors.As(err, &ne) && ne.Timeout():
 			// The write deadline runs from the same moment as the read
 			// timeout that just passed: give the answer time to go out.

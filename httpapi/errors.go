@@ -22,7 +22,6 @@ const (
 	TypePathConflict       = "memory_path_conflict_error"
 	TypePreconditionFailed = "memory_precondition_failed_error"
 	TypeConflict           = "conflict_error"
-	TypeRequestTooLarge    = "request_too_large"
 	TypeRateLimit          = "rate_limit_error"
 	TypeOverloaded         = "overloaded_error"
 	TypeAPI                = "api_error"

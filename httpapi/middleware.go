@@ -163,5 +163,5 @@ func noRoute(mux *http.ServeMux, r *http.Request) error {
 	if len(allowed) > 0 {
 		return errorf(http.StatusMethodNotAllowed, TypeInvalidRequest, "%s %s is not a route: the path takes %s", r.Method, r.URL.Path, strings.Join(allowed, ", "))
 	}
-	return errorf(http.StatusNotFound, TypeNotFound, "%s %s is not a route of the memory-store API: see the routes in memfs's README", r.Method, r.URL.Path)
+	return errorf(http.StatusNotFound, TypeNotFound, "%s %s is not a route of the memory-store API: the routes are listed in docs/http-api.md", r.Method, r.URL.Path)
 }

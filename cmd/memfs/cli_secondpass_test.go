@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -360,5 +361,45 @@ func TestSecondPassFlagErrors(t *testing.T) {
 	}
 	if _, errs, _ := e.exec(t, "{\"type\":nul}\n", "import"); !strings.Contains(errs, "at character") || strings.Contains(errs, "literal null") {
 		t.Errorf("import of a bad line: %q, want the character named in JSON terms", errs)
+	}
+}
+
+// Every size limit of memfs serve answers 413 invalid_request_error, the
+// hosted API's type; a path that is no route points at the routes' page.
+func TestSecondPassServeErrorTypes(t *testing.T) {
+	e := newE2EEnv(t)
+	key := e.apiKey(t)
+	storeID, _ := e.createStore(t, "Limits")
+	srv := e.startServe(t)
+	call := func(method, path, body string) (int, map[string]any) {
+		req, err := http.NewRequest(method, srv.url+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("x-api-key", key)
+		req.Header.Set("content-type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Error map[string]any `json:"error"`
+		}
+		json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out.Error
+	}
+	for name, req := range map[string][2]string{
+		"memory over its limit": {"/v1/memory_stores/" + storeID + "/memories", `{"path":"/big.md","content":"` + strings.Repeat("x", 102401) + `"}`},
+		"body over 256 KiB":     {"/v1/memory_stores", `{"name":"n","description":"` + strings.Repeat("x", 300<<10) + `"}`},
+	} {
+		code, errObj := call("POST", req[0], req[1])
+		if code != http.StatusRequestEntityTooLarge || errObj["type"] != "invalid_request_error" {
+			t.Errorf("%s: %d %v, want 413 invalid_request_error", name, code, errObj)
+		}
+	}
+	code, errObj := call("GET", "/v1/nowhere", "")
+	if msg, _ := errObj["message"].(string); code != http.StatusNotFound || !strings.Contains(msg, "docs/http-api.md") || strings.Contains(msg, "README") {
+		t.Errorf("GET /v1/nowhere: %d %v, want 404 pointing at docs/http-api.md", code, errObj)
 	}
 }
