@@ -29,6 +29,12 @@ type SessionParams struct {
 	EnvironmentID *string
 	Title         *string
 	Metadata      map[string]string
+	// Lease, if set, is a mount lease (leases.go) taken for the new
+	// session in the same transaction, its SessionID filled in: the
+	// process that creates a session for a mount it is about to start
+	// (memfs run) holds it, so that the session ends as a dead mount's
+	// does even if that process is killed before the mount holds a lease.
+	Lease *MountLease
 }
 
 // SessionUpdate changes what is non-nil; Metadata merges, a nil value
@@ -85,6 +91,9 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 		}
 	}
 	var out *Session
+	if p.Lease != nil {
+		db.leases.setOwn(p.Lease.ID, true)
+	}
 	err = db.write(ctx, "create session", func(r *run) error {
 		// Attaching reads the stores and changes none: no store's row is
 		// locked (sessions attaching the same stores in another order
@@ -125,9 +134,26 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 				return err
 			}
 		}
+		if l := p.Lease; l != nil {
+			lnow, err := db.leaseClock(r)
+			if err != nil {
+				return err
+			}
+			if _, err := r.exec("INSERT INTO mounts (id, session, host, mountpoint, started_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+				l.ID, sess.ID, l.Host, l.Mountpoint, lnow, lnow+int64(LeaseTTL)); err != nil {
+				return err
+			}
+		}
 		out = &sess
 		return nil
 	})
+	if p.Lease != nil {
+		if err != nil {
+			db.leases.setOwn(p.Lease.ID, false)
+		} else {
+			p.Lease.SessionID = out.ID
+		}
+	}
 	return out, err
 }
 

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -160,16 +161,25 @@ func runSandboxed(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sess, prompt, err := runSession(c, db, sessionID, stores, root)
-	if cerr := db.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("close database: %w", cerr)
-	}
+	// The run holds a mount lease on its session from the moment it is
+	// created: killed at any point, this process leaves a lease that
+	// lapses, and whoever uses the database next ends the session (unless
+	// the daemon, with a lease of its own, still serves it).
+	host, _ := os.Hostname()
+	lease := &versions.MountLease{ID: versions.NewMountID(), Host: host, Mountpoint: root}
+	sess, prompt, err := runSession(c, db, sessionID, stores, root, lease)
 	if err != nil {
+		db.Close()
 		return err
 	}
+	stopLease := runHoldLease(db, *lease)
 	code, err := runInSandbox(c, spec, sess, prompt, who)
 	if eerr := runEndSession(c, sess.ID); err == nil {
 		err = eerr
+	}
+	stopLease()
+	if cerr := db.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close database: %w", cerr)
 	}
 	if err != nil {
 		return err
@@ -182,9 +192,9 @@ func runSandboxed(c *cli.Context) error {
 	return nil
 }
 
-// runSession creates the session (--store) or loads it (--session) and
-// renders its prompt.
-func runSession(c *cli.Context, db *versions.DB, id string, stores []string, root string) (*versions.Session, string, error) {
+// runSession creates the session (--store) or loads it (--session),
+// taking lease for it, and renders its prompt.
+func runSession(c *cli.Context, db *versions.DB, id string, stores []string, root string, lease *versions.MountLease) (*versions.Session, string, error) {
 	cx := ctx(c)
 	var sess *versions.Session
 	var err error
@@ -195,12 +205,16 @@ func runSession(c *cli.Context, db *versions.DB, id string, stores []string, roo
 		if err := sess.CheckOpen(); err != nil {
 			return nil, "", err
 		}
+		lease.SessionID = sess.ID
+		if err := db.StartMount(cx, *lease); err != nil {
+			return nil, "", fmt.Errorf("take a lease on session %s: %w", sess.ID, err)
+		}
 	} else {
 		attach, err := runAttachments(cx, c, db, stores)
 		if err != nil {
 			return nil, "", err
 		}
-		if sess, err = db.CreateSession(cx, attach); err != nil {
+		if sess, err = db.CreateSessionFrom(cx, versions.SessionParams{Resources: attach, Lease: lease}); err != nil {
 			return nil, "", err
 		}
 	}
@@ -208,9 +222,41 @@ func runSession(c *cli.Context, db *versions.DB, id string, stores []string, roo
 	if err != nil {
 		// The session never ran: do not leave it open.
 		_, _ = db.EndSession(cx, sess.ID)
+		_ = db.EndMount(cx, lease.ID)
 		return nil, "", err
 	}
 	return sess, prompt, nil
+}
+
+// runHoldLease renews the run's lease on its session until stop, which
+// gives it up.
+func runHoldLease(db *versions.DB, lease versions.MountLease) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(versions.LeaseRenew)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			// A failed renewal is tried at the next tick; the daemon's own
+			// lease keeps the session meanwhile.
+			if _, err := db.RenewMount(ctx, lease); err != nil && ctx.Err() == nil {
+				slog.Debug("memfs run: renew the session's lease", "err", err)
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		if err := db.EndMount(context.Background(), lease.ID); err != nil {
+			slog.Warn("memfs run: give up the session's lease; it lapses by itself", "err", err)
+		}
+	}
 }
 
 // runAttachments resolves --store and --instructions.
