@@ -1,14 +1,19 @@
 package fusefs
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/versions"
+	"github.com/memfs/memfs/versions/pgtest"
 )
 
 // TestMeasureTempGaps measures, for each tool whose saves go through a
@@ -89,4 +94,76 @@ os.rename(tmp, "notes.md")`}, runs},
 			t.Logf("%-28s %-11s n=%-3d p50 %-10v p99 %-10v max %v", tool.name, kind, len(ds), ds[len(ds)/2], ds[len(ds)*99/100], ds[len(ds)-1])
 		}
 	}
+}
+
+// TestMeasureNewFileVisibility measures how soon a new file saved in one
+// mount is read in another mount of the store on its own database handle
+// (as another daemon would be): from close() returning in mount A until
+// mount B reads the content. It asserts nothing. Run it with
+// MEMFS_MEASURE_VISIBILITY=<samples> (and MEMFS_TEST_POSTGRES=url for
+// PostgreSQL) go test -run TestMeasureNewFileVisibility -v ./fusefs/
+func TestMeasureNewFileVisibility(t *testing.T) {
+	samples, _ := strconv.Atoi(os.Getenv("MEMFS_MEASURE_VISIBILITY"))
+	if samples <= 0 {
+		t.Skip("set MEMFS_MEASURE_VISIBILITY to the number of samples")
+	}
+	dsn := filepath.Join(t.TempDir(), "memfs.db")
+	if pgtest.Server() != "" {
+		dsn = pgtest.Database(t)
+	}
+	open := func() *versions.DB {
+		db, err := versions.Open(dsn, versions.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	e := &env{db: open(), dir: t.TempDir(), log: &logBuffer{}}
+	st := e.store(t, "Visibility")
+	a, dirA := e.mountStore(t, st, Options{})
+	sessB, err := e.db.CreateSession(t.Context(), []versions.AttachmentParams{{StoreID: st.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := e.mountSession(t, open(), sessB, Options{})
+	dirB := b.dir(0)
+	_ = a
+	var lat []time.Duration
+	timeouts := 0
+	for i := range samples {
+		name := fmt.Sprintf("new-%04d.md", i)
+		want := "saved " + name
+		if err := os.WriteFile(filepath.Join(dirA, name), []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		closed := time.Now()
+		for {
+			got, err := os.ReadFile(filepath.Join(dirB, name))
+			if err == nil && string(got) == want {
+				lat = append(lat, time.Since(closed))
+				break
+			}
+			if time.Since(closed) > 5*time.Second {
+				timeouts++
+				break
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+	}
+	slices.Sort(lat)
+	if len(lat) == 0 {
+		t.Fatalf("no sample became visible (%d timeouts)", timeouts)
+	}
+	load, _ := os.ReadFile("/proc/loadavg")
+	pct := func(p int) time.Duration { return lat[min(len(lat)-1, len(lat)*p/100)].Round(10 * time.Microsecond) }
+	t.Logf("new file to another mount (%s): n=%d p50 %v p90 %v p95 %v p99 %v max %v, %d timeouts; load %s", backend(dsn), len(lat),
+		pct(50), pct(90), pct(95), pct(99), pct(100), timeouts, strings.TrimSpace(string(load)))
+}
+
+func backend(dsn string) string {
+	if versions.IsPostgres(dsn) {
+		return "PostgreSQL"
+	}
+	return "SQLite"
 }
