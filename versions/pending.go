@@ -167,26 +167,3 @@ func (db *DB) HasPending(ctx context.Context) (bool, error) {
 	})
 	return n > 0, err
 }
-
-// AwaitPending waits, at most max, until no file saved through a mount in
-// the last max is still pending: a mount publishes its new files a grace
-// period after their close(), and a command run right after it (memfs
-// memory get) should see them. Rows older than max belong to a mount that
-// died; they wait for the next mount.
-func (db *DB) AwaitPending(ctx context.Context, max time.Duration) error {
-	deadline := time.Now().Add(max)
-	for {
-		var n int
-		err := db.one(ctx, "look for pending files", func(r *run) error {
-			return r.scan("SELECT count(*) FROM (SELECT 1 FROM pending WHERE saved_at > ? LIMIT 1) p", []any{time.Now().Add(-max).UnixNano()}, &n)
-		})
-		if err != nil || n == 0 || time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/memfs/memfs/fusefs"
 	"github.com/memfs/memfs/httpapi"
 	"github.com/memfs/memfs/versions"
 )
@@ -316,12 +315,8 @@ func openDB(c *cli.Context) (*versions.DB, error) {
 		return nil, err
 	}
 	db.SetGuardObserver(logGuard)
-	// A file just saved through a mount is published a grace period after
-	// its close(): wait for it, so that a command run right after sees it.
-	if err := db.AwaitPending(context.Background(), 2*fusefs.DefaultGrace); err != nil {
-		db.Close()
-		return nil, err
-	}
+	// A file saved through a mount is the store's from its close(): no
+	// waiting (a temporary name's pending file is not, by design).
 	return db, nil
 }
 
