@@ -388,7 +388,8 @@ func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 		id = f.memoryID()
 	}
 	db := n.sm.srv.db
-	del := versions.MemoryDelete{KeepParentDir: true}
+	var seq int64
+	del := versions.MemoryDelete{KeepParentDir: true, Seq: &seq}
 	var derr error
 	if id != "" {
 		derr = db.DeleteMemory(detach(ctx), n.sm.id, id, del, n.sm.srv.actor)
@@ -411,7 +412,7 @@ func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 	n.sm.srv.contents.forget(id)
 	n.sm.meta.forgetFile(id)
 	n.sm.meta.entriesChanged(path.Dir(p))
-	n.sm.own.note(p)
+	n.sm.own.noteSeq(seq)
 	n.sm.idx.removed(p)
 	n.sm.count.adjust(-1, 0)
 	if f != nil {

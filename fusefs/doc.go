@@ -32,6 +32,40 @@ package fusefs
 // Requests leave their notifications to a goroutine (notify.go); the
 // watcher (watch.go) notifies holding nothing.
 //
+// States of a file name. Every file the mount shows is in one of these
+// (fileNode.stateLocked names it; the fields behind it are file.go's):
+//
+//	state      what it is                                 the store has
+//	memory     a memory (memID set)                       the memory
+//	new        created here, no save yet (pending)        nothing
+//	temporary  a temporary name saved (unpublished,       a pending row owned
+//	           pendID): pending.go                        by this mount's lease
+//	scratch    a scratch name (scratch): scratch.go       nothing
+//	held       scratch holding a memory renamed to a      the memory, at its
+//	           scratch name (publisher.held by path)      old path, for the grace
+//	unlinked   removed or replaced while open (unlinked)  nothing of this node
+//
+// Transitions (the request, what the engine is asked, the new state):
+//
+//	new        first close/fsync, ordinary name   CreateMemory              memory
+//	new        first close/fsync, temporary name  SavePending               temporary
+//	new        rename to a scratch name           -                         scratch
+//	new        rename to any other name           save at the new name      memory/temporary
+//	new        last close with nothing saved      -                         gone
+//	temporary  close/fsync                        SavePending (same row)    temporary
+//	temporary  rename over a name                 PublishPending there      memory
+//	temporary  the grace ends, unmount, rmdir     PublishPending            memory
+//	temporary  unlink, rename to a scratch name   DropPending               gone/scratch
+//	temporary  its mount dies                     others PublishPending     (the store's)
+//	scratch    rename to an ordinary name         save at the new name      memory/temporary
+//	scratch    unlink                             -                         gone
+//	memory     save                               UpdateMemory              memory
+//	memory     rename to a scratch name           - (hold)                  held
+//	memory     unlink, replaced by a rename       DeleteMemory/Rename       unlinked
+//	held       a new file saved at the old path   UpdateMemory of it        scratch (+memory)
+//	held       the grace ends, unmount            DeleteMemory              scratch
+//	unlinked   last close                         -                         gone
+//
 // dirNode and rootNode have no lock. Server.once runs Unmount, engine calls
 // included, and nothing else takes it. The watcher alone uses
 // storeMount.seq.

@@ -240,7 +240,8 @@ func (p *publisher) flush() {
 // false when it stays in the store.
 func (sm *storeMount) deleteHeld(ctx context.Context, at string, h *heldMemory) bool {
 	s := sm.srv
-	err := s.db.DeleteMemory(ctx, sm.id, h.id, versions.MemoryDelete{KeepParentDir: true}, s.actor)
+	var seq int64
+	err := s.db.DeleteMemory(ctx, sm.id, h.id, versions.MemoryDelete{KeepParentDir: true, Seq: &seq}, s.actor)
 	if err != nil && versions.ErrorCode(err) != versions.CodeNotFound {
 		s.log.Error("a file renamed to a scratch name could not be deleted from the store; it stays there", "path", at, "err", err)
 		return false
@@ -248,7 +249,7 @@ func (sm *storeMount) deleteHeld(ctx context.Context, at string, h *heldMemory) 
 	s.contents.forget(h.id)
 	sm.meta.forgetFile(h.id)
 	if err == nil {
-		sm.own.note(at)
+		sm.own.noteSeq(seq)
 		sm.count.adjust(-1, 0)
 	}
 	sm.idx.removed(at)
@@ -315,7 +316,7 @@ func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memo
 			n.offerPagesLocked()
 		}
 	}
-	sm.own.note(at)
+	sm.own.noteSeq(m.Seq)
 	s.opts.Observer.Saved()
 	sm.idx.saved(at, m)
 	n.keepMetaLocked()

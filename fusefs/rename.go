@@ -96,7 +96,16 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	if err != nil {
 		return sm.failed("rename", from+" -> "+to, err)
 	}
-	sm.own.note(from, to)
+	switch {
+	case moved == nil:
+		sm.own.note(from, to) // a directory
+	case srcMemory != "" && srcMemory != moved.ID:
+		// Onto another file: its memory modified, the source's deleted
+		// at the next position.
+		sm.own.noteSeq(moved.Seq, moved.Seq+1)
+	default:
+		sm.own.noteSeq(moved.Seq)
+	}
 	sm.meta.entriesChanged(path.Dir(from), path.Dir(to))
 	if moved != nil {
 		sm.idx.renamedFile(from, to, moved)

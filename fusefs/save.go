@@ -118,7 +118,7 @@ func (n *fileNode) saveAtLocked(ctx context.Context, op, path string) syscall.Er
 		n.ForgetPersistent()
 	}
 	if created || m.VersionID != n.buf.base {
-		sm.own.note(path)
+		sm.own.noteSeq(m.Seq)
 		s.opts.Observer.Saved()
 	}
 	sm.idx.saved(path, m)

@@ -241,11 +241,55 @@ func (c *memoryCounts) published(created bool) {
 	c.mu.Unlock()
 }
 
-// ownChanges remembers the paths this mount changed, so the watcher skips
-// the matching entries of the change feed. Its lock is a leaf.
+// ownChanges remembers this mount's own changes, so the watcher skips them
+// in the change feed: a memory's change by the feed position its commit
+// returned (Memory.Seq, MemoryDelete.Seq), exact whatever else changed the
+// path meanwhile; a directory's, which the engine gives no position, by
+// path for a short while. Its lock is a leaf.
 type ownChanges struct {
 	mu    sync.Mutex
 	marks map[string]ownMark
+	seqs  map[int64]bool
+}
+
+// noteSeq records the feed positions of memory changes this mount
+// committed; 0 (unknown) is ignored.
+func (o *ownChanges) noteSeq(seqs ...int64) {
+	o.mu.Lock()
+	for _, s := range seqs {
+		if s > 0 {
+			if o.seqs == nil {
+				o.seqs = map[int64]bool{}
+			}
+			o.seqs[s] = true
+		}
+	}
+	o.mu.Unlock()
+}
+
+// takeSeq reports whether the memory change at feed position seq is this
+// mount's own, and forgets it.
+func (o *ownChanges) takeSeq(seq int64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.seqs[seq] {
+		return false
+	}
+	delete(o.seqs, seq)
+	return true
+}
+
+// passed forgets the positions up to seq that the feed went past without
+// them (a commit noted after the watcher had read its change): one
+// store's memory changes come in commit order.
+func (o *ownChanges) passed(seq int64) {
+	o.mu.Lock()
+	for s := range o.seqs {
+		if s <= seq {
+			delete(o.seqs, s)
+		}
+	}
+	o.mu.Unlock()
 }
 
 type ownMark struct {

@@ -106,12 +106,21 @@ func (sm *storeMount) poll(ctx context.Context) error {
 func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whole bool) error {
 	origin := sm.srv.db.Origin()
 	done := map[string]bool{}
+	var lastMemory int64
+	defer func() { sm.own.passed(lastMemory) }()
 	for _, c := range changes {
 		if c.Op == versions.ChangeRedacted {
 			continue // no live file changed: the history tree's alone
 		}
+		memory := c.MemoryID != ""
+		if memory {
+			lastMemory = max(lastMemory, c.Seq)
+		}
+		if memory && c.Origin == origin && sm.own.takeSeq(c.Seq) {
+			continue // this mount's own (store.go)
+		}
 		for _, p := range c.Paths() {
-			if c.Origin == origin && sm.own.take(p) || done[p] {
+			if !memory && c.Origin == origin && sm.own.take(p) || done[p] {
 				continue
 			}
 			done[p] = true

@@ -89,3 +89,81 @@ func TestPostgresWatcherRetriesWhenTheEngineFails(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// feedCount counts the changes the watcher applied as others'.
+type feedCount struct {
+	noObserver
+	mu sync.Mutex
+	n  int
+}
+
+func (f *feedCount) FeedLag(time.Duration) {
+	f.mu.Lock()
+	f.n++
+	f.mu.Unlock()
+}
+
+func (f *feedCount) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+// The watcher skips the mount's own memory changes by the feed position
+// their commits returned: creates, saves, renames (onto another file too),
+// removals and held backups made here are none of others' changes, and a
+// save made elsewhere right after them at the same path is.
+func TestOwnChangesSkippedByPosition(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "Own")
+	obs := &feedCount{}
+	_, dir := e.mountStore(t, st, Options{Observer: obs})
+	p := func(name string) string { return filepath.Join(dir, name) }
+	write(t, p("a.md"), "a1")
+	write(t, p("a.md"), "a2")
+	write(t, p("b.md"), "b1")
+	if err := os.Rename(p("b.md"), p("c.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p("c.md"), p("a.md")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, p("d.md"), "d1")
+	if err := os.Remove(p("d.md")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, p("e.md"), "e1")
+	if err := os.Rename(p("e.md"), p("e.md~")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, p("e.md"), "e2") // a version of the held memory
+	e.settle()
+	// A change from elsewhere at a path this mount just changed: the
+	// watcher applies it, and has applied nothing else as others'.
+	other := "from elsewhere"
+	if _, err := e.db.UpdateMemory(context.Background(), st.ID, "/a.md", versions.MemoryUpdate{Content: &other}, elsewhereActor); err != nil {
+		t.Fatal(err)
+	}
+	if err := eventually(visibilityLimit, func() error {
+		b, err := os.ReadFile(p("a.md"))
+		if err == nil && string(b) != other {
+			err = fmt.Errorf("reads %q", b)
+		}
+		return err
+	}); err != nil {
+		t.Fatalf("the save made elsewhere: %v", err)
+	}
+	// Changes are applied in commit order: once the save made elsewhere
+	// is counted, every change of this mount before it was seen.
+	if err := eventually(visibilityLimit, func() error {
+		if obs.count() == 0 {
+			return fmt.Errorf("the watcher has not applied the save made elsewhere")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := obs.count(); n != 1 {
+		t.Errorf("the watcher applied %d changes as others', want 1 (the save made elsewhere)", n)
+	}
+}
