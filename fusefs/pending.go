@@ -259,7 +259,7 @@ func (sm *storeMount) deleteHeld(ctx context.Context, at string, h *heldMemory) 
 // reshow makes the kernel look up again a path this mount hid while it
 // was held: the kernel keeps the name's absence as long as any name's.
 func (sm *storeMount) reshow(ctx context.Context, at string) {
-	sm.invalidate(ctx, at, sm.shownAlong(at))
+	sm.invalidate(ctx, at, sm.shownAlong(at), nil)
 }
 
 // publish makes a pending file a memory at its path once its grace ended.

@@ -108,7 +108,16 @@ func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whol
 	done := map[string]bool{}
 	var lastMemory int64
 	defer func() { sm.own.passed(lastMemory) }()
-	for _, c := range changes {
+	// The change that is the last at its path in the batch says what is
+	// there now: a save elsewhere of a file the kernel knows is applied from
+	// it, without asking the engine again.
+	last := map[string]int{}
+	for i, c := range changes {
+		for _, p := range c.Paths() {
+			last[p] = i
+		}
+	}
+	for i, c := range changes {
 		if c.Op == versions.ChangeRedacted {
 			continue // no live file changed: the history tree's alone
 		}
@@ -136,7 +145,12 @@ func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whol
 			// soon as it is told.
 			shown := sm.shownAlong(p)
 			sm.idx.forget(p)
-			if err := sm.invalidate(ctx, p, shown); err != nil {
+			var now *versions.Memory
+			if memory && p == c.Path && last[p] == i && c.Op != versions.ChangeDeleted {
+				now = &versions.Memory{ID: c.MemoryID, StoreID: c.StoreID, Path: c.Path, VersionID: c.VersionID,
+					ContentSHA256: c.SHA256, ContentSize: c.Size, UpdatedAt: c.At}
+			}
+			if err := sm.invalidate(ctx, p, shown, now); err != nil {
 				return err
 			}
 		}
@@ -235,7 +249,7 @@ func pathSegments(p string) []string {
 // change then fails the kernel's mtime check at the next opendir. Only
 // the engine saying NotFound makes something vanished: on any other error
 // nothing is dropped and the error is returned, to try again.
-func (sm *storeMount) invalidate(ctx context.Context, path string, shown []shownEntry) error {
+func (sm *storeMount) invalidate(ctx context.Context, path string, shown []shownEntry, now *versions.Memory) error {
 	segs := pathSegments(path)
 	// The kernel-known directories from the top down to the changed name.
 	dirs := []*fs.Inode{&sm.top.Inode}
@@ -247,7 +261,11 @@ func (sm *storeMount) invalidate(ctx context.Context, path string, shown []shown
 		if child == nil {
 			errno := parent.NotifyEntry(seg)
 			sm.srv.log.Debug("changed elsewhere: dropped a name", "path", path, "name", seg, "errno", errno)
-			if sm.listingChanged(ctx, p, shown[i]) {
+			var at *versions.Memory
+			if i == len(segs)-1 {
+				at = now
+			}
+			if sm.listingChanged(ctx, p, shown[i], at) {
 				sm.entriesChangedElsewhere(parent, dir)
 			}
 			return nil
@@ -256,6 +274,12 @@ func (sm *storeMount) invalidate(ctx context.Context, path string, shown []shown
 			dirs = append(dirs, child)
 			dir = p
 			continue
+		}
+		if f, ok := child.Operations().(*fileNode); ok && now != nil && f.memoryID() == now.ID {
+			// The same memory, saved elsewhere.
+			f.refresh(now, true)
+			child.NotifyContent(0, 0)
+			return nil
 		}
 		e, err := sm.srv.db.Stat(detach(ctx), sm.id, path)
 		vanished := 0
@@ -336,9 +360,12 @@ func (sm *storeMount) dropVanished(dirs []*fs.Inode, dir string, n int) {
 // mount showed: a name that appeared or went, or a file now another memory
 // or a directory. Only a file the mount showed needs asking the engine (a
 // save elsewhere changes no listing); anything else counts as changed.
-func (sm *storeMount) listingChanged(ctx context.Context, p string, was shownEntry) bool {
+func (sm *storeMount) listingChanged(ctx context.Context, p string, was shownEntry, now *versions.Memory) bool {
 	if was.r != found || was.e.Dir || was.e.Memory == nil {
 		return true
+	}
+	if now != nil {
+		return now.ID != was.e.Memory.ID // the change says what is there
 	}
 	e, err := sm.srv.db.Stat(detach(ctx), sm.id, p)
 	return err != nil || e.Dir || e.Memory == nil || e.Memory.ID != was.e.Memory.ID
