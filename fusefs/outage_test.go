@@ -79,10 +79,10 @@ func TestPostgresOutageServesWhatIsCached(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A second mount of the store saves a new file just before the outage:
+	// A second mount of the store saves a temporary file just before the outage:
 	// durable, but pending for its (here longer) grace.
 	_, dir2 := e.mountStore(t, st, Options{Grace: 2 * time.Second})
-	fresh := filepath.Join(dir2, "fresh.txt")
+	fresh := filepath.Join(dir2, "fresh.tmp")
 	if err := os.WriteFile(fresh, []byte("fresh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -126,15 +126,15 @@ func TestPostgresOutageServesWhatIsCached(t *testing.T) {
 	}
 	// The pending file: its failed save goes back to what was saved, and
 	// neither a rename to a scratch name nor a removal is taken for done.
-	wantErrno(t, "during the outage, save the pending fresh.txt", os.WriteFile(fresh, []byte("lost\n"), 0o644), syscall.EIO)
+	wantErrno(t, "during the outage, save the pending fresh.tmp", os.WriteFile(fresh, []byte("lost\n"), 0o644), syscall.EIO)
 	if err := eventually(visibilityLimit, func() error { return readsAs(fresh, "fresh\n") }); err != nil {
-		t.Errorf("during the outage, after a failed save of the pending fresh.txt: %v; want what was saved", err)
+		t.Errorf("during the outage, after a failed save of the pending fresh.tmp: %v; want what was saved", err)
 	}
-	wantErrno(t, "during the outage, rename the pending fresh.txt to a scratch name", os.Rename(fresh, fresh+"~"), syscall.EIO)
-	wantErrno(t, "during the outage, remove the pending fresh.txt", os.Remove(fresh), syscall.EIO)
+	wantErrno(t, "during the outage, rename the pending fresh.tmp to a scratch name", os.Rename(fresh, fresh+"~"), syscall.EIO)
+	wantErrno(t, "during the outage, remove the pending fresh.tmp", os.Remove(fresh), syscall.EIO)
 	if err := eventually(5*time.Second, func() error {
 		if !strings.Contains(e.log.String(), "cannot be published yet") {
-			return fmt.Errorf("the daemon's log does not say fresh.txt could not be published yet")
+			return fmt.Errorf("the daemon's log does not say fresh.tmp could not be published yet")
 		}
 		return nil
 	}); err != nil {
@@ -168,16 +168,16 @@ func TestPostgresOutageServesWhatIsCached(t *testing.T) {
 	}
 	// Published by the mount's retries.
 	if err := eventually(reconnectLimit, func() error {
-		got, err := db.GetMemory(ctx, st.ID, "/fresh.txt")
+		got, err := db.GetMemory(ctx, st.ID, "/fresh.tmp")
 		if err == nil && (got.Content == nil || *got.Content != "fresh\n") {
-			err = fmt.Errorf("the store's /fresh.txt holds %v, want %q", got.Content, "fresh\n")
+			err = fmt.Errorf("the store's /fresh.tmp holds %v, want %q", got.Content, "fresh\n")
 		}
 		return err
 	}); err != nil {
 		t.Errorf("after the restart, the file pending during the outage: %v", err)
 	}
-	if got, err := os.ReadFile(filepath.Join(dir, "fresh.txt")); err != nil || string(got) != "fresh\n" {
-		t.Errorf("after the restart, the other mount reads fresh.txt = %q, %v", got, err)
+	if got, err := os.ReadFile(filepath.Join(dir, "fresh.tmp")); err != nil || string(got) != "fresh\n" {
+		t.Errorf("after the restart, the other mount reads fresh.tmp = %q, %v", got, err)
 	}
 	if !strings.Contains(e.log.String(), "the database is reachable again") {
 		t.Errorf("the daemon's log does not say the database is reachable again")
