@@ -68,7 +68,9 @@ func TestToolLongLineIsBounded(t *testing.T) {
 		t.Errorf("the line after the long one was answered %+v, want success", res[1])
 	}
 	peakMB := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss / 1024
-	if peakMB > 100 {
+	// Holding the line would take at least its own size; what stays below
+	// it is the runtime and the database, whose share varies with load.
+	if peakMB >= lineMB {
 		t.Errorf("memfs tool peaked at %d MB of RSS reading a %d MB line: it holds the line", peakMB, lineMB)
 	}
 	t.Logf("peak RSS %d MB for a %d MB line", peakMB, lineMB)

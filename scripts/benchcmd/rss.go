@@ -178,6 +178,11 @@ func walkMain(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
+		// An agent reads its stores; the history tree beside them in the
+		// mount root holds every version again and is not its working set.
+		if e.IsDir() && e.Name() == ".history" && filepath.Dir(path) == filepath.Clean(args[0]) {
+			return filepath.SkipDir
+		}
 		if e.Type().IsRegular() {
 			if _, err := os.ReadFile(path); err != nil {
 				return err
