@@ -91,6 +91,7 @@ type DB struct {
 	// now and then rather than on every write.
 	changesWritten atomic.Int64
 	pg             *pgState // PostgreSQL only
+	group          committer
 	// leases are the mount leases this handle holds and its sweep of
 	// lapsed ones (leases.go).
 	leases leases
@@ -400,9 +401,11 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 	}
 	if err = fn(r); err == nil {
 		if r.changed && db.d.notify != "" {
-			_, err = r.exec(db.d.notify)
-		}
-		if err == nil {
+			// One round trip: a statement without arguments goes by the
+			// simple protocol, which takes several; if the notification
+			// fails, the COMMIT is skipped and the transaction rolled back.
+			_, err = c.c.ExecContext(ctx, db.d.notify+"; COMMIT")
+		} else {
 			_, err = r.exec("COMMIT")
 		}
 		if err == nil {
@@ -426,11 +429,21 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 // write runs fn in one write transaction on a writer connection, retrying
 // when another process keeps the database busy (SQLite) or the server
 // aborts it to resolve a deadlock or serialization failure (PostgreSQL).
-// One exported method = one call of write.
+// One exported method = one call of write. Where the dialect groups
+// commits, fn may share its transaction with others (see group.go).
 func (db *DB) write(ctx context.Context, what string, fn func(r *run) error) error {
 	db.maybeSweep(ctx)
-	err := db.retry(ctx, func() error { return db.inTx(ctx, db.wp, db.d.beginWrite, true, fn) })
+	var err error
+	if db.d.groupCommit {
+		err = db.group.write(ctx, db, fn)
+	} else {
+		err = db.writeAlone(ctx, fn)
+	}
 	return db.wrap(what, err)
+}
+
+func (db *DB) writeAlone(ctx context.Context, fn func(r *run) error) error {
+	return db.retry(ctx, func() error { return db.inTx(ctx, db.wp, db.d.beginWrite, true, fn) })
 }
 
 // read runs fn in one read transaction, so that its queries see one snapshot.
@@ -475,7 +488,7 @@ func (db *DB) retry(ctx context.Context, fn func() error) error {
 			attempt--
 			continue
 		}
-		if err == nil || !db.d.transient(err) || attempt == 6 {
+		if err == nil || !db.d.transient(err) && !errors.Is(err, errStaleRead) || attempt == 6 {
 			return err
 		}
 		select {

@@ -33,8 +33,15 @@ type dialect struct {
 	// broken: the connection cannot serve another statement.
 	broken func(error) bool
 	// notify, if set, runs before the COMMIT of a transaction that added
-	// to the change feed.
+	// to the change feed, in the same round trip.
 	notify string
+	// joinLookups: a save reads its store's row and its memory's in one
+	// statement (a round trip less), rather than two (which SQLite runs
+	// several times faster than the join).
+	joinLookups bool
+	// groupCommit: writes that arrive together share a transaction (see
+	// group.go).
+	groupCommit bool
 	// wrap turns a driver error into the engine's error for an operation.
 	wrap func(db *DB, what string, err error) error
 }

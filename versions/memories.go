@@ -3,6 +3,7 @@ package versions
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 )
 
@@ -204,15 +205,86 @@ func lookupMemory(r *run, s *storeRow, ref string) (*memRow, error) {
 }
 
 // storeAndMemory reads what a save needs of a store and one of its live
-// memories by id or path. Two statements: SQLite runs them several times
-// faster than the equivalent LEFT JOIN.
+// memories by id or path: in one statement where the dialect joins them
+// (storeMemoryQuery), else in two.
 func storeAndMemory(r *run, storeID, ref string, writable bool) (*storeRow, *memRow, error) {
+	if r.db.d.joinLookups {
+		s, m, err := storeAndMemoryJoined(r, storeID, ref, writable)
+		if s != nil || err != nil {
+			return s, m, err
+		}
+	}
 	s, err := loadStoreLite(r, storeID, writable)
 	if err != nil {
 		return nil, nil, err
 	}
 	m, err := lookupMemory(r, s, ref)
 	return s, m, err
+}
+
+// errStaleRead: a memory's row changed between the read a save decided on
+// and its write (see storeAndMemoryJoined); the save runs again.
+var errStaleRead = errors.New("the memory changed while the save read it")
+
+// readWasCurrent checks that the write of a memory's row, conditioned on
+// the head its save read, found it.
+func readWasCurrent(res sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return errStaleRead
+	}
+	return nil
+}
+
+// storeMemoryQuery is loadStoreLite's row (locked in a write) and
+// lookupMemory's, by id or by path (col).
+func storeMemoryQuery(col, lock string) string {
+	return `SELECT s.seq, s.name, s.max_memories, s.max_memory_bytes, s.memory_count, s.archived_at, s.max_history_bytes, s.history_bytes,
+		` + memCols + ` FROM stores s LEFT JOIN memories m ON m.store = s.seq AND m.` + col + ` = ?2 WHERE s.id = ?1` + lock
+}
+
+// storeAndMemoryJoined is storeAndMemory in one statement, or nil, nil,
+// nil when the store's row is locked (or not there): then the caller
+// waits for the lock and reads the memory after it, in a statement of its
+// own. A statement that waited for the lock would have read the memory's
+// row from before the commit it waited for (a save updates no store row,
+// so PostgreSQL would not read it again). A commit may still come between
+// the statement's snapshot and its lock: the save's write of the memory's
+// row is conditioned on the head read (readWasCurrent), and the save runs
+// again when it was stale.
+func storeAndMemoryJoined(r *run, storeID, ref string, writable bool) (*storeRow, *memRow, error) {
+	col, lock := "id", ""
+	if strings.HasPrefix(ref, "/") {
+		col = "path"
+	}
+	if r.write {
+		lock = " FOR UPDATE OF s SKIP LOCKED"
+	}
+	s := storeRow{Store: Store{ID: storeID}}
+	m := memRow{Memory: Memory{StoreID: storeID}}
+	var archived, ino, head, size, created, updated sql.NullInt64
+	var id, path, vid, sha sql.NullString
+	err := r.scan(storeMemoryQuery(col, lock), []any{storeID, ref},
+		&s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.liveBase, &archived, &s.MaxHistoryBytes, &s.histBase,
+		&ino, &id, &path, &head, &vid, &sha, &size, &created, &updated)
+	if err == sql.ErrNoRows {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	s.ArchivedAt = nullTime(archived)
+	if writable && s.ArchivedAt != nil {
+		return nil, nil, archivedError(&s)
+	}
+	if !ino.Valid {
+		return &s, nil, memoryNotFound(storeID, ref)
+	}
+	m.Ino, m.ID, m.Path, m.head, m.VersionID, m.ContentSHA256, m.ContentSize = uint64(ino.Int64), id.String, path.String, head.Int64, vid.String, sha.String, int(size.Int64)
+	m.CreatedAt, m.UpdatedAt = fromNanos(created.Int64), fromNanos(updated.Int64)
+	return &s, &m, nil
 }
 
 // memoryAt returns the live memory at path, or nil.
@@ -338,14 +410,15 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 	}
 	// SQLite rewrites an index whenever its column is SET, even to the same
 	// value: leave path out of a save that does not rename.
+	var res sql.Result
 	if pathChanged {
-		_, err = r.exec("UPDATE memories SET path = ?, head = ?, version_id = ?, sha = ?, size = ?, updated_at = ? WHERE ino = ?",
-			m.Path, head, vid, nv.sha, nv.size, now, m.Ino)
+		res, err = r.exec("UPDATE memories SET path = ?, head = ?, version_id = ?, sha = ?, size = ?, updated_at = ? WHERE ino = ? AND head = ?",
+			m.Path, head, vid, nv.sha, nv.size, now, m.Ino, m.head)
 	} else {
-		_, err = r.exec("UPDATE memories SET head = ?, version_id = ?, sha = ?, size = ?, updated_at = ? WHERE ino = ?",
-			head, vid, nv.sha, nv.size, now, m.Ino)
+		res, err = r.exec("UPDATE memories SET head = ?, version_id = ?, sha = ?, size = ?, updated_at = ? WHERE ino = ? AND head = ?",
+			head, vid, nv.sha, nv.size, now, m.Ino, m.head)
 	}
-	if err != nil {
+	if err := readWasCurrent(res, err); err != nil {
 		return nil, err
 	}
 	m.head, m.Seq, m.VersionID, m.ContentSHA256, m.ContentSize, m.UpdatedAt, m.Content = head, head, vid, nv.sha, nv.size, fromNanos(now), nv.content
@@ -364,7 +437,7 @@ func deleteMemory(r *run, s *storeRow, m *memRow, keepParent bool, by Actor) (in
 	if err != nil {
 		return 0, err
 	}
-	if _, err := r.exec("DELETE FROM memories WHERE ino = ?", m.Ino); err != nil {
+	if err := readWasCurrent(r.exec("DELETE FROM memories WHERE ino = ? AND head = ?", m.Ino, m.head)); err != nil {
 		return 0, err
 	}
 	if keepParent {

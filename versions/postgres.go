@@ -48,6 +48,8 @@ var postgresDialect = &dialect{
 	broken:     pgBroken,
 	wrap:       pgWrap,
 	notify:     "SELECT pg_notify('" + feedChannel + "', '')",
+	// A round trip costs more than the join.
+	joinLookups: true,
 }
 
 // pgState is what a DB on PostgreSQL holds besides its pools.

@@ -23,6 +23,8 @@ var sqliteDialect = &dialect{
 	transient:  sqliteBusy,
 	broken:     func(error) bool { return false },
 	wrap:       sqliteWrap,
+	// One writer connection: a commit shared is one the others skip.
+	groupCommit: true,
 }
 
 // openSQLite opens the SQLite file at path: one writer connection, whose

@@ -1,0 +1,92 @@
+package versions_test
+
+import (
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/versions"
+	"github.com/memfs/memfs/versions/pgtest"
+)
+
+// BenchmarkPostgresSave puts the cost of one save on PostgreSQL beside a
+// bare one-row commit on the same server in the same run: each op is one
+// INSERT of 2 KiB in autocommit on a plain connection (the probe), then
+// one save of 2 KiB by one writer. It reports the saves per second of each
+// operation and "save/commit", a save's time over the probe's. Run it with
+// MEMFS_TEST_POSTGRES set:
+//
+//	go test -run XXX -bench PostgresSave -benchtime 2000x ./versions
+func BenchmarkPostgresSave(b *testing.B) {
+	dsn := pgtest.Database(b)
+	db, err := versions.Open(dsn, versions.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	probe, err := sql.Open("pgx", dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { probe.Close() })
+	probe.SetMaxOpenConns(1)
+	if _, err := probe.Exec("CREATE TABLE probe (id BIGSERIAL PRIMARY KEY, body BYTEA NOT NULL)"); err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(strings.Repeat("x", 2048))
+	s := newStore(b, db, versions.StoreParams{MaxMemories: 1 << 30, MaxHistoryBytes: -1})
+	// Each sub-benchmark runs more than once (b.N grows): the files each
+	// run creates, renames and deletes are counted across runs.
+	var created, renamed, deleted int
+	ops := []struct {
+		name string
+		save func(n int) error
+	}{
+		{"create", func(int) error {
+			created++
+			_, err := db.CreateMemory(ctx, s.ID, fmt.Sprintf("/c/%d.md", created), string(body), me)
+			return err
+		}},
+		{"overwrite", func(n int) error {
+			c := fmt.Sprintf("%d %s", n, body)
+			_, err := db.UpdateMemory(ctx, s.ID, fmt.Sprintf("/c/%d.md", 1+n%100), versions.MemoryUpdate{Content: &c}, me)
+			return err
+		}},
+		{"rename", func(int) error {
+			if renamed == created {
+				return fmt.Errorf("rename: all %d files renamed; run create with as many ops first", created)
+			}
+			renamed++
+			_, err := db.Rename(ctx, s.ID, fmt.Sprintf("/c/%d.md", renamed), fmt.Sprintf("/c/%d.md~", renamed), false, me)
+			return err
+		}},
+		{"delete", func(int) error {
+			if deleted == renamed {
+				return fmt.Errorf("delete: all %d renamed files deleted", renamed)
+			}
+			deleted++
+			return db.DeleteMemory(ctx, s.ID, fmt.Sprintf("/c/%d.md~", deleted), versions.MemoryDelete{}, me)
+		}},
+	}
+	for _, op := range ops {
+		b.Run(op.name, func(b *testing.B) {
+			var commit, save time.Duration
+			for n := range b.N {
+				t0 := time.Now()
+				if _, err := probe.Exec("INSERT INTO probe (body) VALUES ($1)", body); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				if err := op.save(n); err != nil {
+					b.Fatal(err)
+				}
+				commit, save = commit+t1.Sub(t0), save+time.Since(t1)
+			}
+			b.ReportMetric(float64(b.N)/commit.Seconds(), "commits/s")
+			b.ReportMetric(float64(b.N)/save.Seconds(), "saves/s")
+			b.ReportMetric(save.Seconds()/commit.Seconds(), "save/commit")
+		})
+	}
+}
