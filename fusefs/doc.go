@@ -66,6 +66,8 @@ package fusefs
 //	held       the grace ends, unmount            DeleteMemory              scratch
 //	unlinked   last close                         -                         gone
 //
-// dirNode and rootNode have no lock. Server.once runs Unmount, engine calls
+// dirNode and rootNode have no lock, nor have the history tree's nodes
+// (history.go: what an entry shows is an atomic pointer, read again once
+// the watcher drops it). Server.once runs Unmount, engine calls
 // included, and nothing else takes it. The watcher alone uses
 // storeMount.seq.

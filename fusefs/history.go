@@ -48,6 +48,9 @@ type historyDir struct {
 	fs.Inode
 	sm   *storeMount
 	path string
+	// looked: the kernel looked the store's directory up, so it may hold
+	// names of the store's history (the store's directory only).
+	looked atomic.Bool
 }
 
 // historyEntry is one version in a path's directory. What it shows of the
@@ -85,6 +88,7 @@ func (h *historyRoot) Lookup(ctx context.Context, name string, out *fuse.EntryOu
 	if d.sm.row.isGone() {
 		return nil, d.sm.refuseGone("lookup", historyName+"/"+name)
 	}
+	d.looked.Store(true)
 	h.srv.historyDirAttr(ch.StableAttr().Ino, 2, &out.Attr)
 	out.SetAttrTimeout(cacheTimeout)
 	out.SetEntryTimeout(cacheTimeout)
@@ -527,11 +531,19 @@ func (e *historyEntry) Fallocate(ctx context.Context, f fs.FileHandle, off uint6
 // path show (a redaction). A change of the whole store drops every node of
 // its history. Called by the watcher, holding nothing.
 func (d *historyDir) changed(paths []string, whole bool) {
+	if !d.looked.Load() {
+		return // nothing of the tree was ever shown
+	}
 	if whole {
 		d.dropAll()
 		return
 	}
+	done := map[string]bool{}
 	for _, p := range paths {
+		if done[p] {
+			continue
+		}
+		done[p] = true
 		node := d
 		for _, seg := range pathSegments(p) {
 			ch := node.GetChild(seg)
