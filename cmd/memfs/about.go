@@ -128,7 +128,9 @@ func commandPaths(app *cli.App) map[string][]string {
 				}
 			}
 		}
-		words = append(words, "--help")
+		if !slices.Contains(words, "--help") {
+			words = append(words, "--help") // urfave/cli adds it to commands once they run
+		}
 		paths[prefix] = words
 		for _, c := range cmds {
 			if c.Hidden || c.Name == "help" {
@@ -139,6 +141,59 @@ func commandPaths(app *cli.App) map[string][]string {
 	}
 	walk("", app.Commands, app.Flags)
 	return paths
+}
+
+// storeCommands lists the command paths whose first argument is a STORE:
+// completion offers the database's store names there.
+func storeCommands(app *cli.App) []string {
+	var out []string
+	var walk func(prefix string, cmds []*cli.Command)
+	walk = func(prefix string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			if c.Hidden {
+				continue
+			}
+			p := strings.TrimSpace(prefix + " " + c.Name)
+			if strings.HasPrefix(c.ArgsUsage, "STORE") {
+				out = append(out, p)
+			}
+			walk(p, c.Subcommands)
+		}
+	}
+	walk("", app.Commands)
+	slices.Sort(out)
+	return out
+}
+
+// storeNamesCommand prints the names of the live stores, one a line, for
+// the completion scripts; it prints nothing where there is no database.
+func storeNamesCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "__store-names",
+		Hidden: true,
+		Action: func(c *cli.Context) error {
+			path, err := dbPath(c)
+			if err != nil {
+				return nil
+			}
+			db, err := versions.Open(path, versions.Options{})
+			if err != nil {
+				return nil
+			}
+			defer db.Close()
+			page, err := db.ListStores(ctx(c), versions.StoreListOptions{Limit: versions.MaxPageSize})
+			for err == nil {
+				for _, s := range page.Data {
+					fmt.Fprintln(c.App.Writer, s.Name)
+				}
+				if page.NextPage == nil {
+					break
+				}
+				page, err = db.ListStores(ctx(c), versions.StoreListOptions{Limit: versions.MaxPageSize, Page: *page.NextPage})
+			}
+			return nil
+		},
+	}
 }
 
 func writeBashCompletion(w io.Writer, app *cli.App, zsh bool) error {
@@ -152,17 +207,34 @@ func writeBashCompletion(w io.Writer, app *cli.App, zsh bool) error {
 	b.WriteString(`_memfs() {
 	# zsh (through bashcompinit) numbers arrays from 1; bash from 0.
 	[ -n "${ZSH_VERSION:-}" ] && setopt localoptions ksharrays
-	local cur=${COMP_WORDS[COMP_CWORD]} path="" w i
+	local cur=${COMP_WORDS[COMP_CWORD]} path="" w i db="" args=0
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		w=${COMP_WORDS[i]}
-		case "$w" in -*) continue ;; esac
-		if _memfs_words "${path:+$path }$w" >/dev/null; then path="${path:+$path }$w"; fi
+		case "$w" in
+		--db) db=${COMP_WORDS[i+1]}; i=$((i + 1)); continue ;;
+		--db=*) db=${w#--db=}; continue ;;
+		-*) continue ;;
+		esac
+		if _memfs_words "${path:+$path }$w" >/dev/null; then path="${path:+$path }$w"; else args=$((args + 1)); fi
 	done
 	if [[ "$cur" == -* || -z "$path" ]] || _memfs_has_sub "$path"; then
 		COMPREPLY=($(compgen -W "$(_memfs_words "$path")" -- "$cur"))
+	elif [ "$args" = 0 ] && _memfs_takes_store "$path"; then
+		# Store names hold spaces: one candidate a line, quoted for the shell.
+		local names n IFS
+		names=$(memfs ${db:+--db "$db"} __store-names 2>/dev/null)
+		IFS=$'\n'
+		COMPREPLY=($(while IFS= read -r n; do
+			[[ -n "$n" && "$n" == "$cur"* ]] && printf '%q\n' "$n"
+		done <<<"$names"))
 	else
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
+}
+_memfs_takes_store() {
+	case "$1" in
+`+storeCases(app)+`		*) return 1 ;;
+	esac
 }
 _memfs_has_sub() {
 	local x
@@ -207,6 +279,9 @@ end
 		}
 	}
 	b.WriteString("\ncomplete -c memfs -f\n")
+	for _, k := range storeCommands(app) {
+		fmt.Fprintf(&b, "complete -c memfs -n '__memfs_at %q' -a '(memfs __store-names 2>/dev/null)'\n", k)
+	}
 	for _, k := range keys {
 		var subs, flags []string
 		for _, word := range paths[k] {
@@ -228,4 +303,13 @@ end
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// storeCases is the case arms of _memfs_takes_store.
+func storeCases(app *cli.App) string {
+	var b strings.Builder
+	for _, k := range storeCommands(app) {
+		fmt.Fprintf(&b, "\t%q) return 0 ;;\n", k)
+	}
+	return b.String()
 }

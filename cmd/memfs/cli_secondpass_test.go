@@ -403,3 +403,55 @@ func TestSecondPassServeErrorTypes(t *testing.T) {
 		t.Errorf("GET /v1/nowhere: %d %v, want 404 pointing at docs/http-api.md", code, errObj)
 	}
 }
+
+// Completion offers store names where a command takes a STORE (the
+// database of --db or MEMFS_DB), and lists --help once.
+func TestSecondPassCompletion(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash to run the script in")
+	}
+	e := newCLIEnv(t)
+	e.ok(t, "store", "create", "--name", "Demo Memory")
+	e.ok(t, "store", "create", "--name", "Notes")
+	script := filepath.Join(t.TempDir(), "memfs.bash")
+	os.WriteFile(script, []byte(e.ok(t, "completion", "bash")), 0o644)
+	complete := func(env []string, words ...string) []string {
+		prog := `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); _memfs; printf '%s\n' "${COMPREPLY[@]}"`
+		cmd := exec.Command(bash, append([]string{"-c", prog, "x", script}, words...)...)
+		cmd.Env = append(append(os.Environ(), "PATH="+filepath.Dir(memfsBin)+":"+os.Getenv("PATH")), env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("completing %q: %v %s", words, err, out)
+		}
+		return strings.Split(strings.TrimSpace(string(out)), "\n")
+	}
+	withDB := []string{"MEMFS_DB=" + e.db}
+	for _, tc := range []struct {
+		env   []string
+		words []string
+		want  string
+	}{
+		{withDB, []string{"memfs", "log", ""}, `Demo\ Memory,Notes`},
+		{withDB, []string{"memfs", "log", "N"}, "Notes"},
+		{nil, []string{"memfs", "--db", e.db, "memory", "list", "De"}, `Demo\ Memory`},
+		{withDB, []string{"memfs", "store", "get", ""}, `Demo\ Memory,Notes`},
+	} {
+		if got := strings.Join(complete(tc.env, tc.words...), ","); got != tc.want {
+			t.Errorf("completing %q: %q, want %q", tc.words, got, tc.want)
+		}
+	}
+	helps := 0
+	for _, w := range complete(withDB, "memfs", "") {
+		if w == "--help" {
+			helps++
+		}
+	}
+	if helps != 1 {
+		t.Errorf("the top-level candidates hold --help %d times, want once", helps)
+	}
+	// The helper command is not offered.
+	if got := strings.Join(complete(withDB, "memfs", "__"), ","); got != "" {
+		t.Errorf("completing memfs __: %q, want nothing", got)
+	}
+}
