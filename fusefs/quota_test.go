@@ -18,7 +18,7 @@ import (
 // the quota.
 func TestHistoryQuotaSaveFails(t *testing.T) {
 	e := newEnv(t)
-	st := e.storeWith(t, versions.StoreParams{Name: "Quota", MaxHistoryBytes: 100})
+	st := e.storeWith(t, versions.StoreParams{Name: "Quota", MaxHistoryBytes: 1000})
 	_, dir := e.mountStore(t, st, Options{})
 	p := filepath.Join(dir, "m.txt")
 	write(t, p, "old")
@@ -29,7 +29,7 @@ func TestHistoryQuotaSaveFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := syscall.Write(fd, bytes.Repeat([]byte("a"), 200)); err != nil {
+	if _, err := syscall.Write(fd, bytes.Repeat([]byte("a"), 700)); err != nil {
 		t.Fatalf("write: %v (the quota is checked when the file is saved)", err)
 	}
 	wantErrno(t, "close", syscall.Close(fd), syscall.EDQUOT)
@@ -52,7 +52,7 @@ func TestHistoryQuotaSaveFails(t *testing.T) {
 		t.Error(err)
 	}
 	log := e.log.String()
-	for _, w := range []string{"/m.txt", "EDQUOT", "quota of 100 bytes", "memfs version prune"} {
+	for _, w := range []string{"/m.txt", "EDQUOT", "quota of 1000 bytes", "memfs version prune"} {
 		if !strings.Contains(log, w) {
 			t.Errorf("daemon log lacks %q:\n%s", w, log)
 		}

@@ -102,6 +102,9 @@ func (db *DB) MakeDir(ctx context.Context, storeID, path string) error {
 		if err := checkParent(r, s, path); err != nil {
 			return err
 		}
+		if err := checkDirLimit(r, s, path); err != nil {
+			return err
+		}
 		if _, err := r.exec("INSERT INTO dirs (store, path) VALUES (?, ?)", s.seq, path); err != nil {
 			return err
 		}

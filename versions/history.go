@@ -276,8 +276,9 @@ func (db *DB) RedactVersion(ctx context.Context, storeID, versionID string, by A
 		if by.Type != "" {
 			rt, rid = by.Type, by.ID
 		}
-		if v.ContentSize != nil && *v.ContentSize > 0 {
-			if err := freeHistoryBytes(r, s, *v.ContentSize); err != nil {
+		// What redaction nulls: the content and the path.
+		if freed := VersionCost(v) - VersionCost(&Version{CreatedBy: v.CreatedBy}); freed > 0 {
+			if err := freeHistoryBytes(r, s, freed); err != nil {
 				return err
 			}
 		}
@@ -424,10 +425,8 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 			return err
 		}
 		freed := 0
-		for _, v := range out {
-			if v.ContentSize != nil {
-				freed += *v.ContentSize
-			}
+		for i := range out {
+			freed += VersionCost(&out[i])
 		}
 		// Even with nothing freed: the store's latest version may be gone.
 		return rebaseCounts(r, s, freed, before)

@@ -476,13 +476,11 @@ func TestRenameReferencesContent(t *testing.T) {
 		after, err := db.GetStore(ctx, s.ID)
 		ok(t, err)
 		freed := 0
-		for _, v := range pruned {
-			if v.ContentSize != nil {
-				freed += *v.ContentSize
-			}
+		for i := range pruned {
+			freed += versions.VersionCost(&pruned[i])
 		}
-		// Redaction freed the first version's bytes.
-		if after.HistoryBytes != before.HistoryBytes-len("the content")-freed {
+		// Redaction freed the first version's content and path.
+		if after.HistoryBytes != before.HistoryBytes-len("the content")-2*len(m.Path)-freed {
 			t.Fatalf("history bytes %d, before %d, freed %d", after.HistoryBytes, before.HistoryBytes, freed)
 		}
 	})

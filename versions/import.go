@@ -43,7 +43,8 @@ func (s StoreExport) MarshalJSON() ([]byte, error) {
 		Limit     int `json:"max_memories"`
 		LimitSize int `json:"max_memory_bytes"`
 		Quota     int `json:"max_history_bytes"`
-	}{"memory_store", plain(s.Store), s.MaxMemories, s.MaxMemoryBytes, s.MaxHistoryBytes})
+		Dirs      int `json:"max_directories"`
+	}{"memory_store", plain(s.Store), s.MaxMemories, s.MaxMemoryBytes, s.MaxHistoryBytes, s.MaxDirectories})
 }
 
 // DirExport is a directory that exists without a memory below it.
@@ -140,11 +141,12 @@ func readExport(in io.Reader) ([]*importStore, error) {
 				MaxMemories     int  `json:"max_memories"`
 				MaxMemoryBytes  int  `json:"max_memory_bytes"`
 				MaxHistoryBytes *int `json:"max_history_bytes"`
+				MaxDirectories  int  `json:"max_directories"`
 			}
 			if jerr := json.Unmarshal(line, &s); jerr != nil {
 				return nil, lineError(n, head.Type, jerr)
 			}
-			s.Store.MaxMemories, s.Store.MaxMemoryBytes = s.MaxMemories, s.MaxMemoryBytes
+			s.Store.MaxMemories, s.Store.MaxMemoryBytes, s.Store.MaxDirectories = s.MaxMemories, s.MaxMemoryBytes, s.MaxDirectories
 			// An export written before the quota was part of it: the
 			// default such a store was given when the quota came.
 			s.Store.MaxHistoryBytes = DefaultMaxHistoryBytes
@@ -238,13 +240,16 @@ func checkImportStore(n int, s *Store) error {
 			return bad("%v", err)
 		}
 	}
-	if s.MaxMemories < 0 || s.MaxMemoryBytes < 0 || s.MaxHistoryBytes < 0 {
+	if s.MaxMemories < 0 || s.MaxMemoryBytes < 0 || s.MaxHistoryBytes < 0 || s.MaxDirectories < 0 {
 		return bad("its limits (max_memories %d, max_memory_bytes %d, max_history_bytes %d) are negative", s.MaxMemories, s.MaxMemoryBytes, s.MaxHistoryBytes)
 	}
 	// An export written before the limits were part of it: the defaults
 	// every store had then.
 	if s.MaxMemories == 0 {
 		s.MaxMemories = DefaultMaxMemories
+	}
+	if s.MaxDirectories == 0 {
+		s.MaxDirectories = DefaultMaxDirectories
 	}
 	if s.MaxMemoryBytes == 0 {
 		s.MaxMemoryBytes = DefaultMaxMemoryBytes
@@ -402,15 +407,13 @@ func importOne(r *run, st *importStore) (Imported, error) {
 	// refuses new saves, not what already exists.
 	history := 0
 	for i := range st.versions {
-		if st.versions[i].ContentSize != nil {
-			history += *st.versions[i].ContentSize
-		}
+		history += VersionCost(&st.versions[i])
 	}
 	seq, err := r.insertKey("seq", `INSERT INTO stores (id, name, description, metadata, max_memories,
-		max_memory_bytes, max_history_bytes, history_bytes, memory_count, created_at, updated_at, archived_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		max_memory_bytes, max_history_bytes, history_bytes, memory_count, created_at, updated_at, archived_at, max_directories)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.ID, s.Name, s.Description, string(metaJSON), s.MaxMemories, s.MaxMemoryBytes, s.MaxHistoryBytes, history,
-		len(st.memories), s.CreatedAt.UnixNano(), s.UpdatedAt.UnixNano(), nanosOrNil(s.ArchivedAt))
+		len(st.memories), s.CreatedAt.UnixNano(), s.UpdatedAt.UnixNano(), nanosOrNil(s.ArchivedAt), s.MaxDirectories)
 	if err != nil {
 		return Imported{}, err
 	}

@@ -505,9 +505,10 @@ func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err
 	}
 	lo, hi := s.versionRange()
 	var hist, live int
+	cost := versionCost(v.size, v.path, v.by.ID)
 	err = r.scan(insertVersionQuery, []any{lo, hi,
 		s.seq, v.memoryID, string(v.op), v.at, actorType, actorID, v.conflict, r.db.originNum, prev, v.path, sha, size, contentOf, content,
-		v.size, v.live}, &seq, &hist, &live)
+		cost, v.live}, &seq, &hist, &live)
 	if err != nil {
 		return 0, "", err
 	}
@@ -519,22 +520,51 @@ func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err
 		// references its content counts it as one that copies it would,
 		// so that pruning the one holding it (which copies it over)
 		// changes no count.
-		if err := checkQuota(s, v.size); err != nil {
+		if err := checkQuota(s, cost); err != nil {
 			return 0, "", err
 		}
 	}
 	return seq, versionID(seq, v.at), nil
 }
 
-// checkQuota refuses a version of n bytes, just counted in s.HistoryBytes,
-// that took the store's retained history past its quota. Deletions carry
-// no content and are never refused, so that a store over its quota can
-// still be cleaned up.
+// VersionRecordBytes is what a version's record costs besides its
+// content, path and actor: ids, times, hash and the indexes over them.
+const VersionRecordBytes = 320
+
+// versionCost is what a version counts toward its store's history quota:
+// its content, its path twice (the row and the path index), its actor and
+// VersionRecordBytes. A rename costs as a save does, though its content is the
+// previous version's; a deletion costs its record. Redaction frees the
+// content and the path; pruning frees all of it.
+func versionCost(size int, path, actorID string) int {
+	return size + 2*len(path) + len(actorID) + VersionRecordBytes
+}
+
+// VersionCost is what v, as read back, counts toward its store's history
+// quota (versionCost): a redacted version, its record only.
+func VersionCost(v *Version) int {
+	n := VersionRecordBytes
+	if v.ContentSize != nil {
+		n += *v.ContentSize
+	}
+	if v.Path != nil {
+		n += 2 * len(*v.Path)
+	}
+	if v.CreatedBy != nil {
+		n += len(v.CreatedBy.ID)
+	}
+	return n
+}
+
+// checkQuota refuses a version costing n bytes, just counted in
+// s.HistoryBytes, that took the store's retained history past its quota.
+// Deletions carry no content and are never refused, so that a store over
+// its quota can still be cleaned up.
 func checkQuota(s *storeRow, n int) error {
 	if s.MaxHistoryBytes <= 0 || s.HistoryBytes <= s.MaxHistoryBytes {
 		return nil
 	}
-	return errorf(CodeOverQuota, "memory store %s (%q) retains %d bytes of history and a save of %d bytes would pass its quota of %d bytes: nothing was saved; run `memfs version prune` to remove old versions (or raise the store's history quota)",
+	return errorf(CodeOverQuota, "memory store %s (%q) retains %d bytes of history and this change costs %d more (content, path and the version's record), past its quota of %d bytes: nothing was changed; run `memfs version prune` to remove old versions (or raise the store's history quota)",
 		s.ID, s.Name, s.HistoryBytes-n, n, s.MaxHistoryBytes)
 }
 

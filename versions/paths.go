@@ -153,9 +153,12 @@ func keepDir(r *run, s *storeRow, dir string) error {
 		return nil
 	}
 	lo, hi := subtree(dir)
+	// At the store's directory limit an emptied directory is not kept:
+	// a move or delete is never refused for it.
 	res, err := r.exec(`INSERT INTO dirs (store, path) SELECT CAST(?1 AS BIGINT), CAST(?2 AS TEXT)
 		WHERE NOT EXISTS (SELECT 1 FROM memories WHERE store = ?1 AND path > ?3 AND path < ?4)
 		AND NOT EXISTS (SELECT 1 FROM dirs WHERE store = ?1 AND path > ?3 AND path < ?4)
+		AND (SELECT count(*) FROM dirs WHERE store = ?1) < (SELECT max_directories FROM stores WHERE seq = ?1)
 		ON CONFLICT DO NOTHING`, s.seq, dir, lo, hi)
 	if err != nil {
 		return err
@@ -188,4 +191,42 @@ func checkParent(r *run, s *storeRow, path string) error {
 		return errorf(CodeNotFound, "directory %s does not exist in store %s: create it first", parent, s.ID)
 	}
 	return nil
+}
+
+// checkDirLimit refuses a directory the store has no room for: past its
+// directory limit (CodeStoreFull), or whose path, counted with the paths of
+// the directories it keeps, would take the store past its history quota
+// (CodeOverQuota): a directory costs its path twice (row and index) and a
+// record, as a version does.
+func checkDirLimit(r *run, s *storeRow, path string) error {
+	var n, max, paths int
+	if err := r.scan(`SELECT count(*), coalesce(sum(`+byteLength(r, "path")+`), 0), (SELECT max_directories FROM stores WHERE seq = ?1)
+		FROM dirs WHERE store = ?1`, []any{s.seq}, &n, &paths, &max); err != nil {
+		return err
+	}
+	if n >= max {
+		return errorf(CodeStoreFull, "memory store %s keeps its maximum of %d directories: remove empty ones (rmdir), or create the store with a higher --max-directories", s.ID, max)
+	}
+	if s.MaxHistoryBytes <= 0 {
+		return nil
+	}
+	hist, _, err := latestCounts(r, s)
+	if err != nil {
+		return err
+	}
+	dirs := 2*paths + n*VersionRecordBytes
+	cost := 2*len(path) + VersionRecordBytes
+	if held := s.histBase + hist + dirs; held+cost > s.MaxHistoryBytes {
+		return errorf(CodeOverQuota, "memory store %s (%q) holds %d bytes of history and directories, and directory %s costs %d more, past its quota of %d bytes: nothing was made; remove empty directories, run `memfs version prune`, or raise the store's history quota",
+			s.ID, s.Name, held, path, cost, s.MaxHistoryBytes)
+	}
+	return nil
+}
+
+// byteLength is SQL for the length in bytes of a text column.
+func byteLength(r *run, col string) string {
+	if r.db.d.name == "postgres" {
+		return "octet_length(" + col + ")"
+	}
+	return "length(CAST(" + col + " AS BLOB))"
 }

@@ -3,6 +3,7 @@ package versions_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -18,52 +19,64 @@ func historyBytes(t *testing.T, db *versions.DB, storeID string) int {
 	return s.HistoryBytes
 }
 
+// cost is what a version of content at path written by me counts toward
+// the history quota: its content, its path twice, its actor and its record.
+func cost(content, path string) int {
+	return len(content) + 2*len(path) + len(me.ID) + versions.VersionRecordBytes
+}
+
 func TestHistoryQuota(t *testing.T) {
 	db, clk := openClocked(t)
-	s := newStore(t, db, versions.StoreParams{MaxHistoryBytes: 100})
-	if s.MaxHistoryBytes != 100 {
-		t.Fatalf("quota %d, want 100", s.MaxHistoryBytes)
+	a40, b40, c20 := strings.Repeat("a", 40), strings.Repeat("b", 40), strings.Repeat("c", 20)
+	quota := cost(a40, "/notes") + cost(b40, "/notes") + cost(c20, "/notes")
+	s := newStore(t, db, versions.StoreParams{MaxHistoryBytes: quota})
+	if s.MaxHistoryBytes != quota {
+		t.Fatalf("quota %d, want %d", s.MaxHistoryBytes, quota)
 	}
-	m := create(t, db, s.ID, "/notes", strings.Repeat("a", 40))
-	m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(strings.Repeat("b", 40))})
-	if n := historyBytes(t, db, s.ID); n != 80 {
-		t.Fatalf("history bytes %d, want 80", n)
+	m := create(t, db, s.ID, "/notes", a40)
+	m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(b40)})
+	two := cost(a40, "/notes") + cost(b40, "/notes")
+	if n := historyBytes(t, db, s.ID); n != two {
+		t.Fatalf("history bytes %d, want %d", n, two)
 	}
 
 	t.Run("save-past-quota-refused", func(t *testing.T) {
 		before := countVersions(t, db, s.ID)
 		_, err := db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(strings.Repeat("c", 21))}, me)
 		e := wantCode(t, err, versions.CodeOverQuota)
-		for _, w := range []string{"100 bytes", "memfs version prune"} {
+		for _, w := range []string{fmt.Sprintf("%d bytes", quota), "memfs version prune"} {
 			if !strings.Contains(e.Message, w) {
 				t.Errorf("message %q lacks %q", e.Message, w)
 			}
 		}
 		got, err := db.GetMemory(ctx, s.ID, m.ID)
 		ok(t, err)
-		if *got.Content != strings.Repeat("b", 40) || got.VersionID != m.VersionID {
+		if *got.Content != b40 || got.VersionID != m.VersionID {
 			t.Fatalf("head changed to %s %q", got.VersionID, *got.Content)
 		}
 		if n := countVersions(t, db, s.ID); n != before {
 			t.Fatalf("%d versions after a refused save, want %d", n, before)
 		}
-		if n := historyBytes(t, db, s.ID); n != 80 {
-			t.Fatalf("history bytes %d after a refused save, want 80", n)
+		if n := historyBytes(t, db, s.ID); n != two {
+			t.Fatalf("history bytes %d after a refused save, want %d", n, two)
 		}
 		wantCode(t, errOf(db.CreateMemory(ctx, s.ID, "/other", strings.Repeat("d", 21), me)), versions.CodeOverQuota)
+		// A longer path costs more: the same content is refused there.
+		wantCode(t, errOf(db.CreateMemory(ctx, s.ID, "/notes2", c20, me)), versions.CodeOverQuota)
 	})
 	t.Run("save-up-to-quota-allowed", func(t *testing.T) {
-		m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(strings.Repeat("c", 20))})
-		if n := historyBytes(t, db, s.ID); n != 100 {
-			t.Fatalf("history bytes %d, want 100", n)
+		m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(c20)})
+		if n := historyBytes(t, db, s.ID); n != quota {
+			t.Fatalf("history bytes %d, want %d", n, quota)
 		}
-		// A rename writes the content again as a version: refused too.
+		// A rename is a version like a save: refused too.
 		wantCode(t, errOf(db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Path: ptr("/moved")}, me)), versions.CodeOverQuota)
 	})
 	t.Run("delete-allowed-over-quota", func(t *testing.T) {
-		d := create(t, db, newStore(t, db, versions.StoreParams{MaxHistoryBytes: 5}).ID, "/x", "12345")
+		d := create(t, db, newStore(t, db, versions.StoreParams{MaxHistoryBytes: cost("12345", "/x")}).ID, "/x", "12345")
 		ok(t, db.DeleteMemory(ctx, d.StoreID, d.ID, versions.MemoryDelete{}, me))
 	})
+	e80 := strings.Repeat("e", 80)
 	t.Run("prune-frees-quota", func(t *testing.T) {
 		clk.advance(31 * 24 * time.Hour)
 		got, err := db.PruneVersions(ctx, s.ID, 30*24*time.Hour, 1)
@@ -71,12 +84,12 @@ func TestHistoryQuota(t *testing.T) {
 		if len(got) != 2 {
 			t.Fatalf("pruned %d versions, want 2", len(got))
 		}
-		if n := historyBytes(t, db, s.ID); n != 20 {
-			t.Fatalf("history bytes %d after prune, want 20 (the head)", n)
+		if n, want := historyBytes(t, db, s.ID), cost(c20, "/notes"); n != want {
+			t.Fatalf("history bytes %d after prune, want %d (the head)", n, want)
 		}
-		m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(strings.Repeat("e", 80))})
-		if n := historyBytes(t, db, s.ID); n != 100 {
-			t.Fatalf("history bytes %d, want 100", n)
+		m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(e80)})
+		if n, want := historyBytes(t, db, s.ID), cost(c20, "/notes")+cost(e80, "/notes"); n != want {
+			t.Fatalf("history bytes %d, want %d", n, want)
 		}
 	})
 	t.Run("redaction-frees-quota", func(t *testing.T) {
@@ -88,18 +101,20 @@ func TestHistoryQuota(t *testing.T) {
 			}
 		}
 		ok(t, errOf(db.RedactVersion(ctx, s.ID, old, me)))
-		if n := historyBytes(t, db, s.ID); n != 80 {
-			t.Fatalf("history bytes %d after redaction, want 80", n)
+		// Its record stays; its content and path are gone.
+		if n, want := historyBytes(t, db, s.ID), cost(e80, "/notes")+cost("", ""); n != want {
+			t.Fatalf("history bytes %d after redaction, want %d", n, want)
 		}
 	})
+	f33 := strings.Repeat("f", 33)
 	t.Run("raise-and-lift-quota", func(t *testing.T) {
-		wantCode(t, errOf(db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(strings.Repeat("f", 30))}, me)), versions.CodeOverQuota)
+		wantCode(t, errOf(db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(f33)}, me)), versions.CodeOverQuota)
 		st, err := db.UpdateStore(ctx, s.ID, versions.StoreUpdate{MaxHistoryBytes: ptr(-1)})
 		ok(t, err)
 		if st.MaxHistoryBytes != 0 {
 			t.Fatalf("quota %d after lifting it, want 0 (none)", st.MaxHistoryBytes)
 		}
-		m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(strings.Repeat("f", 30))})
+		m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(f33)})
 		st, err = db.UpdateStore(ctx, s.ID, versions.StoreUpdate{MaxHistoryBytes: ptr(0)})
 		ok(t, err)
 		if st.MaxHistoryBytes != versions.DefaultMaxHistoryBytes {
@@ -117,6 +132,32 @@ func TestHistoryQuota(t *testing.T) {
 		}
 		wantCode(t, errOf(db.Restore(ctx, s.ID, old, "", me)), versions.CodeOverQuota)
 	})
+}
+
+// Renames between two long names cost their paths: they reach the quota
+// long before the content would, with the quota's error.
+func TestQuotaCountsRenames(t *testing.T) {
+	db := openDB(t)
+	long1, long2 := "/"+strings.Repeat("a", 250), "/"+strings.Repeat("b", 250)
+	quota := 100 << 10
+	s := newStore(t, db, versions.StoreParams{MaxHistoryBytes: quota})
+	m := create(t, db, s.ID, long1, "x")
+	renames := 0
+	var err error
+	for to := long2; renames < 10000; renames++ {
+		if _, err = db.Rename(ctx, s.ID, m.Path, to, false, me); err != nil {
+			break
+		}
+		m.Path, to = to, m.Path
+	}
+	wantCode(t, err, versions.CodeOverQuota)
+	// Each rename costs at least its path twice and its record.
+	if max := quota / (2*251 + versions.VersionRecordBytes); renames > max {
+		t.Errorf("%d renames of a 1-byte memory between 251-byte paths fit a %d-byte quota, want at most %d", renames, quota, max)
+	}
+	if n := historyBytes(t, db, s.ID); n > quota {
+		t.Errorf("history bytes %d past the quota %d", n, quota)
+	}
 }
 
 func TestHistoryQuotaDefault(t *testing.T) {
@@ -156,8 +197,8 @@ func TestHistoryQuotaExportRoundTrip(t *testing.T) {
 	for i, want := range []int{12345, 0, versions.DefaultMaxHistoryBytes} {
 		got, err := dst.GetStore(ctx, stores[i].ID)
 		ok(t, err)
-		if got.MaxHistoryBytes != want || got.HistoryBytes != 5 {
-			t.Errorf("store %d: quota %d, history %d; want %d, 5", i, got.MaxHistoryBytes, got.HistoryBytes, want)
+		if got.MaxHistoryBytes != want || got.HistoryBytes != cost("hello", "/a") {
+			t.Errorf("store %d: quota %d, history %d; want %d, %d", i, got.MaxHistoryBytes, got.HistoryBytes, want, cost("hello", "/a"))
 		}
 	}
 	// An export from before the quota: the default.
@@ -189,10 +230,8 @@ func TestStoreCountsExact(t *testing.T) {
 			for {
 				p, err := db.ListVersions(ctx, s.ID, versions.VersionListOptions{Limit: versions.MaxPageSize, Page: page, View: versions.ViewFull})
 				ok(t, err)
-				for _, v := range p.Data {
-					if v.ContentSize != nil {
-						bytes += *v.ContentSize
-					}
+				for i := range p.Data {
+					bytes += versions.VersionCost(&p.Data[i])
 				}
 				if p.NextPage == nil {
 					break

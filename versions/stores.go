@@ -17,6 +17,9 @@ type StoreParams struct {
 	Metadata       map[string]string
 	MaxMemories    int
 	MaxMemoryBytes int
+	// MaxDirectories bounds the directories the store keeps: 0 means
+	// the default.
+	MaxDirectories int
 	// MaxHistoryBytes is the quota on the content the store's versions
 	// retain: 0 means the default, negative means no quota.
 	MaxHistoryBytes int
@@ -73,7 +76,7 @@ func versionRange(storeSeq int64) (lo, hi int64) { return storeSeq << 40, (store
 
 var storeCols = `seq, id, name, description, metadata, max_memories, max_memory_bytes,
 	memory_count + ` + latestCount("live") + `, created_at, updated_at, archived_at, max_history_bytes,
-	history_bytes + ` + latestCount("hist") + `, memory_count, history_bytes, guard`
+	history_bytes + ` + latestCount("hist") + `, memory_count, history_bytes, guard, max_directories`
 
 func scanStore(sc interface{ Scan(...any) error }) (*storeRow, error) {
 	var s storeRow
@@ -82,7 +85,7 @@ func scanStore(sc interface{ Scan(...any) error }) (*storeRow, error) {
 	var archived sql.NullInt64
 	if err := sc.Scan(&s.seq, &s.ID, &s.Name, &s.Description, &meta, &s.MaxMemories,
 		&s.MaxMemoryBytes, &s.MemoryCount, &created, &updated, &archived, &s.MaxHistoryBytes, &s.HistoryBytes,
-		&s.liveBase, &s.histBase, &s.Guard); err != nil {
+		&s.liveBase, &s.histBase, &s.Guard, &s.MaxDirectories); err != nil {
 		return nil, err
 	}
 	s.Metadata = map[string]string{}
@@ -167,8 +170,11 @@ func (db *DB) CreateStore(ctx context.Context, p StoreParams) (*Store, error) {
 	if err := validateMetadata(p.Metadata); err != nil {
 		return nil, err
 	}
-	if p.MaxMemories < 0 || p.MaxMemoryBytes < 0 {
-		return nil, errorf(CodeInvalid, "store limits must be positive (0 means the default of %d memories and %d bytes per memory)", DefaultMaxMemories, DefaultMaxMemoryBytes)
+	if p.MaxMemories < 0 || p.MaxMemoryBytes < 0 || p.MaxDirectories < 0 {
+		return nil, errorf(CodeInvalid, "store limits must be positive (0 means the default of %d memories, %d bytes per memory and %d directories)", DefaultMaxMemories, DefaultMaxMemoryBytes, DefaultMaxDirectories)
+	}
+	if p.MaxDirectories == 0 {
+		p.MaxDirectories = DefaultMaxDirectories
 	}
 	if p.MaxMemories == 0 {
 		p.MaxMemories = DefaultMaxMemories
@@ -201,9 +207,9 @@ func (db *DB) CreateStore(ctx context.Context, p StoreParams) (*Store, error) {
 		now := db.now()
 		id := db.ids.make(prefixStore, now)
 		if _, err := r.exec(`INSERT INTO stores (id, name, description, metadata, max_memories,
-			max_memory_bytes, max_history_bytes, created_at, updated_at, guard) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			max_memory_bytes, max_history_bytes, created_at, updated_at, guard, max_directories) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			id, p.Name, p.Description, string(metaJSON), p.MaxMemories, p.MaxMemoryBytes, p.MaxHistoryBytes,
-			now.UnixNano(), now.UnixNano(), string(p.Guard)); err != nil {
+			now.UnixNano(), now.UnixNano(), string(p.Guard), p.MaxDirectories); err != nil {
 			return err
 		}
 		s, err := loadStore(r, id)

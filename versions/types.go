@@ -9,6 +9,10 @@ import (
 // memory-count and memory-size limits when created.
 const (
 	DefaultMaxMemories    = 2000
+	// DefaultMaxDirectories bounds the directories a store keeps
+	// (made with mkdir, or kept when emptied), as DefaultMaxMemories
+	// bounds its memories.
+	DefaultMaxDirectories = 2000
 	DefaultMaxMemoryBytes = 102400
 	// DefaultMaxHistoryBytes is a store's quota on the content its versions
 	// retain (the heads of live memories included) until pruned.
@@ -107,6 +111,7 @@ type Store struct {
 	// Limits of this store and how many memories it holds; not
 	// part of the API object.
 	MaxMemories    int `json:"-"`
+	MaxDirectories int `json:"-"`
 	MaxMemoryBytes int `json:"-"`
 	// MaxHistoryBytes is the quota on retained history; 0: none.
 	MaxHistoryBytes int `json:"-"`

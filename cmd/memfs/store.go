@@ -27,6 +27,7 @@ func storeCommand() *cli.Command {
 					&cli.StringSliceFlag{Name: "metadata", KeepSpace: true, Usage: "a `KEY=VALUE` pair; repeat for more"},
 					&cli.IntFlag{Name: "max-memories", Usage: "most memories the store may hold (default 2000)"},
 					&cli.IntFlag{Name: "max-memory-bytes", Usage: "largest memory in bytes (default 102400)"},
+					&cli.IntFlag{Name: "max-directories", Usage: "most directories the store keeps with no memory below them, made with mkdir or left by a move (default 2000)"},
 					historyQuotaFlag,
 					allowDuplicateFlag,
 					guardFlag(),
@@ -117,9 +118,10 @@ func storeCreate(c *cli.Context) error {
 		Description:    c.String("description"),
 		MaxMemories:    c.Int("max-memories"),
 		MaxMemoryBytes: c.Int("max-memory-bytes"),
+		MaxDirectories: c.Int("max-directories"),
 	}
-	if p.MaxMemories < 0 || p.MaxMemoryBytes < 0 {
-		return usageFor(c, "--max-memories and --max-memory-bytes must be positive")
+	if p.MaxMemories < 0 || p.MaxMemoryBytes < 0 || p.MaxDirectories < 0 {
+		return usageFor(c, "--max-memories, --max-memory-bytes and --max-directories must be positive")
 	}
 	if c.IsSet("max-history-bytes") {
 		q, err := historyQuota(c)
@@ -224,6 +226,9 @@ func printStore(w io.Writer, s *versions.Store) {
 	}
 	if s.MaxMemoryBytes > 0 {
 		row(t, "max memory bytes:", fmt.Sprint(s.MaxMemoryBytes))
+	}
+	if s.MaxDirectories > 0 {
+		row(t, "max directories:", fmt.Sprint(s.MaxDirectories))
 	}
 	if s.MaxHistoryBytes > 0 {
 		row(t, "history bytes:", fmt.Sprintf("%d of %d", s.HistoryBytes, s.MaxHistoryBytes))
@@ -333,7 +338,7 @@ func oneLine(s string, max int) string {
 }
 
 var historyQuotaFlag = &cli.IntFlag{Name: "max-history-bytes",
-	Usage: fmt.Sprintf("quota on the bytes of content the store's versions retain, current ones included; past it saves fail until memfs version prune frees some (default %d, 0: no quota)", versions.DefaultMaxHistoryBytes)}
+	Usage: fmt.Sprintf("quota on the bytes the store's history costs: each version's content, its path and its record (renames and deletions included, current versions too), and the directories it keeps; past it saves, renames and mkdir fail until memfs version prune frees some (default %d, 0: no quota)", versions.DefaultMaxHistoryBytes)}
 
 // historyQuota reads --max-history-bytes as the engine takes it: 0 on the
 // command line means no quota.
