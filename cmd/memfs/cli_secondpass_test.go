@@ -12,8 +12,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/versions"
 )
 
 // `printf 'bad \xff' > f` in a mount fails in the shell (the write is
@@ -453,5 +456,43 @@ func TestSecondPassCompletion(t *testing.T) {
 	// The helper command is not offered.
 	if got := strings.Join(complete(withDB, "memfs", "__"), ","); got != "" {
 		t.Errorf("completing memfs __: %q, want nothing", got)
+	}
+}
+
+// session list is newest first, as the API lists; a mount's session
+// killed with kill -9 is ended once its lease lapses.
+func TestSecondPassSessions(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounts need root here")
+	}
+	env := newE2EEnv(t)
+	env.createStore(t, "S")
+	first := strings.TrimSpace(env.cli(t, "session", "create", "--store", "S"))
+	second := strings.TrimSpace(env.cli(t, "session", "create", "--store", "S"))
+	mnt := mountDir(t)
+	d := env.startMount(t, mnt, "--store", "S")
+	list := func() []versions.Session { return listAll[versions.Session](t, env, "session", "list") }
+	got := list()
+	if len(got) != 3 || got[1].ID != second || got[2].ID != first {
+		t.Fatalf("session list: %+v, want the mount's, then %s, then %s (newest first)", got, second, first)
+	}
+	mounted := got[0]
+	if mounted.EndedAt != nil {
+		t.Fatalf("the live mount's session is ended: %+v", mounted)
+	}
+	if out := env.cli(t, "session", "list"); strings.Index(out, second) > strings.Index(out, first) {
+		t.Errorf("session list in text is not newest first:\n%s", out)
+	}
+	d.kill9(t)
+	syscall.Unmount(mnt, syscall.MNT_DETACH)
+	if _, ok := waitFor(func() bool {
+		for _, s := range list() {
+			if s.ID == mounted.ID {
+				return s.EndedAt != nil
+			}
+		}
+		return false
+	}, time.Now(), 5*versions.LeaseTTL+5*time.Second); !ok {
+		t.Errorf("the session of a mount killed with SIGKILL is still open after its lease lapsed")
 	}
 }

@@ -162,7 +162,7 @@ func sessionList(c *cli.Context) error {
 		return err
 	}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
-		page, err := db.ListSessions(ctx, versions.SessionListOptions{IncludeArchived: true, Limit: limit, Page: c.String("page")})
+		page, err := db.ListSessions(ctx, versions.SessionListOptions{IncludeArchived: true, Newest: true, Limit: limit, Page: c.String("page")})
 		if err != nil {
 			return err
 		}
