@@ -135,16 +135,19 @@ func (d *historyDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut
 		if err == nil && historyEntryName(v) != name {
 			err = &versions.Error{Code: versions.CodeNotFound, Message: "no such entry"}
 		}
-		if err != nil {
+		switch {
+		case err == nil:
+			v.Content = nil
+			e := &historyEntry{sm: sm, path: d.path, id: id}
+			e.v.Store(v)
+			e.fillAttr(v, &out.Attr)
+			out.SetAttrTimeout(cacheTimeout)
+			out.SetEntryTimeout(cacheTimeout)
+			return d.NewInode(ctx, e, fs.StableAttr{Mode: syscall.S_IFREG, Ino: historyEntryIno(id)}), 0
+		case versions.ErrorCode(err) != versions.CodeNotFound:
 			return nil, sm.errnoOf("lookup", d.show()+"/"+name, err)
 		}
-		v.Content = nil
-		e := &historyEntry{sm: sm, path: d.path, id: id}
-		e.v.Store(v)
-		e.fillAttr(v, &out.Attr)
-		out.SetAttrTimeout(cacheTimeout)
-		out.SetEntryTimeout(cacheTimeout)
-		return d.NewInode(ctx, e, fs.StableAttr{Mode: syscall.S_IFREG, Ino: historyEntryIno(id)}), 0
+		// Not a version here: a path may be named so.
 	}
 	p := childPath(d.path, name)
 	in := false
