@@ -75,6 +75,7 @@ func TestAllowlisted(t *testing.T) {
 	for _, text := range []string{
 		"aws_access_key_id = AKIA" + strings.Repeat("Q", 9) + "EXAMPLE\n", // the rule's EXAMPLE suffix
 		"DATABASE_URL=postgres://app:$DB_PASSWORD@db:5432/app\n",          // a variable, not a password
+		"url: postgres://memfs:CHANGE-ME@db.example:5432/memfs\n",         // a placeholder
 		"token: ghp_" + strings.Repeat("a", 36) + "\n",                    // too little entropy
 	} {
 		if got := guard.Scan(text); len(got) != 0 {
@@ -91,30 +92,15 @@ func TestFalsePositiveCorpus(t *testing.T) {
 	bytes, findings := 0, 0
 	for name, doc := range docs {
 		bytes += len(doc)
-		got := fmt.Sprint(guard.Scan(doc))
-		if want, ok := trueFindings[filepath.ToSlash(name)]; ok {
-			if got != want {
-				t.Errorf("%s: %s, want %s", name, got, want)
-			}
-			continue
-		}
-		if got != "[]" {
+		if got := guard.Scan(doc); len(got) > 0 {
 			findings++
-			t.Errorf("%s: %s", name, got)
+			t.Errorf("%s: %v", name, got)
 		}
 	}
 	t.Logf("false-positive corpus: %d documents, %d bytes, %d false positives", len(docs), bytes, findings)
 	if len(docs) < 100 || bytes < 500_000 {
 		t.Fatalf("corpus too small: %d documents, %d bytes", len(docs), bytes)
 	}
-}
-
-// trueFindings are credentials the repository holds on purpose: database
-// URLs with placeholder passwords that the DSN tests redact. The rule is
-// right to name them; they are listed so that the corpus still fails on
-// anything else.
-var trueFindings = map[string]string{
-	"../versions/dsn_test.go": "[rule url-with-password at line 12 rule url-with-password at line 30]",
 }
 
 func corpus(t testing.TB) map[string]string {

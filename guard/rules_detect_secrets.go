@@ -11,13 +11,16 @@ import (
 // detect-secrets (aws.py, azure.py and basic_auth.py, Apache-2.0), as its Go
 // port github.com/DefangLabs/secret-detector keeps them (pkg/detectors:
 // aws_secret_key, azure, url_password), with that port's check on the URL.
+// The URL's password must also pass gitleaks' entropy test (more than 3
+// bits a character, as gitleaks asks of its generic secrets), so that
+// placeholders ("CHANGE-ME", "password", "s3cret") are not refused.
 var detectSecretsRules = []ruleData{
 	{ID: "aws-secret-access-key", Description: "An AWS secret access key assigned to an AWS-named variable (detect-secrets AWSKeyDetector).",
 		Regex: `(?:AWS|aws).{0,20}['\"]([0-9a-zA-Z\/+]{40})['\"]`, Keywords: []string{"aws"}, Line: true},
 	{ID: "azure-storage-account-key", Description: "An Azure storage account access key (detect-secrets AzureStorageKeyDetector).",
 		Regex: `AccountKey=([a-zA-Z0-9+\/=]{88})`, Keywords: []string{"accountkey="}},
 	{ID: "url-with-password", Description: "A URL with a user and a password, such as a database URL (detect-secrets BasicAuthDetector).",
-		Regex: `[a-z][a-z0-9+.-]+://[^:\s]*:[^@:\s]+@[^\s'"\];]+`, Keywords: []string{"://"}, verify: urlHasPassword},
+		Regex: `[a-z][a-z0-9+.-]+://[^:\s]*:([^@:\s]+)@[^\s'"\];]+`, SecretGroup: 1, Entropy: 3, Keywords: []string{"://"}, verify: urlHasPassword},
 }
 
 // urlHasPassword is the port's check: a password is there and is no
