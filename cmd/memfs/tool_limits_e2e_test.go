@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,5 +98,28 @@ func TestToolDotLookalikes(t *testing.T) {
 	}
 	if got := res[len(res)-1].Content; strings.Count(got, "\n") != 1 {
 		t.Errorf("view after the refusals shows more than the root:\n%s", got)
+	}
+}
+
+// The same look-alikes are refused through a mount (EINVAL) and the CLI
+// (exit 5): the rule is the engine's path rule.
+func TestDotLookalikesEverySurface(t *testing.T) {
+	env := newE2EEnv(t)
+	store, slug := env.createStore(t, "Lookalikes Everywhere")
+	for _, p := range []string{"/\uff0e\uff0e/x.md", "/\u2024/x.md", "/a\uff0fb.md"} {
+		if _, stderr, code := env.run(t, "memory", "create", store, "--path", p, "--content", "x"); code != 5 || !strings.Contains(stderr, "NFKC") {
+			t.Errorf("memory create --path %q exited %d (%s), want 5 naming NFKC", p, code, stderr)
+		}
+	}
+	mnt := mountDir(t)
+	env.startMount(t, mnt, "--store", store)
+	dir := filepath.Join(mnt, slug)
+	for _, name := range []string{"\uff0e\uff0e", "\u2024\u2024", "\u2025"} {
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("mkdir %q through the mount: %v, want EINVAL", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".md"), nil, 0o644); err != nil {
+			t.Errorf("a file named %q.md (not a dot segment) was refused: %v", name, err)
+		}
 	}
 }
