@@ -66,6 +66,16 @@ func TestMigrateFirstSchemaForward(t *testing.T) {
 	if e, err := db.Stat(ctx, "memstore_a", "/empty"); err != nil || !e.Dir {
 		t.Fatalf("directory after migration: %+v %v", e, err)
 	}
+	// The history quota's count is recounted as versions cost now.
+	st, err := db.GetStore(ctx, "memstore_a")
+	ok(t, err)
+	cost := 0
+	for i := range h {
+		cost += versions.VersionCost(&h[i])
+	}
+	if st.HistoryBytes != cost || st.MaxDirectories != versions.DefaultMaxDirectories {
+		t.Fatalf("store after migration counts %d bytes of history (its versions cost %d), %d directories at most", st.HistoryBytes, cost, st.MaxDirectories)
+	}
 	// The migrated store goes on: a save after the old ones, in the feed.
 	pos, err := db.FeedHead(ctx, "memstore_a")
 	ok(t, err)
