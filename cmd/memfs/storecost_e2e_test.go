@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // What an agent can make a store cost through a mount is bounded: mkdirs
@@ -52,9 +53,21 @@ func TestMountStoreCostBounded(t *testing.T) {
 	if max := 200000 / (2*251 + 320); renames > max {
 		t.Errorf("%d renames between 250-byte names fit a 200000-byte quota, want at most %d", renames, max)
 	}
-	log := d.stderr.String()
-	for _, w := range []string{"ENOSPC", "50 directories", "EDQUOT", "quota of 200000 bytes"} {
-		if !strings.Contains(log, w) {
+	// The daemon's stderr reaches the test through a pipe: wait for it.
+	want := []string{"ENOSPC", "50 directories", "EDQUOT", "quota of 200000 bytes"}
+	has := func() bool {
+		for _, w := range want {
+			if !strings.Contains(d.stderr.String(), w) {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(5 * time.Second); !has() && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, w := range want {
+		if !strings.Contains(d.stderr.String(), w) {
 			t.Errorf("the daemon log lacks %q", w)
 		}
 	}
