@@ -17,12 +17,16 @@ import (
 // clone, whose namespace flags it refuses) and to numbers newer than it
 // knows (as an older kernel would, so that programs fall back), and lets
 // socket make no AF_VSOCK or AF_KCM socket. To it the sandbox adds the
-// refusal of the terminal-injection ioctls, TIOCSTI and TIOCLINUX, and of
-// every x32 call and every call of an architecture it does not list.
+// refusal of the terminal-injection ioctls, TIOCSTI and TIOCLINUX, of
+// i386's socketcall(SYS_SOCKET), and of every x32 call and every call of an
+// architecture it does not list.
 
 // terminalInjection are the ioctl requests refused on top of the profile:
 // they push input into a terminal, which the caller's shell would read.
 var terminalInjection = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
+
+// sysSocketcallSocket is socketcall's operation number for socket.
+const sysSocketcallSocket = 1
 
 // AllowedCalls lists, for the documentation and the tests, the calls the
 // command may make on this architecture (some only with the arguments
@@ -181,12 +185,23 @@ func commandFilter(arches []seccompArch) ([]unix.SockFilter, error) {
 		if a.x32 {
 			p.jumpIf(bpfJge, 0x40000000, false, t+"eperm")
 		}
-		p.jumpIf(bpfJeq, nums["ioctl"], true, t+"profile")
+		p.jumpIf(bpfJeq, nums["ioctl"], true, t+"socketcall")
 		p.op(bpfLoad, argsAt+8) // the request
 		for _, req := range terminalInjection {
 			p.jumpIf(bpfJeq, req, false, t+"eperm")
 		}
 		p.op(bpfLoad, nrAt)
+		p.label(t + "socketcall")
+		if nr, ok := nums["socketcall"]; ok {
+			// i386's socketcall passes socket's domain in memory, where
+			// the filter cannot check it: an AF_VSOCK socket would pass
+			// (from any x86-64 process, through int 0x80). Its socket
+			// operation is refused; socket(2) itself is checked.
+			p.jumpIf(bpfJeq, nr, true, t+"profile")
+			p.op(bpfLoad, argsAt)
+			p.jumpIf(bpfJeq, sysSocketcallSocket, false, t+"eperm")
+			p.op(bpfLoad, nrAt)
+		}
 		p.label(t + "profile")
 		// By number, each with its rules.
 		var nrs [][]profileRule

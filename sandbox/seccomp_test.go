@@ -103,6 +103,8 @@ func TestCommandFilter(t *testing.T) {
 			{"socket AF_VSOCK", 359, []uint64{unix.AF_VSOCK}, eperm},
 			{"socket AF_INET", 359, []uint64{unix.AF_INET}, allow},
 			{"mount", 21, nil, eperm},
+			{"socketcall socket", 102, []uint64{1, 0x1000}, eperm},
+			{"socketcall connect", 102, []uint64{3, 0x1000}, allow},
 		}},
 		"arm64": {"arm64", unix.AUDIT_ARCH_AARCH64, []call{
 			{"read", 63, nil, allow},

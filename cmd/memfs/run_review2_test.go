@@ -208,7 +208,8 @@ w.on("message", (m) => {
 
 // probePy makes the calls the filter must refuse: an AF_VSOCK socket, a
 // call the profile does not list (get_mempolicy, which needs CAP_SYS_NICE
-// there), one newer than the profile knows.
+// there), one newer than the profile knows, and an AF_VSOCK socket through
+// i386's socketcall.
 const probePy = `
 import ctypes, errno, socket
 libc = ctypes.CDLL(None, use_errno=True)
@@ -220,6 +221,16 @@ for name, nr in (("unlisted", 239), ("newer", 1000)):
     ctypes.set_errno(0)
     r = libc.syscall(nr, 0, 0, 0, 0, 0)
     print(name, r, errno.errorcode.get(ctypes.get_errno(), ctypes.get_errno()))
+# The same socket through i386 socketcall (int 0x80), its domain in memory:
+# socketcall(SYS_SOCKET, {AF_VSOCK, SOCK_STREAM, 0}), from code below 4 GiB.
+import struct
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+p = libc.mmap(None, 4096, 7, 0x22 | 0x40, -1, 0)
+ctypes.memmove(p + 256, struct.pack("<III", socket.AF_VSOCK, 1, 0), 12)
+code = b"\x53\xb8\x66\x00\x00\x00\xbb\x01\x00\x00\x00\xb9" + struct.pack("<I", p + 256) + b"\xcd\x80\x48\x63\xc0\x5b\xc3"
+ctypes.memmove(p, code, len(code))
+print("vsock-int80", ctypes.CFUNCTYPE(ctypes.c_long)(p)())
 `
 
 // The seccomp filter was a denylist, and calls it did not name were
@@ -258,7 +269,7 @@ check store-write sh -c 'echo note > "$ROOT/agent-notes/n.md" && cat "$ROOT/agen
 			if _, err := os.Stat("/usr/bin/node"); err == nil {
 				wantChecks(t, checks, out, "node")
 			}
-			for _, want := range []string{"vsock EPERM\n", "unlisted -1 EPERM\n", "newer -1 ENOSYS\n"} {
+			for _, want := range []string{"vsock EPERM\n", "unlisted -1 EPERM\n", "newer -1 ENOSYS\n", "vsock-int80 -1\n"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("the probe did not print %q:\n%s", want, out)
 				}

@@ -63,7 +63,7 @@ var ops = map[string]string{"SCMP_CMP_EQ": "cmpEq", "SCMP_CMP_NE": "cmpNe", "SCM
 
 // extra are calls the sandbox names itself, whether or not the profile
 // allows them.
-var extra = []string{"ioctl", "clone", "socket", "unshare", "mount"}
+var extra = []string{"ioctl", "socketcall"}
 
 func main() {
 	in := flag.String("profile", "", "Docker's default.json (default: docker-default.json beside this program)")
