@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +63,7 @@ func TestBenchEndToEnd(t *testing.T) {
 				continue
 			}
 			if v := w.SavesPerSec[tg]; v == nil || *v <= 0 || w.Errors[tg] != 0 {
-				t.Errorf("writers (%s files) on %s: %v saves/s, %d errors (%s)", w.Variant, tg, v, w.Errors[tg], w.FirstError[tg])
+				t.Errorf("writers (%s files) on %s: %s saves/s, %d errors (%s)", w.Variant, tg, fmtRate(v), w.Errors[tg], w.FirstError[tg])
 			}
 		}
 	}
@@ -75,4 +76,12 @@ func TestBenchEndToEnd(t *testing.T) {
 	if s := rep.RSS; s == nil || s.FilesRead != 60 || s.MemfsPeakMiB <= 0 || s.LoopbackPeakMiB <= 0 {
 		t.Errorf("rss = %+v, want 60 files read and both peaks measured", s)
 	}
+}
+
+// fmtRate prints a measured rate, or that there is none.
+func fmtRate(v *float64) string {
+	if v == nil {
+		return "no"
+	}
+	return fmt.Sprintf("%.0f", *v)
 }

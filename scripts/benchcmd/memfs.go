@@ -101,12 +101,20 @@ func memfsTargetAt(ctx context.Context, dsn, work, name string, full bool) (*tar
 		name: name,
 		dir:  filepath.Join(mnt, sess.Resources[0].Slug),
 		stop: func() error { return errors.Join(unmount(), db.Close()) },
-		historyBytes: func(ctx context.Context) (int, error) {
-			st, err := db.GetStore(ctx, storeID)
-			if err != nil {
-				return 0, fmt.Errorf("read the store's history size: %w", err)
+		versionCount: func(ctx context.Context) (int, error) {
+			n := 0
+			o := versions.VersionListOptions{Limit: 1000}
+			for {
+				page, err := db.ListVersions(ctx, storeID, o)
+				if err != nil {
+					return 0, fmt.Errorf("count the store's versions: %w", err)
+				}
+				n += len(page.Data)
+				if page.NextPage == nil {
+					return n, nil
+				}
+				o.Page = *page.NextPage
 			}
-			return st.HistoryBytes, nil
 		},
 	}, nil
 }

@@ -24,10 +24,9 @@ type target struct {
 	name string
 	dir  string // the workload's rounds go in directories below this
 	stop func() error
-	// historyBytes, for memfs targets, is the content the store's
-	// versions hold: it grows by each save's size, which lets the writers
-	// part count the versions committed.
-	historyBytes func(context.Context) (int, error)
+	// versionCount, for memfs targets, counts the store's versions, which
+	// lets the writers part check that each save committed one.
+	versionCount func(context.Context) (int, error)
 }
 
 // mountTmpfs mounts a private tmpfs on dir (root only) or, failing that,

@@ -148,7 +148,7 @@ func TestWritersOnMemfs(t *testing.T) {
 		}
 	})
 	for _, v := range writerVariants {
-		res, err := runWriters(context.Background(), filepath.Join(tg.dir, v), v, 4, 300*time.Millisecond, tg.historyBytes)
+		res, err := runWriters(context.Background(), filepath.Join(tg.dir, v), v, 4, 300*time.Millisecond, tg.versionCount)
 		if err != nil {
 			t.Fatal(err)
 		}
