@@ -95,6 +95,8 @@ type DB struct {
 	// leases are the mount leases this handle holds and its sweep of
 	// lapsed ones (leases.go).
 	leases leases
+	// readOnly: a SQLite file this user cannot write (readonly.go).
+	readOnly bool
 	// guardObserver sees the credentials the guard finds (SetGuardObserver).
 	guardObserver atomic.Pointer[func(GuardEvent)]
 }
@@ -432,6 +434,9 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 // One exported method = one call of write. Where the dialect groups
 // commits, fn may share its transaction with others (see group.go).
 func (db *DB) write(ctx context.Context, what string, fn func(r *run) error) error {
+	if db.readOnly {
+		return db.readOnlyError()
+	}
 	db.maybeSweep(ctx)
 	var err error
 	if db.d.groupCommit {

@@ -161,6 +161,9 @@ func (db *DB) LiveMount(ctx context.Context, id string) (bool, error) {
 // already running on this handle is not waited for; errors are left to
 // the next sweep.
 func (db *DB) maybeSweep(ctx context.Context) {
+	if db.readOnly {
+		return // it writes; a read-only database is left as it is
+	}
 	now := time.Now().UnixNano()
 	if now < db.leases.next.Load() || !db.leases.running.CompareAndSwap(false, true) {
 		return

@@ -59,7 +59,12 @@ func (db *DB) openSQLite(path string, opts Options) error {
 	// gain in the bench's workload.
 	params := fmt.Sprintf("_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_synchronous=%s&_cache_size=-4096",
 		timeout.Milliseconds(), syncMode)
-	if db.w, err = sql.Open("sqlite3", base+"?"+params+"&_txlock=immediate"); err != nil {
+	writeLock := "&_txlock=immediate"
+	if ro := readOnlyParams(abs); ro != "" {
+		db.readOnly, writeLock = true, "&_txlock=deferred"
+		params = fmt.Sprintf("_busy_timeout=%d&_foreign_keys=on&_cache_size=-4096", timeout.Milliseconds()) + ro
+	}
+	if db.w, err = sql.Open("sqlite3", base+"?"+params+writeLock); err != nil {
 		return fmt.Errorf("open database %s: %w", abs, err)
 	}
 	db.w.SetMaxOpenConns(1)
@@ -74,6 +79,9 @@ func (db *DB) openSQLite(path string, opts Options) error {
 	db.wp, db.rp = newConnPool(db.w, 1, db.d.broken), newConnPool(db.r, n, db.d.broken)
 	db.wp.init = writerInit
 
+	if db.readOnly {
+		return db.checkReadOnlySchema()
+	}
 	if err := db.setupSQLite(syncMode, int(timeout.Milliseconds())); err != nil {
 		return err
 	}

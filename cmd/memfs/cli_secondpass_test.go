@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"os/exec"
@@ -495,4 +496,76 @@ func TestSecondPassSessions(t *testing.T) {
 	}, time.Now(), 5*versions.LeaseTTL+5*time.Second); !ok {
 		t.Errorf("the session of a mount killed with SIGKILL is still open after its lease lapsed")
 	}
+}
+
+// A database this user cannot write is read, as git and restic read a
+// repository they cannot write; writes fail with exit 6 saying why.
+func TestSecondPassReadOnlyDatabase(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a read-only bind mount and to become another user")
+	}
+	dir, err := os.MkdirTemp("/tmp", "memfs-rodb-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	src := filepath.Join(dir, "src")
+	os.Mkdir(src, 0o777)
+	db := filepath.Join(src, "memfs.db")
+	e := &cliEnv{db: db}
+	e.ok(t, "store", "create", "--name", "R")
+	e.ok(t, "memory", "create", "R", "--path", "/a.md", "--content", "hello")
+	e.ok(t, "memory", "update", "R", "/a.md", "--content", "hello again")
+
+	check := func(t *testing.T, run func(args ...string) (string, string, int)) {
+		t.Helper()
+		for _, args := range [][]string{{"store", "list"}, {"memory", "get", "R", "/a.md"}, {"log", "R"}, {"diff", "R", "/a.md"}, {"session", "list"}} {
+			if out, errs, code := run(args...); code != 0 || out == "" {
+				t.Errorf("memfs %v on a read-only database: exit %d, %q %q", args, code, out, errs)
+			}
+		}
+		_, errs, code := run("memory", "create", "R", "--path", "/b.md", "--content", "x")
+		if code != exitReadOnly || !strings.Contains(errs, "read-only to this user") {
+			t.Errorf("a write to a read-only database: exit %d, %q; want %d saying why", code, errs, exitReadOnly)
+		}
+	}
+	t.Run("ReadOnlyMount", func(t *testing.T) {
+		ro := filepath.Join(dir, "ro")
+		os.Mkdir(ro, 0o755)
+		if err := syscall.Mount(src, ro, "", syscall.MS_BIND, ""); err != nil {
+			t.Skipf("bind mount: %v", err)
+		}
+		t.Cleanup(func() { syscall.Unmount(ro, syscall.MNT_DETACH) })
+		if err := syscall.Mount("", ro, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+			t.Fatalf("remount read-only: %v", err)
+		}
+		ro2 := &cliEnv{db: filepath.Join(ro, "memfs.db")}
+		check(t, func(args ...string) (string, string, int) { return ro2.exec(t, "", args...) })
+	})
+	t.Run("ReadOnlyFileAsAnotherUser", func(t *testing.T) {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("needs setpriv (util-linux)")
+		}
+		if err := os.Chmod(db, 0o444); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(db, 0o600) })
+		bin := filepath.Join(dir, "memfs")
+		data, _ := os.ReadFile(memfsBin)
+		os.WriteFile(bin, data, 0o755)
+		check(t, func(args ...string) (string, string, int) {
+			cmd := exec.Command(setpriv, append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", bin, "--db", db}, args...)...)
+			cmd.Env = []string{"HOME=/nonexistent", "PATH=/usr/bin:/bin"}
+			var out, errb strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if err != nil && !errors.As(err, &ee) {
+				t.Fatal(err)
+			}
+			return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+		})
+	})
 }
