@@ -3,6 +3,7 @@ package versions
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -18,7 +19,8 @@ import (
 //
 // A redacted version names no path; it stays in the history of the path it
 // was saved at, which its memory's next version still tells (the path that
-// version moved the memory from, or its own), else the one before it.
+// version moved the memory from, or its own), else the one before it (see
+// redactedPlaces).
 
 // PathHistoryOptions select and page a path's history.
 type PathHistoryOptions struct {
@@ -101,17 +103,26 @@ func (db *DB) PathHistory(ctx context.Context, storeID, path string, o PathHisto
 		if err != nil {
 			return err
 		}
+		// Only those that can be on this page are read: the limit+1
+		// nearest the cursor.
+		var here []placedVersion
 		for _, p := range placed {
 			if p.path == path && p.seq > lo && p.seq < hi && p.at >= gte && p.at <= lte {
-				v, _, err := loadVersion(r, &storeRow{Store: Store{ID: storeID}, seq: seq}, p.id)
-				if err != nil {
-					return err
-				}
-				if !full {
-					v.Content = nil
-				}
-				got = append(got, found{*v, p.seq})
+				here = append(here, p)
 			}
+		}
+		if !o.OldestFirst {
+			slices.Reverse(here)
+		}
+		for _, p := range here[:min(len(here), limit+1)] {
+			v, _, err := loadVersion(r, &storeRow{Store: Store{ID: storeID}, seq: seq}, p.id)
+			if err != nil {
+				return err
+			}
+			if !full {
+				v.Content = nil
+			}
+			got = append(got, found{*v, p.seq})
 		}
 		sort.Slice(got, func(i, j int) bool {
 			if o.OldestFirst {
@@ -195,21 +206,72 @@ func redactedPlaces(r *run, storeSeq int64, storeID string) ([]placedVersion, er
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	// A redacted version just before an unredacted one is where that one
+	// says (the path it moved the memory from, or its own): exactly. One
+	// further back in a run of redactions takes the path of the unredacted
+	// version before the run (a rename inside the run is lost with it),
+	// else the run's next. Each memory's redacted versions are walked once
+	// each way, one query each that reads one row, however long the run.
+	byMemory := map[string][]int{}
+	var order []string
+	for i, v := range all {
+		if _, ok := byMemory[v.memory]; !ok {
+			order = append(order, v.memory)
+		}
+		byMemory[v.memory] = append(byMemory[v.memory], i)
+	}
+	placed := make([]bool, len(all))
+	for _, mem := range order {
+		idx := byMemory[mem]
+		exact := make([]bool, len(idx))
+		runNext := make([]string, len(idx))
+		carry := ""
+		for k := len(idx) - 1; k >= 0; k-- {
+			bound := hi
+			if k+1 < len(idx) {
+				bound = all[idx[k+1]].seq
+			}
+			var p sql.NullString
+			err := r.scan(placeNextQuery, []any{mem, all[idx[k]].seq, bound}, &p)
+			if err != nil && err != sql.ErrNoRows {
+				return nil, err
+			}
+			if err == nil && p.Valid {
+				carry, exact[k] = p.String, true
+			}
+			runNext[k] = carry
+		}
+		carry = ""
+		for k := range idx {
+			bound := lo
+			if k > 0 {
+				bound = all[idx[k-1]].seq
+			}
+			var p sql.NullString
+			err := r.scan(placePrevQuery, []any{mem, bound, all[idx[k]].seq}, &p)
+			if err != nil && err != sql.ErrNoRows {
+				return nil, err
+			}
+			if err == nil && p.Valid {
+				carry = p.String
+			}
+			v := &all[idx[k]]
+			switch {
+			case exact[k]:
+				v.path = runNext[k]
+			case carry != "":
+				v.path = carry
+			default:
+				v.path = runNext[k]
+			}
+			placed[idx[k]] = v.path != ""
+		}
+	}
 	out := make([]placedVersion, 0, len(all))
-	for _, v := range all {
-		var p sql.NullString
-		err := r.scan(placeNextQuery, []any{v.memory, v.seq, hi}, &p)
-		if err == sql.ErrNoRows {
-			err = r.scan(placePrevQuery, []any{v.memory, lo, v.seq}, &p)
+	for i, v := range all {
+		if placed[i] {
+			out = append(out, v.placedVersion)
 		}
-		if err == sql.ErrNoRows || err == nil && !p.Valid {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		v.path = p.String
-		out = append(out, v.placedVersion)
 	}
 	return out, nil
 }

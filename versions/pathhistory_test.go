@@ -146,3 +146,56 @@ func TestHistoryChildrenOrder(t *testing.T) {
 		t.Errorf("/x = %+v, %v: want its own versions and three names", d, err)
 	}
 }
+
+// A run of redacted versions stays where it was saved, a redacted rename
+// and a redacted deletion at the end of a memory included.
+func TestPathHistoryRedactedRuns(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	m := create(t, db, s.ID, "/a.md", "1")
+	var ids []string
+	for _, c := range []string{"2", "3", "4"} {
+		ids = append(ids, update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: str(c)}).VersionID)
+	}
+	update(t, db, s.ID, m.ID, versions.MemoryUpdate{Path: str("/b.md")})
+	update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: str("5")})
+	if err := db.DeleteMemory(ctx, s.ID, m.ID, versions.MemoryDelete{}, me); err != nil {
+		t.Fatal(err)
+	}
+	all := func(path string) []versions.Version {
+		t.Helper()
+		p, err := db.PathHistory(ctx, s.ID, path, versions.PathHistoryOptions{OldestFirst: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Data
+	}
+	atB := all("/b.md") // the rename, "5", the deletion
+	// "2", "3" and "4" in a run, the rename's version and the deletion.
+	for _, id := range append(ids, atB[0].ID, atB[2].ID) {
+		if _, err := db.RedactVersion(ctx, s.ID, id, me); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(vs []versions.Version) (n, redacted int) {
+		for _, v := range vs {
+			n++
+			if v.RedactedAt != nil {
+				redacted++
+			}
+		}
+		return
+	}
+	if n, r := count(all("/a.md")); n != 4 || r != 3 {
+		t.Errorf("/a.md: %d versions, %d redacted; want 4 and 3", n, r)
+	}
+	if n, r := count(all("/b.md")); n != 3 || r != 2 {
+		t.Errorf("/b.md: %d versions, %d redacted; want 3 and 2", n, r)
+	}
+	for i, p := range []string{"/a.md", "/b.md"} {
+		page, err := db.PathHistory(ctx, s.ID, p, versions.PathHistoryOptions{Limit: 1, OldestFirst: i == 0})
+		if err != nil || len(page.Data) != 1 || page.NextPage == nil {
+			t.Errorf("%s a version at a time: %+v, %v", p, page, err)
+		}
+	}
+}
