@@ -216,11 +216,41 @@ type conn struct {
 	used bool
 }
 
-func (c *conn) close() {
+func (c *conn) close() { c.discard(false) }
+
+// discard closes c; bad: it broke or went silent, so the driver's
+// connection is closed first (database/sql would hand it out again, and
+// closing a statement on it would wait for an answer).
+func (c *conn) discard(bad bool) {
+	if bad {
+		c.c.Raw(func(any) error { return driver.ErrBadConn })
+	}
 	for _, s := range c.stmts {
 		s.Close()
 	}
 	c.c.Close()
+}
+
+// dropIdle closes the pool's idle connections, to be opened again when
+// next needed: one of them went silent, and the others, to the same
+// server, likely did too.
+func (p *connPool) dropIdle() {
+	n := 0
+	for range cap(p.ch) {
+		select {
+		case c := <-p.ch:
+			if c != nil {
+				c.discard(true)
+			}
+			n++
+			continue
+		default:
+		}
+		break
+	}
+	for range n {
+		p.ch <- nil
+	}
 }
 
 // connPool hands out connections of one *sql.DB, one caller at a time each.
@@ -268,7 +298,7 @@ func (p *connPool) get(ctx context.Context) (*conn, error) {
 // put returns c; a connection that broke is dropped and reopened later.
 func (p *connPool) put(c *conn, err error) {
 	if c != nil && err != nil && p.isBroken(err) {
-		c.close()
+		c.discard(true)
 		c = nil
 	}
 	if c != nil {
@@ -294,9 +324,11 @@ func (s staleConn) Unwrap() error { return s.error }
 const maxStale = 16
 
 // stale marks err as staleConn when c broke before its transaction did
-// anything.
+// anything. A statement that timed out is not: its connection went
+// silent, which another connection to the same server would likely do as
+// well, and the caller is told at once.
 func (p *connPool) stale(ctx context.Context, c *conn, err error) error {
-	if err != nil && c.used && ctx.Err() == nil && p.isBroken(err) {
+	if err != nil && c.used && ctx.Err() == nil && p.isBroken(err) && !errors.Is(err, context.DeadlineExceeded) && !isTimeout(err) {
 		return staleConn{err}
 	}
 	return err
@@ -325,6 +357,25 @@ type run struct {
 	// guardWarnings are the credentials a store whose guard warns let
 	// through, reported once the transaction commits.
 	guardWarnings []GuardEvent
+	// cancels end the deadlines of the statements whose rows were read
+	// (query), when the transaction ends.
+	cancels []context.CancelFunc
+}
+
+// stmtCtx is the context of one statement q: where the dialect bounds
+// statements (statementTimeout), a deadline that fails a statement whose
+// connection went silent, rather than wait for TCP to give up. A
+// statement that may wait for a store's lock is bounded by the lock's own
+// timeout, a little longer.
+func (r *run) stmtCtx(q string) (context.Context, context.CancelFunc) {
+	d := r.db.d.statementTimeout
+	if d == 0 {
+		return r.ctx, func() {}
+	}
+	if strings.Contains(q, r.db.d.lockStore) {
+		d = max(d, r.db.busyTimeout+2*time.Second)
+	}
+	return context.WithTimeout(r.ctx, d)
 }
 
 // stmt prepares q once per connection. Statements are written with
@@ -346,7 +397,9 @@ func (r *run) exec(q string, args ...any) (sql.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.ExecContext(r.ctx, args...)
+	ctx, cancel := r.stmtCtx(q)
+	defer cancel()
+	return s.ExecContext(ctx, args...)
 }
 
 func (r *run) query(q string, args ...any) (*sql.Rows, error) {
@@ -354,7 +407,9 @@ func (r *run) query(q string, args ...any) (*sql.Rows, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.QueryContext(r.ctx, args...)
+	ctx, cancel := r.stmtCtx(q)
+	r.cancels = append(r.cancels, cancel)
+	return s.QueryContext(ctx, args...)
 }
 
 // scan runs a one-row query into dest; sql.ErrNoRows when there is none.
@@ -363,7 +418,9 @@ func (r *run) scan(q string, args []any, dest ...any) error {
 	if err != nil {
 		return err
 	}
-	return s.QueryRowContext(r.ctx, args...).Scan(dest...)
+	ctx, cancel := r.stmtCtx(q)
+	defer cancel()
+	return s.QueryRowContext(ctx, args...).Scan(dest...)
 }
 
 // insertKey runs the INSERT q and returns the integer key col it assigned.
@@ -388,7 +445,18 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 		return err
 	}
 	defer func() { p.put(c, err) }() // c is nil once dropped
+	defer func() {
+		if err != nil && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)) {
+			db.wp.dropIdle()
+			db.rp.dropIdle()
+		}
+	}()
 	r := &run{ctx: ctx, c: c, db: db, write: write}
+	defer func() {
+		for _, cancel := range r.cancels {
+			cancel()
+		}
+	}()
 	if begin == "" {
 		if err = fn(r); !write {
 			err = p.stale(ctx, c, err) // a read is safe to run again
@@ -406,7 +474,9 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 			// One round trip: a statement without arguments goes by the
 			// simple protocol, which takes several; if the notification
 			// fails, the COMMIT is skipped and the transaction rolled back.
-			_, err = c.c.ExecContext(ctx, db.d.notify+"; COMMIT")
+			sctx, cancel := r.stmtCtx("COMMIT")
+			_, err = c.c.ExecContext(sctx, db.d.notify+"; COMMIT")
+			cancel()
 		} else {
 			_, err = r.exec("COMMIT")
 		}
@@ -417,13 +487,20 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 		}
 	}
 	if err != nil {
-		// The context may be the reason of the failure: roll back regardless.
-		// A connection that cannot roll back is dropped, so that the next
-		// caller does not inherit an open transaction.
-		if _, rerr := c.c.ExecContext(context.Background(), "ROLLBACK"); rerr != nil && !strings.Contains(rerr.Error(), "no transaction is active") {
+		// The context may be the reason of the failure: roll back regardless
+		// (within a statement's deadline: the connection may have gone
+		// silent). A connection that cannot roll back, or broke, is
+		// dropped, so that the next caller does not inherit an open
+		// transaction.
+		rctx, cancel := (&run{ctx: context.Background(), db: db}).stmtCtx("ROLLBACK")
+		if p.isBroken(err) {
+			c.discard(true)
+			c = nil
+		} else if _, rerr := c.c.ExecContext(rctx, "ROLLBACK"); rerr != nil && !strings.Contains(rerr.Error(), "no transaction is active") {
 			c.close()
 			c = nil
 		}
+		cancel()
 	}
 	return err
 }
@@ -534,4 +611,10 @@ func nullTime(n sql.NullInt64) *time.Time {
 	}
 	t := fromNanos(n.Int64)
 	return &t
+}
+
+// isTimeout reports an error of a network deadline.
+func isTimeout(err error) bool {
+	var ne interface{ Timeout() bool }
+	return errors.As(err, &ne) && ne.Timeout()
 }

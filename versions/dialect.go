@@ -3,6 +3,7 @@ package versions
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
 // dialect is what differs between the backends below the store rules: the
@@ -42,6 +43,9 @@ type dialect struct {
 	// groupCommit: writes that arrive together share a transaction (see
 	// group.go).
 	groupCommit bool
+	// statementTimeout, if set, bounds each statement on the client's
+	// side (see run.stmtCtx).
+	statementTimeout time.Duration
 	// wrap turns a driver error into the engine's error for an operation.
 	wrap func(db *DB, what string, err error) error
 }

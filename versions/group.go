@@ -99,9 +99,11 @@ func (db *DB) runBatch(batch []*groupWrite) {
 				return err
 			}
 			r.ctx = w.ctx
+			warned := len(r.guardWarnings)
 			errs[i] = w.fn(r)
 			r.ctx = context.Background()
 			if errs[i] != nil {
+				r.guardWarnings = r.guardWarnings[:warned]
 				if db.d.transient(errs[i]) || errs[i] == errStaleRead {
 					again = true
 					return errs[i]

@@ -373,6 +373,128 @@ func markRestored(r *run, seq int64, fromID string) error {
 	return err
 }
 
+// victims selects the rows PruneVersions removes: of the store ?1's
+// versions (its rows ?4..?5), those older than ?3 beyond each memory's ?2
+// newest, and never a live memory's head.
+const victims = `SELECT seq FROM (SELECT seq, created_at,
+		row_number() OVER (PARTITION BY memory_id ORDER BY seq DESC) AS rn
+		FROM versions WHERE seq > ?4 AND seq < ?5) AS ranked
+	WHERE rn > ?2 AND created_at < ?3 AND seq NOT IN (SELECT head FROM memories WHERE store = ?1)`
+
+// pruneVictims returns what PruneVersions would remove of s, oldest first,
+// and the arguments of victims.
+func pruneVictims(r *run, s *storeRow, olderThan time.Duration, keepLast int) ([]Version, []any, error) {
+	lo, hi := s.versionRange()
+	args := []any{s.seq, keepLast, r.db.now().Add(-olderThan).UnixNano(), lo, hi}
+	rows, err := r.query("SELECT "+versionCols+" FROM versions WHERE seq IN ("+victims+") ORDER BY seq", args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	out := []Version{}
+	for rows.Next() {
+		v, _, err := scanVersion(rows, s.ID, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, *v)
+	}
+	return out, args, rows.Err()
+}
+
+// PrunePlan returns the versions PruneVersions with the same arguments
+// would remove now, oldest first, removing nothing.
+func (db *DB) PrunePlan(ctx context.Context, storeID string, olderThan time.Duration, keepLast int) ([]Version, error) {
+	if keepLast < 1 {
+		return nil, errorf(CodeInvalid, "keep-last %d would remove every version of a memory: keep at least 1", keepLast)
+	}
+	if olderThan < 0 {
+		return nil, errorf(CodeInvalid, "older-than %s is negative: give a duration such as 720h", olderThan)
+	}
+	var out []Version
+	err := db.read(ctx, "plan a prune", func(r *run) error {
+		s, err := loadStore(r, storeID)
+		if err != nil {
+			return err
+		}
+		out, _, err = pruneVictims(r, s, olderThan, keepLast)
+		return err
+	})
+	return out, err
+}
+
+// VersionsEndingIn returns the ids of the store's versions that end in
+// suffix (case aside; at least 6 characters), as people give the end of
+// an id that memfs log shows. An id that encodes its row (versionID) ends
+// in its row's place in the store: the few rows that suffix can name are
+// read by number; ids stored in their rows are read from their index.
+func (db *DB) VersionsEndingIn(ctx context.Context, storeID, suffix string) ([]string, error) {
+	suffix = strings.ToUpper(suffix)
+	if len(suffix) < 6 {
+		return nil, errorf(CodeInvalid, "%q is too short to name a version: give at least 6 characters of its id", suffix)
+	}
+	var out []string
+	err := db.read(ctx, "find versions", func(r *run) error {
+		out = out[:0]
+		seq, err := db.storeSeq(r, storeID)
+		if err != nil {
+			return err
+		}
+		lo, hi := versionRange(seq)
+		for _, cand := range seqsEndingIn(suffix, lo, hi) {
+			var created int64
+			err := r.scan("SELECT created_at FROM versions WHERE seq = ? AND id IS NULL", []any{cand}, &created)
+			if err == sql.ErrNoRows {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if id := versionID(cand, created); strings.HasSuffix(id, suffix) {
+				out = append(out, id)
+			}
+		}
+		rows, err := r.query("SELECT id FROM versions WHERE id IS NOT NULL AND seq > ? AND seq < ? AND upper(id) LIKE ?", lo, hi, "%"+suffix)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			out = append(out, id)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// seqsEndingIn returns the rows between lo and hi whose encoded id
+// (versionID) would end in suffix: its last characters are the low bits of
+// the row number, 5 to a character.
+func seqsEndingIn(suffix string, lo, hi int64) []int64 {
+	const alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	tail := suffix[max(0, len(suffix)-12):] // 60 bits: within the row number
+	var v uint64
+	for _, ch := range tail {
+		d := strings.IndexRune(alphabet, ch)
+		if d < 0 {
+			return nil
+		}
+		v = v<<5 | uint64(d)
+	}
+	step := int64(1) << (5 * len(tail))
+	var out []int64
+	for s := lo&^(step-1) | int64(v); s < hi && len(out) < 16; s += step {
+		if s > lo {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // PruneVersions deletes versions older than olderThan except each memory's
 // keepLast most recent (≥ 1) and returns what it removed. The head of
 // a live memory is never removed.
@@ -389,26 +511,8 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 		if err != nil {
 			return err
 		}
-		cutoff := r.db.now().Add(-olderThan).UnixNano()
-		const victims = `SELECT seq FROM (SELECT seq, created_at,
-				row_number() OVER (PARTITION BY memory_id ORDER BY seq DESC) AS rn
-				FROM versions WHERE seq > ?4 AND seq < ?5) AS ranked
-			WHERE rn > ?2 AND created_at < ?3 AND seq NOT IN (SELECT head FROM memories WHERE store = ?1)`
-		lo, hi := s.versionRange()
-		rows, err := r.query("SELECT "+versionCols+" FROM versions WHERE seq IN ("+victims+") ORDER BY seq", s.seq, keepLast, cutoff, lo, hi)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			v, _, err := scanVersion(rows, s.ID, false)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			out = append(out, *v)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		var args []any
+		if out, args, err = pruneVictims(r, s, olderThan, keepLast); err != nil {
 			return err
 		}
 		if len(out) == 0 {
@@ -418,10 +522,10 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 		if before[0], before[1], err = latestCounts(r, s); err != nil {
 			return err
 		}
-		if err := keepReferenced(r, "seq > ?4 AND seq < ?5 AND content_of IN ("+victims+")", s.seq, keepLast, cutoff, lo, hi); err != nil {
+		if err := keepReferenced(r, "seq > ?4 AND seq < ?5 AND content_of IN ("+victims+")", args...); err != nil {
 			return err
 		}
-		if _, err = r.exec("DELETE FROM versions WHERE seq IN ("+victims+")", s.seq, keepLast, cutoff, lo, hi); err != nil {
+		if _, err = r.exec("DELETE FROM versions WHERE seq IN ("+victims+")", args...); err != nil {
 			return err
 		}
 		freed := 0

@@ -2,6 +2,7 @@ package versions_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -484,4 +485,44 @@ func TestRenameReferencesContent(t *testing.T) {
 			t.Fatalf("history bytes %d, before %d, freed %d", after.HistoryBytes, before.HistoryBytes, freed)
 		}
 	})
+}
+
+// PrunePlan says what PruneVersions then removes; VersionsEndingIn finds a
+// version by the end of its id, as memfs log shows it.
+func TestPrunePlanAndShortIDs(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	var ids []string
+	for i := range 3 {
+		m := create(t, db, s.ID, fmt.Sprintf("/m%d", i), "v0")
+		ids = append(ids, m.VersionID)
+		for v := 1; v < 4; v++ {
+			m = update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr(fmt.Sprint("v", v))})
+			ids = append(ids, m.VersionID)
+		}
+	}
+	for _, id := range ids {
+		for _, n := range []int{6, 8, 13} {
+			got, err := db.VersionsEndingIn(ctx, s.ID, strings.ToLower(id[len(id)-n:]))
+			ok(t, err)
+			if len(got) != 1 || got[0] != id {
+				t.Fatalf("versions ending in %s: %v, want %s", id[len(id)-n:], got, id)
+			}
+		}
+	}
+	if got, err := db.VersionsEndingIn(ctx, s.ID, "ZZZZZZZZ"); err != nil || len(got) != 0 {
+		t.Fatalf("an end no id has: %v %v", got, err)
+	}
+	plan, err := db.PrunePlan(ctx, s.ID, 0, 2)
+	ok(t, err)
+	pruned, err := db.PruneVersions(ctx, s.ID, 0, 2)
+	ok(t, err)
+	if len(plan) != 6 || len(plan) != len(pruned) {
+		t.Fatalf("planned %d, pruned %d, want 6", len(plan), len(pruned))
+	}
+	for i := range plan {
+		if plan[i].ID != pruned[i].ID {
+			t.Fatalf("planned %s, pruned %s", plan[i].ID, pruned[i].ID)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -49,8 +50,55 @@ var postgresDialect = &dialect{
 	wrap:       pgWrap,
 	notify:     "SELECT pg_notify('" + feedChannel + "', '')",
 	// A round trip costs more than the join.
-	joinLookups: true,
+	joinLookups:      true,
+	statementTimeout: pgStatementTimeout,
 }
+
+// Network faults. A connection whose packets are silently dropped (a
+// network partition, a NAT that forgot it, a proxy that stopped
+// forwarding) gives no error: a statement waits for an answer that never
+// comes, and TCP retransmits for a quarter of an hour. So that a save
+// fails within 10 s instead and its connection is replaced:
+//
+//   - each statement has a deadline on the client's side
+//     (pgStatementTimeout; a statement waiting for a store's lock, the
+//     lock's own timeout): past it pgx closes the connection, the pool
+//     drops it, the error is CodeUnavailable, and the next statement
+//     opens another;
+//   - TCP keepalives (pgKeepAlive) and TCP_USER_TIMEOUT find a dead peer
+//     of an idle connection, and of one whose data is not acknowledged;
+//   - the server ends a session idle inside a transaction for longer than
+//     pgIdleInTransaction, so that the store lock a vanished daemon held
+//     is released for the others.
+const (
+	pgStatementTimeout  = 8 * time.Second
+	pgIdleInTransaction = 15 * time.Second
+	pgUserTimeout       = 8 * time.Second
+)
+
+var pgKeepAlive = net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: 2 * time.Second, Count: 3}
+
+// pgDial opens a connection with keepalives and TCP_USER_TIMEOUT (TCP
+// only: a Unix socket has neither).
+func pgDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := net.Dialer{KeepAliveConfig: pgKeepAlive, Control: func(network, _ string, rc syscall.RawConn) error {
+		if !strings.HasPrefix(network, "tcp") {
+			return nil
+		}
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, tcpUserTimeout, int(pgUserTimeout.Milliseconds()))
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
+	return d.DialContext(ctx, network, addr)
+}
+
+// tcpUserTimeout is Linux's TCP_USER_TIMEOUT socket option.
+const tcpUserTimeout = 0x12
 
 // pgState is what a DB on PostgreSQL holds besides its pools.
 type pgState struct {
@@ -85,6 +133,10 @@ func (db *DB) openPostgres(dsn string, opts Options) error {
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
+	if _, ok := cfg.RuntimeParams["idle_in_transaction_session_timeout"]; !ok {
+		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(pgIdleInTransaction.Milliseconds(), 10)
+	}
+	cfg.DialFunc = pgDial
 	db.pg = &pgState{config: cfg}
 	db.pg.ctx, db.stopBackground = context.WithCancel(context.Background())
 	sdb := stdlib.OpenDB(*cfg)

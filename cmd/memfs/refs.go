@@ -63,15 +63,9 @@ func resolveVersion(ctx context.Context, db *versions.DB, storeID, ref string) (
 			"no version %q in store %s: give a memver_ id, the last %d characters of one as memfs log shows them, or PATH~N",
 			ref, storeID, shortIDLen)}
 	}
-	all, err := allVersions(ctx, db, storeID, versions.VersionListOptions{})
+	found, err := db.VersionsEndingIn(ctx, storeID, ref)
 	if err != nil {
 		return nil, err
-	}
-	var found []string
-	for _, v := range all {
-		if strings.HasSuffix(strings.ToUpper(v.ID), strings.ToUpper(ref)) {
-			found = append(found, v.ID)
-		}
 	}
 	switch len(found) {
 	case 0:
@@ -87,4 +81,3 @@ func resolveVersion(ctx context.Context, db *versions.DB, storeID, ref string) (
 func invalidf(format string, args ...any) error {
 	return &versions.Error{Code: versions.CodeInvalid, Message: fmt.Sprintf(format, args...)}
 }
-

@@ -191,7 +191,7 @@ func versionPrune(c *cli.Context) error {
 		return usageFor(c, "--keep-last must be at least 1")
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		plan, err := prunePlan(ctx, db, s.ID, olderThan, keep)
+		plan, err := db.PrunePlan(ctx, s.ID, olderThan, keep)
 		if err != nil {
 			return err
 		}
@@ -222,48 +222,4 @@ func versionPrune(c *cli.Context) error {
 			confirm(c, "pruned %d versions older than %s from store %s, keeping each memory's %d most recent", len(removed), formatAge(olderThan), s.ID, keep)
 		})
 	})
-}
-
-// prunePlan is what version prune would remove now: versions older than
-// olderThan beyond each memory's keep most recent, never a live memory's
-// head — the engine's rule, read without changing anything.
-func prunePlan(ctx context.Context, db *versions.DB, storeID string, olderThan time.Duration, keep int) ([]versions.Version, error) {
-	all, err := allVersions(ctx, db, storeID, versions.VersionListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	heads := map[string]bool{}
-	o := versions.MemoryListOptions{Limit: versions.MaxPageSize}
-	for {
-		page, err := db.ListMemories(ctx, storeID, o)
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range page.Data {
-			if it.Memory != nil {
-				heads[it.Memory.VersionID] = true
-			}
-		}
-		if page.NextPage == nil || *page.NextPage == "" {
-			break
-		}
-		o.Page = *page.NextPage
-	}
-	cutoff := time.Now().Add(-olderThan)
-	seen := map[string]int{}
-	var plan []versions.Version
-	for _, v := range all { // newest first
-		seen[v.MemoryID]++
-		if seen[v.MemoryID] > keep && v.CreatedAt.Before(cutoff) && !heads[v.ID] {
-			plan = append(plan, v)
-		}
-	}
-	// Oldest first, as the engine reports what it pruned.
-	for i, j := 0, len(plan)-1; i < j; i, j = i+1, j-1 {
-		plan[i], plan[j] = plan[j], plan[i]
-	}
-	if plan == nil {
-		plan = []versions.Version{}
-	}
-	return plan, nil
 }
