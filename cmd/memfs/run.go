@@ -238,15 +238,16 @@ func runHoldLease(db *versions.DB, lease versions.MountLease) (stop func()) {
 		t := time.NewTicker(versions.LeaseRenew)
 		defer t.Stop()
 		for {
+			// At once first: rendering the prompt took part of the lease's
+			// time, and the daemon holds no lease of its own yet. A failed
+			// renewal is tried at the next tick.
+			if _, err := db.RenewMount(ctx, lease); err != nil && ctx.Err() == nil {
+				slog.Debug("memfs run: renew the session's lease", "err", err)
+			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-			}
-			// A failed renewal is tried at the next tick; the daemon's own
-			// lease keeps the session meanwhile.
-			if _, err := db.RenewMount(ctx, lease); err != nil && ctx.Err() == nil {
-				slog.Debug("memfs run: renew the session's lease", "err", err)
 			}
 		}
 	}()
