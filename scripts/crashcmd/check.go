@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -146,45 +145,14 @@ func checkVersions(ctx context.Context, dbPath, storeID string, since time.Time,
 	if err != nil {
 		return v, err
 	}
-	for _, a := range excuseGrace(acks, have) {
-		v.Lost = append(v.Lost, fmt.Sprintf("save %s (sha256 %s) was acknowledged but is not a version", a.ID, a.SHA256))
+	// A save is final at its close: every acknowledged one is a version,
+	// a new file's first save included.
+	for _, a := range acks {
+		if !have[a.SHA256] {
+			v.Lost = append(v.Lost, fmt.Sprintf("save %s (sha256 %s) was acknowledged but is not a version", a.ID, a.SHA256))
+		}
 	}
 	return v, nil
-}
-
-// excuseGrace returns the acknowledged saves that no version holds, less
-// those the mount's grace for new files merges by design: a new file is
-// one version, its last save within the grace, so the saves of a file
-// before its first version are no loss when a later save of it is stored.
-// After a file's first version, every save must be one.
-func excuseGrace(acks []ack, have map[string]bool) []ack {
-	byFile := map[string][]ack{} // acks of one target file, in order
-	var order []string
-	for _, a := range acks {
-		var w, c, seq int
-		key := a.ID
-		if _, err := fmt.Sscanf(a.ID, "w%d/c%d/s%d", &w, &c, &seq); err == nil {
-			key = fmt.Sprintf("w%d/c%d/f%d", w, c, fileOf(seq))
-		}
-		if _, ok := byFile[key]; !ok {
-			order = append(order, key)
-		}
-		byFile[key] = append(byFile[key], a)
-	}
-	var lost []ack
-	for _, key := range order {
-		saves := byFile[key]
-		first := slices.IndexFunc(saves, func(a ack) bool { return have[a.SHA256] })
-		if first < 0 {
-			first = 0
-		}
-		for _, a := range saves[first:] {
-			if !have[a.SHA256] {
-				lost = append(lost, a)
-			}
-		}
-	}
-	return lost
 }
 
 // checkLive checks that a live memory holds one complete save.

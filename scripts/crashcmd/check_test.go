@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -110,19 +109,5 @@ func TestIntegrityCheckFindsCorruption(t *testing.T) {
 	f.Close()
 	if err := integrityCheck(dbPath); err == nil {
 		t.Fatal("integrity_check passed a database with a page of garbage")
-	}
-}
-
-// Saves of a file before its first version are merged by the grace; after
-// it, and for a file never stored, every acknowledged save must be there.
-func TestExcuseGrace(t *testing.T) {
-	acks := []ack{{"w1/c1/s1", "a"}, {"w1/c1/s9", "b"}, {"w1/c1/s17", "c"}, {"w1/c1/s2", "d"}, {"w1/c1/s10", "e"}}
-	lost := excuseGrace(acks, map[string]bool{"b": true})
-	var got []string
-	for _, a := range lost {
-		got = append(got, a.ID)
-	}
-	if want := []string{"w1/c1/s17", "w1/c1/s2", "w1/c1/s10"}; !slices.Equal(got, want) {
-		t.Fatalf("lost %v, want %v", got, want)
 	}
 }

@@ -57,6 +57,10 @@ type result struct {
 	FailedSaves       int `json:"failed_saves"`
 	VersionsChecked   int `json:"versions_checked"`
 	Lost              int `json:"lost"`
+	// LostBeforeRemount counts acknowledged saves that were not versions
+	// when read right after the kill, before any mount ran again: a save
+	// is final at its close, whatever becomes of the daemon.
+	LostBeforeRemount int `json:"lost_before_remount"`
 	IntegrityFailures int `json:"integrity_failures"`
 	RemountFailures   int `json:"remount_failures"`
 	HungKills         int `json:"hung_kills"`
@@ -114,9 +118,9 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	report(res, c.format, stdout)
-	if res.Lost > 0 || res.IntegrityFailures > 0 || res.RemountFailures > 0 || res.ClientsLeftBlocked > 0 {
-		fmt.Fprintf(stderr, "crash: FAILED: %d lost saves, %d integrity failures, %d remount failures, %d clients left blocked (work directory kept: %s)\n",
-			res.Lost, res.IntegrityFailures, res.RemountFailures, res.ClientsLeftBlocked, h.work)
+	if res.Lost > 0 || res.LostBeforeRemount > 0 || res.IntegrityFailures > 0 || res.RemountFailures > 0 || res.ClientsLeftBlocked > 0 {
+		fmt.Fprintf(stderr, "crash: FAILED: %d lost saves, %d missing right after a kill, %d integrity failures, %d remount failures, %d clients left blocked (work directory kept: %s)\n",
+			res.Lost, res.LostBeforeRemount, res.IntegrityFailures, res.RemountFailures, res.ClientsLeftBlocked, h.work)
 		return 1
 	}
 	if c.keep || c.dir != "" {
@@ -208,6 +212,10 @@ func (h *harness) run(ctx context.Context) (*result, error) {
 			return nil, fmt.Errorf("cycle %d: %w", cycle, err)
 		}
 		res.FailedSaves += c.failed
+		res.LostBeforeRemount += len(c.lostBefore)
+		for _, l := range c.lostBefore {
+			res.addProblem(fmt.Sprintf("cycle %d, read right after the kill: %s", cycle, l))
+		}
 		if c.remountOK {
 			remounts = append(remounts, c.remount)
 		} else {
@@ -234,8 +242,8 @@ func (h *harness) run(ctx context.Context) (*result, error) {
 		}
 		res.add(v, fmt.Sprintf("cycle %d", cycle))
 		if h.format == "text" {
-			fmt.Fprintf(h.stderr, "cycle %d/%d: %d acknowledged, %d versions checked, %d lost, %d failures, remount %v, writers stuck in the dead mount: %d\n",
-				cycle, h.cycles, len(acks), v.Versions, len(v.Lost), len(v.Failures), c.remount.Round(time.Millisecond), c.stuck)
+			fmt.Fprintf(h.stderr, "cycle %d/%d: %d acknowledged, %d missing right after the kill, %d versions checked, %d lost, %d failures, remount %v, writers stuck in the dead mount: %d\n",
+				cycle, h.cycles, len(acks), len(c.lostBefore), v.Versions, len(v.Lost), len(v.Failures), c.remount.Round(time.Millisecond), c.stuck)
 		}
 	}
 	if err := h.finalCheckAndUnmount(); err != nil {
@@ -265,6 +273,9 @@ type cycleResult struct {
 	leftBlocked int           // writers still blocked after the remount took over
 	remount     time.Duration // start of the new memfs mount to ready
 	remountOK   bool
+	// lostBefore: acknowledged saves that were no version when the store
+	// was read after the kill, before the remount.
+	lostBefore []string
 }
 
 // cycle runs the writers for a random while, kills the daemon with
@@ -274,6 +285,7 @@ type cycleResult struct {
 // as an agent's process would; it is killed afterwards.
 func (h *harness) cycle(cycle int) (cycleResult, error) {
 	var c cycleResult
+	start := time.Now()
 	var procs []*writerProc
 	defer func() {
 		for _, p := range procs {
@@ -305,6 +317,17 @@ func (h *harness) cycle(cycle int) (cycleResult, error) {
 			c.stuck++
 		}
 	}
+	// Read the store before anything mounts it again, as the CLI would
+	// right after the kill.
+	acks, err := readAcks(h.ackDir, fmt.Sprintf("c%03d-*.log", cycle))
+	if err != nil {
+		return c, err
+	}
+	v, err := checkVersions(context.Background(), h.db, h.storeID, start.Add(-time.Second), acks)
+	if err != nil {
+		return c, fmt.Errorf("check before the remount: %w", err)
+	}
+	c.lostBefore = v.Lost
 	oldConn := h.conn
 	d, took, err := h.startDaemon(remountTimeout)
 	if err == nil {
@@ -430,6 +453,7 @@ func report(r *result, format string, w io.Writer) {
 	fmt.Fprintf(w, "failed saves:        %d (refused after the kill; not acknowledged)\n", r.FailedSaves)
 	fmt.Fprintf(w, "versions checked:    %d\n", r.VersionsChecked)
 	fmt.Fprintf(w, "lost:                %d\n", r.Lost)
+	fmt.Fprintf(w, "missing after kill:  %d (acknowledged, not a version when read before the remount)\n", r.LostBeforeRemount)
 	fmt.Fprintf(w, "integrity failures:  %d\n", r.IntegrityFailures)
 	fmt.Fprintf(w, "remount failures:    %d\n", r.RemountFailures)
 	fmt.Fprintf(w, "hung kills:          %d (cycles where a writer stayed blocked in the killed mount)\n", r.HungKills)
