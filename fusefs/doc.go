@@ -33,7 +33,8 @@ package fusefs
 // watcher (watch.go) notifies holding nothing.
 //
 // States of a file name. Every file the mount shows is in one of these
-// (fileNode.stateLocked names it; the fields behind it are file.go's):
+// (fileNode.stateLocked names it from file.go's fields; held is a scratch
+// node whose memory the publisher holds by its old path):
 //
 //	state      what it is                                 the store has
 //	memory     a memory (memID set)                       the memory

@@ -128,7 +128,42 @@ func (n *fileNode) pendingLive() bool {
 	return n.localLocked() && !n.unlinked
 }
 
-func (n *fileNode) localLocked() bool { return n.pending || n.unpublished || n.scratch }
+// nameState is the state of a file name (the table in doc.go). A held
+// backup is a scratch node; the publisher holds its memory by the path it
+// left (pending.go).
+type nameState uint8
+
+const (
+	stateMemory    nameState = iota // a memory
+	stateNew                        // created here, no save yet
+	stateTemporary                  // a temporary name, saved as a pending row
+	stateScratch                    // never stored
+	stateUnlinked                   // removed or replaced while open
+)
+
+func (n *fileNode) stateLocked() nameState {
+	switch {
+	case n.unlinked:
+		return stateUnlinked
+	case n.scratch:
+		return stateScratch
+	case n.unpublished:
+		return stateTemporary
+	case n.pending:
+		return stateNew
+	default:
+		return stateMemory
+	}
+}
+
+// localLocked: only this mount has the file (new, temporary or scratch).
+func (n *fileNode) localLocked() bool {
+	switch n.stateLocked() {
+	case stateNew, stateTemporary, stateScratch:
+		return true
+	}
+	return false
+}
 
 func (n *fileNode) path() (string, bool) { return n.sm.pathOf(&n.Inode) }
 
