@@ -146,6 +146,9 @@ func Open(dsn string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	// The first call looks for lapsed mount leases (leases.go), also when
+	// a sweep before the migrations found no table for them.
+	db.leases.next.Store(0)
 	return db, nil
 }
 
