@@ -146,9 +146,9 @@ func Open(dsn string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	// The first call looks for lapsed mount leases (leases.go), also when
-	// a sweep before the migrations found no table for them.
-	db.leases.next.Store(0)
+	// The first call looks for lapsed mount leases (leases.go); none is
+	// looked for before the migrations are done.
+	db.leases.start()
 	return db, nil
 }
 
@@ -156,6 +156,11 @@ func Open(dsn string, opts Options) (*DB, error) {
 // twice is harmless.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
+		if !db.leases.stop() {
+			// A sweep waits for another process's write lock (leases.go):
+			// the connections close with this process.
+			return
+		}
 		if db.stopBackground != nil {
 			db.stopBackground()
 			db.background.Wait()

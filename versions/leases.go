@@ -32,6 +32,10 @@ const (
 	sweepEvery = 500 * time.Millisecond
 	// sweepBatch bounds the pending files one sweep publishes.
 	sweepBatch = 256
+	// sweepWait is how long the call that started a sweep waits for it:
+	// a database whose writer lock is held (by a dying process, say) must
+	// not hold up a read.
+	sweepWait = time.Second
 )
 
 // MountLease names one mount instance.
@@ -57,6 +61,35 @@ type leases struct {
 	own     map[string]bool
 	next    atomic.Int64
 	running atomic.Bool
+	// ctx is the sweeps' context, cancelled by Close (stop), which waits
+	// for the sweep still running.
+	ctx    context.Context
+	cancel context.CancelFunc
+	sweeps sync.WaitGroup
+}
+
+func (l *leases) start() { l.ctx, l.cancel = context.WithCancel(context.Background()) }
+
+// stop cancels the sweeps and waits for one still running, at most
+// sweepWait: false when it is still stuck (SQLite's wait for another
+// process's write lock does not end with its context), and then its
+// connection is left to close with the process.
+func (l *leases) stop() bool {
+	if l.cancel == nil {
+		return true
+	}
+	l.cancel()
+	done := make(chan struct{})
+	go func() {
+		l.sweeps.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(sweepWait):
+		return false
+	}
 }
 
 func (l *leases) isOwn(id string) bool {
@@ -156,21 +189,33 @@ func (db *DB) LiveMount(ctx context.Context, id string) (bool, error) {
 	return n > 0, err
 }
 
-// maybeSweep runs sweepLapsed when it is due, before the call that
-// triggered it: the CLI's one command sees what a dead mount left. A sweep
-// already running on this handle is not waited for; errors are left to
-// the next sweep.
+// maybeSweep runs sweepLapsed when it is due, and waits for it (at most
+// sweepWait) before the call that triggered it: the CLI's one command sees
+// what a dead mount left. A sweep already running on this handle is not
+// waited for; errors are left to the next sweep.
 func (db *DB) maybeSweep(ctx context.Context) {
 	if db.readOnly {
 		return // it writes; a read-only database is left as it is
 	}
+	l := &db.leases
 	now := time.Now().UnixNano()
-	if now < db.leases.next.Load() || !db.leases.running.CompareAndSwap(false, true) {
+	if l.ctx == nil || now < l.next.Load() || !l.running.CompareAndSwap(false, true) {
 		return
 	}
-	defer db.leases.running.Store(false)
-	db.leases.next.Store(now + int64(sweepEvery))
-	db.sweepLapsed(context.WithoutCancel(ctx))
+	l.next.Store(now + int64(sweepEvery))
+	done := make(chan struct{})
+	l.sweeps.Add(1)
+	go func() {
+		defer l.sweeps.Done()
+		defer l.running.Store(false)
+		defer close(done)
+		db.sweepLapsed(l.ctx)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	case <-time.After(sweepWait):
+	}
 }
 
 // lapsedPending is a pending file whose mount's lease lapsed.
