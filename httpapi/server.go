@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -143,7 +144,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, certFile, keyFile s
 		WriteTimeout:      s.o.WriteTimeout,
 		IdleTimeout:       s.o.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(s.o.Logger.Handler(), slog.LevelWarn),
+		ErrorLog:          log.New(&connErrorLog{log: s.o.Logger}, "", 0),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 		ConnContext:       withConn,
 		// OPTIONS * comes to the handler too, so that every request on a
