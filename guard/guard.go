@@ -92,7 +92,7 @@ type ruleSet struct {
 	global []allowlist
 	// byKeyword lists, for each keyword (lower case), the rules it wakes.
 	byKeyword map[string][]*rule
-	// pairs maps the first two bytes of a keyword (lower case) to the
+	// pairs maps the first two bytes of a keyword (in any case) to the
 	// index in groups of the keywords that start so; 0: none.
 	pairs  [1 << 16]uint8
 	groups [][]string
@@ -115,8 +115,14 @@ var rules = sync.OnceValue(func() *ruleSet {
 			if rs.byKeyword[k] == nil {
 				p := uint16(k[0])<<8 | uint16(k[1])
 				if rs.pairs[p] == 0 {
-					rs.pairs[p] = uint8(len(rs.groups))
+					g := uint8(len(rs.groups))
 					rs.groups = append(rs.groups, nil)
+					// Every spelling of the two bytes leads to the group.
+					for _, c0 := range bothCases(k[0]) {
+						for _, c1 := range bothCases(k[1]) {
+							rs.pairs[uint16(c0)<<8|uint16(c1)] = g
+						}
+					}
 				}
 				rs.groups[rs.pairs[p]] = append(rs.groups[rs.pairs[p]], k)
 			}
@@ -218,7 +224,7 @@ func scan(content string, lo, hi int) []Finding {
 	// One pass over the bytes finds every keyword, as gitleaks' keyword
 	// trie does; a keyword wakes its rules on the text around it.
 	for p := lo; p+1 < hi; p++ {
-		g := rs.pairs[uint16(lowerByte[content[p]])<<8|uint16(lowerByte[content[p+1]])]
+		g := rs.pairs[uint16(content[p])<<8|uint16(content[p+1])]
 		if g == 0 {
 			continue
 		}
@@ -398,6 +404,17 @@ var lowerByte = func() (t [256]byte) {
 	}
 	return t
 }()
+
+// bothCases returns c and, for an ASCII letter, its other case.
+func bothCases(c byte) []byte {
+	switch {
+	case 'a' <= c && c <= 'z':
+		return []byte{c, c - 'a' + 'A'}
+	case 'A' <= c && c <= 'Z':
+		return []byte{c, c - 'A' + 'a'}
+	}
+	return []byte{c}
+}
 
 // hasPrefixFold reports whether s starts with k (lower case) in any case.
 func hasPrefixFold(s, k string) bool {
