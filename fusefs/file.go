@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"syscall"
 	"time"
@@ -563,7 +564,10 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 		}
 		if n.buf != nil && n.buf.dirty && !n.unlinked {
 			p, _ := n.path()
-			n.sm.srv.log.Warn("unsaved content discarded: its save failed and the last handle closed", "path", p)
+			// As many as the refused saves before it, so rate-limited
+			// like them.
+			sm := n.sm
+			sm.srv.refusals.log(sm.srv.log, slog.LevelWarn, refusalKind{"release", 0, sm.slug}, "unsaved content discarded: its save failed and the last handle closed", sm.where(), "path", p)
 			// The kernel's pages and size hold the refused content: the
 			// next open reads past them (direct I/O), and they are dropped.
 			n.kernelSize = -1

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/guard/guardtest"
 )
 
 // A flood of refused creates in a read_only store leaves a bounded log:
@@ -92,5 +94,34 @@ func TestRefusalFloodLogIsBounded(t *testing.T) {
 	t.Logf("%d refusals in %v: %d log lines (%d bytes of log in all)", n, flood, len(lines), len(d.stderr.String()))
 	if len(lines) > 0 && !strings.Contains(lines[0], "EROFS") {
 		t.Errorf("the first refusal is not logged in full: %s", lines[0])
+	}
+}
+
+// A flood of refused saves (here, a credential the guard refuses) leaves a
+// bounded log of the content each one discards, as of the refusals.
+func TestDiscardedSaveFloodLogIsBounded(t *testing.T) {
+	e := newE2EEnv(t)
+	store, slug := e.createStore(t, "Discards")
+	mnt := mountDir(t)
+	d := e.startMount(t, mnt, "--store", store)
+	dir := filepath.Join(mnt, slug)
+
+	const n = 300
+	start := time.Now()
+	for i := range n {
+		err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d.md", i)), []byte(guardtest.One("github").Text), 0o644)
+		if !errors.Is(err, syscall.EACCES) {
+			t.Fatalf("save of a credential: %v, want EACCES", err)
+		}
+	}
+	flood := time.Since(start)
+	lines := 0
+	for _, l := range strings.Split(d.stderr.String(), "\n") {
+		if strings.Contains(l, "unsaved content discarded") {
+			lines++
+		}
+	}
+	if max := 12 + int(flood/(5*time.Second)); lines == 0 || lines > max {
+		t.Errorf("%d refused saves in %v left %d 'unsaved content discarded' lines, want 1 to %d", n, flood, lines, max)
 	}
 }

@@ -389,6 +389,9 @@ func runWarnReadable(dbPath string) {
 // runIDs takes the host id range the command's user namespace maps, or nil
 // where no user namespace can be made and --require-userns is not given.
 func runIDs(c *cli.Context) (*sandbox.IDMap, func(), error) {
+	if c.IsSet("uid-base") && c.Int64("uid-base") < 0 {
+		return nil, nil, usageError("--uid-base %d is negative: give a host uid of 65536 or more, or leave it out for a free range", c.Int64("uid-base"))
+	}
 	ids, release, err := sandbox.AllocateIDs(c.Int64("uid-base"), c.Bool("allow-host-ids"))
 	if err != nil {
 		return nil, nil, err

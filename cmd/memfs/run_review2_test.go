@@ -388,6 +388,9 @@ func TestRunReviewIDRanges(t *testing.T) {
 					t.Errorf("--uid-base %d beside a live run at %d: exit %d, want %d and a refusal:\n%s", b, base, code, exitConflict, errs)
 				}
 			}
+			if errs, code := other(-1); code != exitUsage || !strings.Contains(errs, "--uid-base -1 is negative") {
+				t.Errorf("--uid-base -1: exit %d, want %d and a refusal naming it:\n%s", code, exitUsage, errs)
+			}
 			if errs, code := other(base + sandbox.IDRangeSize); code != 0 {
 				t.Errorf("--uid-base %d, right after a live run's range: exit %d\n%s", base+sandbox.IDRangeSize, code, errs)
 			}
