@@ -569,3 +569,30 @@ func TestSecondPassReadOnlyDatabase(t *testing.T) {
 		})
 	})
 }
+
+// memfs run from a directory that holds the database refuses, saying
+// why, rather than show the command that directory empty.
+func TestSecondPassRunInDatabaseDir(t *testing.T) {
+	proj := filepath.Join(t.TempDir(), "proj")
+	if err := os.Mkdir(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(proj, "agent.py"), []byte("print('hi')\n"), 0o644)
+	run := func(args ...string) (string, int) {
+		cmd := exec.Command(memfsBin, args...)
+		cmd.Dir = proj
+		cmd.Env = append(os.Environ(), "MEMFS_DB=./memfs.db")
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	if out, code := run("store", "create", "--name", "S"); code != 0 {
+		t.Fatalf("store create: %d %s", code, out)
+	}
+	out, code := run("run", "--store", "S", "--", "python3", "agent.py")
+	if code != exitInvalid || !strings.Contains(out, "working directory "+proj) || !strings.Contains(out, "directory of its own") {
+		t.Errorf("memfs run in the database's directory: exit %d, %q; want %d naming the cause and the fix", code, out, exitInvalid)
+	}
+	if got := listAll[versions.Session](t, &e2eEnv{dbPath: filepath.Join(proj, "memfs.db")}, "session", "list"); len(got) != 0 {
+		t.Errorf("the refused run made %d sessions", len(got))
+	}
+}

@@ -126,6 +126,9 @@ func runSandboxed(c *cli.Context) error {
 		runWarnReadable(dbPath)
 	}
 	spec.Dir, _ = os.Getwd()
+	if err := runDirVisible(spec.Dir, dbPath, spec.Hide); err != nil {
+		return err
+	}
 	// The database reaches the daemon in its environment, not its argv:
 	// every process of the host can read another's command line, a
 	// PostgreSQL URL's password with it.
@@ -367,6 +370,30 @@ func runHidden(dbPath string) (dirs, files []string) {
 		files = append(files, p, p+"-wal", p+"-shm", p+"-journal")
 	}
 	return dirs, files
+}
+
+// runDirVisible refuses a working directory the command would see empty:
+// one that holds the database, or lies in its directory, which the run
+// hides (as it must: the command could read or replace every store).
+func runDirVisible(dir, dbPath string, hidden []string) error {
+	if dir == "" {
+		return nil
+	}
+	dirs := []string{dir}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
+		dirs = append(dirs, real)
+	}
+	for _, d := range dirs {
+		for _, h := range hidden {
+			if rel, err := filepath.Rel(h, d); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
+				return &versions.Error{Code: versions.CodeInvalid, Message: fmt.Sprintf(
+					"the working directory %s is in the database's directory %s (the database is %s), which memfs run hides from the command: it would see the directory empty; "+
+						"keep the database in a directory of its own (the default, $XDG_DATA_HOME/memfs/memfs.db, or e.g. MEMFS_DB=$HOME/.local/share/memfs/memfs.db), or run from another directory",
+					dir, h, dbPath)}
+			}
+		}
+	}
+	return nil
 }
 
 // runWarnReadable warns when the database, its journal files or its
