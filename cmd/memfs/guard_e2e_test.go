@@ -7,12 +7,14 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -276,5 +278,45 @@ func TestGuardImportReports(t *testing.T) {
 	if got := other.cli(t, "memory", "get", store, "/a.md"); got != c.Text {
 		t.Fatalf("import changed the content: %q", got)
 	}
-	_ = time.Second
+}
+
+// TestGuardMetrics: a mount's metrics count credentials by rule and action.
+func TestGuardMetrics(t *testing.T) {
+	e := newE2EEnv(t)
+	refusing, slug := e.createStore(t, "Metered Guard")
+	warning, wslug := e.createStore(t, "Metered Warn")
+	e.cli(t, "store", "update", warning, "--guard", "warn")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	mnt := mountDir(t)
+	d := e.startMount(t, mnt, "--store", refusing, "--store", warning, "--metrics-addr", addr)
+	c := guardtest.One("gitlab")
+	if err := os.WriteFile(filepath.Join(mnt, slug, "a.md"), []byte(c.Text), 0o644); !errors.Is(err, syscall.EACCES) {
+		t.Fatalf("refusing store: %v, want EACCES", err)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, wslug, "a.md"), []byte(c.Text), 0o644); err != nil {
+		t.Fatalf("warning store: %v", err)
+	}
+	res, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	// A refused save is tried again when its last handle is released:
+	// refusals count each try.
+	for _, want := range []string{`memfs_guard_credentials_total{action="refused",rule="gitlab-pat"} `,
+		`memfs_guard_credentials_total{action="warned",rule="gitlab-pat"} 1`, `memfs_mount_refusals_total{errno="EACCES"} `} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %s:\n%s", want, grepLines(string(b), "memfs_"))
+		}
+	}
+	if log := d.stderr.String(); !strings.Contains(log, "credential saved: the store's guard warns") || !strings.Contains(log, "rule=gitlab-pat") {
+		t.Errorf("the daemon did not log the warning:\n%s", log)
+	}
+	noSecret(t, "the daemon's log", d.stderr.String(), c)
 }
