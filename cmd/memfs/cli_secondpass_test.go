@@ -51,6 +51,12 @@ func TestSecondPassInvalidUTF8Write(t *testing.T) {
 	if got := env.cli(t, "memory", "get", "Notes", "/kept.md"); strings.Contains(got, "bad") {
 		t.Errorf("kept.md after a refused write holds %q", got)
 	}
+	// The daemon's stderr reaches the test through a pipe: wait for it.
+	logged := func(want string) bool {
+		_, ok := waitFor(func() bool { return strings.Contains(d.stderr.String(), want) }, time.Now(), 5*time.Second)
+		return ok
+	}
+	logged("op=write store=notes path=/kept.md")
 	log := d.stderr.String()
 	if !strings.Contains(log, "op=write store=notes path=/bin.md errno=EILSEQ") {
 		t.Errorf("the daemon's log does not name the refused write, its store and path:\n%s", log)
@@ -63,8 +69,8 @@ func TestSecondPassInvalidUTF8Write(t *testing.T) {
 	if _, err := shErr(mnt, "echo x > x.md"); err == nil {
 		t.Errorf("a write in the mount root succeeded")
 	}
-	if log := d.stderr.String(); !strings.Contains(log, `store="(the mount root)" path=/x.md errno=EROFS`) {
-		t.Errorf("a refusal in the mount root does not say so:\n%s", log)
+	if !logged(`store="(the mount root)" path=/x.md errno=EROFS`) {
+		t.Errorf("a refusal in the mount root does not say so:\n%s", d.stderr.String())
 	}
 }
 
