@@ -36,10 +36,6 @@ type dialect struct {
 	// notify, if set, runs before the COMMIT of a transaction that added
 	// to the change feed, in the same round trip.
 	notify string
-	// joinLookups: a save reads its store's row and its memory's in one
-	// statement (a round trip less), rather than two (which SQLite runs
-	// several times faster than the join).
-	joinLookups bool
 	// groupCommit: writes that arrive together share a transaction (see
 	// group.go).
 	groupCommit bool

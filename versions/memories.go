@@ -205,15 +205,12 @@ func lookupMemory(r *run, s *storeRow, ref string) (*memRow, error) {
 }
 
 // storeAndMemory reads what a save needs of a store and one of its live
-// memories by id or path: in one statement where the dialect joins them
-// (storeMemoryQuery), else in two.
+// memories by id or path, in two statements: SQLite runs them several
+// times faster than the equivalent LEFT JOIN, and on PostgreSQL the
+// memory must be read after the store's lock is granted (a statement that
+// waited for the lock reads from before the commit it waited for, and a
+// save updates no store row that would make it read again).
 func storeAndMemory(r *run, storeID, ref string, writable bool) (*storeRow, *memRow, error) {
-	if r.db.d.joinLookups {
-		s, m, err := storeAndMemoryJoined(r, storeID, ref, writable)
-		if s != nil || err != nil {
-			return s, m, err
-		}
-	}
 	s, err := loadStoreLite(r, storeID, writable)
 	if err != nil {
 		return nil, nil, err
@@ -223,7 +220,9 @@ func storeAndMemory(r *run, storeID, ref string, writable bool) (*storeRow, *mem
 }
 
 // errStaleRead: a memory's row changed between the read a save decided on
-// and its write (see storeAndMemoryJoined); the save runs again.
+// and its write; the save runs again. Writers of a store are serialized,
+// so this guards a rule (read after the store's lock) rather than a race
+// expected to happen.
 var errStaleRead = errors.New("the memory changed while the save read it")
 
 // readWasCurrent checks that the write of a memory's row, conditioned on
@@ -236,55 +235,6 @@ func readWasCurrent(res sql.Result, err error) error {
 		return errStaleRead
 	}
 	return nil
-}
-
-// storeMemoryQuery is loadStoreLite's row (locked in a write) and
-// lookupMemory's, by id or by path (col).
-func storeMemoryQuery(col, lock string) string {
-	return `SELECT s.seq, s.name, s.max_memories, s.max_memory_bytes, s.memory_count, s.archived_at, s.max_history_bytes, s.history_bytes,
-		` + memCols + ` FROM stores s LEFT JOIN memories m ON m.store = s.seq AND m.` + col + ` = ?2 WHERE s.id = ?1` + lock
-}
-
-// storeAndMemoryJoined is storeAndMemory in one statement, or nil, nil,
-// nil when the store's row is locked (or not there): then the caller
-// waits for the lock and reads the memory after it, in a statement of its
-// own. A statement that waited for the lock would have read the memory's
-// row from before the commit it waited for (a save updates no store row,
-// so PostgreSQL would not read it again). A commit may still come between
-// the statement's snapshot and its lock: the save's write of the memory's
-// row is conditioned on the head read (readWasCurrent), and the save runs
-// again when it was stale.
-func storeAndMemoryJoined(r *run, storeID, ref string, writable bool) (*storeRow, *memRow, error) {
-	col, lock := "id", ""
-	if strings.HasPrefix(ref, "/") {
-		col = "path"
-	}
-	if r.write {
-		lock = " FOR UPDATE OF s SKIP LOCKED"
-	}
-	s := storeRow{Store: Store{ID: storeID}}
-	m := memRow{Memory: Memory{StoreID: storeID}}
-	var archived, ino, head, size, created, updated sql.NullInt64
-	var id, path, vid, sha sql.NullString
-	err := r.scan(storeMemoryQuery(col, lock), []any{storeID, ref},
-		&s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.liveBase, &archived, &s.MaxHistoryBytes, &s.histBase,
-		&ino, &id, &path, &head, &vid, &sha, &size, &created, &updated)
-	if err == sql.ErrNoRows {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	s.ArchivedAt = nullTime(archived)
-	if writable && s.ArchivedAt != nil {
-		return nil, nil, archivedError(&s)
-	}
-	if !ino.Valid {
-		return &s, nil, memoryNotFound(storeID, ref)
-	}
-	m.Ino, m.ID, m.Path, m.head, m.VersionID, m.ContentSHA256, m.ContentSize = uint64(ino.Int64), id.String, path.String, head.Int64, vid.String, sha.String, int(size.Int64)
-	m.CreatedAt, m.UpdatedAt = fromNanos(created.Int64), fromNanos(updated.Int64)
-	return &s, &m, nil
 }
 
 // memoryAt returns the live memory at path, or nil.

@@ -38,19 +38,17 @@ const (
 // that span statements use REPEATABLE READ, one snapshot, as SQLite's read
 // transactions do.
 var postgresDialect = &dialect{
-	name:       "postgres",
-	beginWrite: "BEGIN ISOLATION LEVEL READ COMMITTED",
-	beginRead:  "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-	lockStore:  " FOR UPDATE",
-	returning:  true,
-	dollar:     true,
-	blob:       func(s string) any { return []byte(s) },
-	transient:  pgTransient,
-	broken:     pgBroken,
-	wrap:       pgWrap,
-	notify:     "SELECT pg_notify('" + feedChannel + "', '')",
-	// A round trip costs more than the join.
-	joinLookups:      true,
+	name:             "postgres",
+	beginWrite:       "BEGIN ISOLATION LEVEL READ COMMITTED",
+	beginRead:        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+	lockStore:        " FOR UPDATE",
+	returning:        true,
+	dollar:           true,
+	blob:             func(s string) any { return []byte(s) },
+	transient:        pgTransient,
+	broken:           pgBroken,
+	wrap:             pgWrap,
+	notify:           "SELECT pg_notify('" + feedChannel + "', '')",
 	statementTimeout: pgStatementTimeout,
 }
 
