@@ -8,7 +8,7 @@ import (
 // Default limits (the hosted API's). Stores may set their own
 // memory-count and memory-size limits when created.
 const (
-	DefaultMaxMemories    = 2000
+	DefaultMaxMemories = 2000
 	// DefaultMaxDirectories bounds the directories a store keeps
 	// (made with mkdir, or kept when emptied), as DefaultMaxMemories
 	// bounds its memories.

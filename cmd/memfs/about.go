@@ -233,7 +233,7 @@ func writeBashCompletion(w io.Writer, app *cli.App, zsh bool) error {
 }
 _memfs_takes_store() {
 	case "$1" in
-`+storeCases(app)+`		*) return 1 ;;
+` + storeCases(app) + `		*) return 1 ;;
 	esac
 }
 _memfs_has_sub() {

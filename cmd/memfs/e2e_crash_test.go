@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
-	"syscall"
-	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 

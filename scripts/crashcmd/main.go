@@ -51,12 +51,12 @@ type config struct {
 
 // result is what a run found; its JSON is the --format json output.
 type result struct {
-	Cycles            int `json:"cycles"`
-	Writers           int `json:"writers"`
-	Acknowledged      int `json:"acknowledged_saves"`
-	FailedSaves       int `json:"failed_saves"`
-	VersionsChecked   int `json:"versions_checked"`
-	Lost              int `json:"lost"`
+	Cycles          int `json:"cycles"`
+	Writers         int `json:"writers"`
+	Acknowledged    int `json:"acknowledged_saves"`
+	FailedSaves     int `json:"failed_saves"`
+	VersionsChecked int `json:"versions_checked"`
+	Lost            int `json:"lost"`
 	// LostBeforeRemount counts acknowledged saves that were not versions
 	// when read right after the kill, before any mount ran again: a save
 	// is final at its close, whatever becomes of the daemon.
