@@ -17,6 +17,12 @@ import (
 var detectSecretsRules = []ruleData{
 	{ID: "aws-secret-access-key", Description: "An AWS secret access key assigned to an AWS-named variable (detect-secrets AWSKeyDetector).",
 		Regex: `(?:AWS|aws).{0,20}['\"]([0-9a-zA-Z\/+]{40})['\"]`, Keywords: []string{"aws"}, Line: true},
+	// The same key where detect-secrets' pattern misses it, as AWS's own
+	// files and APIs write it: unquoted in ~/.aws/credentials
+	// (aws_secret_access_key = …) and named SecretAccessKey in JSON.
+	{ID: "aws-secret-access-key", Description: "An AWS secret access key assigned to its own name, quoted or not.",
+		Regex: `(?i)secret_?access_?key["']?\s*[:=]\s*["']?([0-9a-zA-Z\/+]{40})(?:[^0-9a-zA-Z\/+=]|$)`, SecretGroup: 1, Entropy: 3,
+		Keywords: []string{"secret_access_key", "secretaccesskey"}, Line: true},
 	{ID: "azure-storage-account-key", Description: "An Azure storage account access key (detect-secrets AzureStorageKeyDetector).",
 		Regex: `AccountKey=([a-zA-Z0-9+\/=]{88})`, Keywords: []string{"accountkey="}},
 	{ID: "url-with-password", Description: "A URL with a user and a password, such as a database URL (detect-secrets BasicAuthDetector).",

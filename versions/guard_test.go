@@ -96,8 +96,15 @@ func TestGuardWarnAndOff(t *testing.T) {
 	create(t, db, off.ID, "/creds.md", c.Text)
 	mu.Lock()
 	defer mu.Unlock()
-	if len(events) != 1 || events[0].Refused || events[0].Rule != "aws-access-token" || events[0].Line != 1 || events[0].StoreID != warn.ID || events[0].Path != "/creds.md" {
-		t.Fatalf("events %+v, want one warning of aws-access-token at line 1 of /creds.md in %s", events, warn.ID)
+	// The key id and its secret are two findings, each warned once; the
+	// store that is off tells nothing.
+	if len(events) != 2 || events[0].Rule != "aws-access-token" || events[0].Line != 1 || events[1].Rule != "aws-secret-access-key" || events[1].Line != 2 {
+		t.Fatalf("events %+v, want warnings of aws-access-token at line 1 and aws-secret-access-key at line 2", events)
+	}
+	for _, e := range events {
+		if e.Refused || e.StoreID != warn.ID || e.Path != "/creds.md" {
+			t.Fatalf("event %+v, want a warning about /creds.md in %s", e, warn.ID)
+		}
 	}
 	got, err := db.GetStore(ctx, off.ID)
 	ok(t, err)

@@ -99,6 +99,10 @@ func All() []Credential {
 		{Kind: "pgp", Rule: "private-key", Text: pgp, Secret: strings.Split(pgp, "\n")[2]},
 		{Kind: "aws", Rule: "aws-access-token", Text: "aws_access_key_id = " + awsID + "\naws_secret_access_key = \"" + awsSecret + "\"\n", Secret: awsID},
 		{Kind: "aws-secret", Rule: "aws-secret-access-key", Text: "AWS_SECRET_ACCESS_KEY=\"" + awsSecret + "\"\n", Secret: awsSecret},
+		// As ~/.aws/credentials and the AWS APIs' JSON write it: unquoted,
+		// or named SecretAccessKey.
+		{Kind: "aws-credentials-file", Rule: "aws-secret-access-key", Text: "aws_secret_access_key = " + awsSecret + "\n", Secret: awsSecret},
+		{Kind: "aws-secret-json", Rule: "aws-secret-access-key", Text: "\"SecretAccessKey\": \"" + awsSecret + "\",\n", Secret: awsSecret},
 		{Kind: "google", Rule: "gcp-api-key", Text: "GOOGLE_API_KEY=" + google + "\n", Secret: google},
 		{Kind: "azure", Rule: "azure-storage-account-key", Text: "DefaultEndpointsProtocol=https;AccountName=" + strings.ToLower(Random(lower, 10)) + ";AccountKey=" + azure + ";EndpointSuffix=core.windows.net\n", Secret: azure},
 		{Kind: "anthropic", Rule: "anthropic-api-key", Text: "ANTHROPIC_API_KEY=" + anthropic + "\n", Secret: anthropic},
