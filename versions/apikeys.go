@@ -140,19 +140,9 @@ func loadKeyStores(r *run, k *APIKey) error {
 	if k.StoreIDs == nil {
 		return nil
 	}
-	rows, err := r.query("SELECT store_id FROM api_key_stores WHERE key_id = ? ORDER BY store_id", k.ID)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		k.StoreIDs = append(k.StoreIDs, id)
-	}
-	return rows.Err()
+	ids, err := r.strings("SELECT store_id FROM api_key_stores WHERE key_id = ? ORDER BY store_id", k.ID)
+	k.StoreIDs = append(k.StoreIDs, ids...)
+	return err
 }
 
 // ListAPIKeys lists every key, revoked ones too, oldest first.

@@ -420,6 +420,24 @@ func (r *run) query(q string, args ...any) (*sql.Rows, error) {
 	return s.QueryContext(ctx, args...)
 }
 
+// strings runs a query of one text column and returns its rows.
+func (r *run) strings(q string, args ...any) ([]string, error) {
+	rows, err := r.query(q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
 // scan runs a one-row query into dest; sql.ErrNoRows when there is none.
 func (r *run) scan(q string, args []any, dest ...any) error {
 	s, err := r.stmt(q)

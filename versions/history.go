@@ -454,19 +454,9 @@ func (db *DB) VersionsEndingIn(ctx context.Context, storeID, suffix string) ([]s
 				out = append(out, id)
 			}
 		}
-		rows, err := r.query("SELECT id FROM versions WHERE id IS NOT NULL AND seq > ? AND seq < ? AND upper(id) LIKE ?", lo, hi, "%"+suffix)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			out = append(out, id)
-		}
-		return rows.Err()
+		stored, err := r.strings("SELECT id FROM versions WHERE id IS NOT NULL AND seq > ? AND seq < ? AND upper(id) LIKE ?", lo, hi, "%"+suffix)
+		out = append(out, stored...)
+		return err
 	})
 	return out, err
 }

@@ -189,10 +189,12 @@ func (db *DB) LiveMount(ctx context.Context, id string) (bool, error) {
 	return n > 0, err
 }
 
-// maybeSweep runs sweepLapsed when it is due, and waits for it (at most
-// sweepWait) before the call that triggered it: the CLI's one command sees
-// what a dead mount left. A sweep already running on this handle is not
-// waited for; errors are left to the next sweep.
+// maybeSweep runs sweepLapsed when it is due. The handle's first sweep is
+// waited for (at most sweepWait) before the call that triggered it, so
+// that the CLI's one command sees what a dead mount left; later ones run
+// beside the calls of a long-lived handle (a mount's requests), which
+// learn of what they publish through the feed. A sweep already running on
+// this handle is not waited for; errors are left to the next sweep.
 func (db *DB) maybeSweep(ctx context.Context) {
 	if db.readOnly {
 		return // it writes; a read-only database is left as it is
@@ -202,7 +204,7 @@ func (db *DB) maybeSweep(ctx context.Context) {
 	if l.ctx == nil || now < l.next.Load() || !l.running.CompareAndSwap(false, true) {
 		return
 	}
-	l.next.Store(now + int64(sweepEvery))
+	first := l.next.Swap(now+int64(sweepEvery)) == 0
 	done := make(chan struct{})
 	l.sweeps.Add(1)
 	go func() {
@@ -211,6 +213,9 @@ func (db *DB) maybeSweep(ctx context.Context) {
 		defer close(done)
 		db.sweepLapsed(l.ctx)
 	}()
+	if !first {
+		return
+	}
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -266,19 +271,8 @@ func (db *DB) sweepLapsed(ctx context.Context) (int, error) {
 				}
 			}
 			if lapsed {
-				rows, err := r.query("SELECT id FROM mounts WHERE expires_at < ? ORDER BY expires_at LIMIT ?", now, sweepBatch)
-				if err != nil {
-					return err
-				}
-				defer rows.Close()
-				for rows.Next() {
-					var id string
-					if err := rows.Scan(&id); err != nil {
-						return err
-					}
-					mounts = append(mounts, id)
-				}
-				return rows.Err()
+				mounts, err = r.strings("SELECT id FROM mounts WHERE expires_at < ? ORDER BY expires_at LIMIT ?", now, sweepBatch)
+				return err
 			}
 			return nil
 		})
