@@ -30,6 +30,8 @@ func logOutput() io.Writer {
 	if v := os.Getenv("MEMFS_LOG_MAX_BYTES"); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
 			max = n
+		} else {
+			fmt.Fprintf(os.Stderr, "memfs: MEMFS_LOG_MAX_BYTES=%q is not a positive number of bytes: the log is kept under %d bytes; set it to a number such as 10485760, or unset it\n", v, max)
 		}
 	}
 	path, _ := os.Readlink("/proc/self/fd/2")
