@@ -352,6 +352,9 @@ func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	}
 	n.sm.meta.entriesChanged(path.Dir(p))
 	f, h := newPendingFile(ctx, n.sm, mode&0o777, flags, scratch)
+	if n.sm.temp.match(name) {
+		f.siblings = n.siblingHeads()
+	}
 	f.fillAttr(&out.Attr)
 	// Persistent while only this mount has it: the kernel forgetting the
 	// inode must not lose the file (ForgetPersistent when it is published
@@ -500,4 +503,20 @@ func dotEntries(in *fs.Inode) []fuse.DirEntry {
 		{Name: ".", Mode: syscall.S_IFDIR, Ino: in.StableAttr().Ino},
 		{Name: "..", Mode: syscall.S_IFDIR, Ino: parent.StableAttr().Ino},
 	}
+}
+
+// siblingHeads are the heads of the memories the kernel knows in the
+// directory, by name.
+func (n *dirNode) siblingHeads() map[string]string {
+	out := map[string]string{}
+	for name, ch := range n.Children() {
+		if f, ok := ch.Operations().(*fileNode); ok {
+			f.mu.Lock()
+			if f.memID != "" && f.head != "" && !f.localLocked() {
+				out[name] = f.head
+			}
+			f.mu.Unlock()
+		}
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/memfs/memfs/internal/mirror"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -55,6 +56,13 @@ type fileNode struct {
 	// charged is what the buffer holds of the mount's unsaved budget
 	// (budget.go).
 	charged int64
+	// siblings: for a file created with a temporary name, the heads of
+	// the memories beside it then. Renamed over one of them, the save is
+	// based on that head when the renaming process opened none (rename.go).
+	siblings map[string]string
+	// renameBase is the base of the save a rename over a memory makes of
+	// a file never saved (saveAtLocked).
+	renameBase string
 }
 
 // buffer is the content of an open file.
@@ -71,6 +79,11 @@ type buffer struct {
 	// EILSEQ until the content starts over, as for overLimit: what was
 	// written around the refused bytes is not a version either.
 	notText bool
+	// truncOnly: the change since the last save is an O_TRUNC or a
+	// truncation to nothing, with no write since. A close saves nothing
+	// yet (a shell's `> f` closes a duplicate of the descriptor before the
+	// write that follows); the write's close, or the last release, saves.
+	truncOnly bool
 }
 
 // handle is one open file description. Handles are used by one request at
@@ -372,6 +385,9 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 		fuseFlags |= fuse.FOPEN_NOFLUSH
 	}
 	n.opens++
+	if n.memID != "" && !n.localLocked() {
+		n.sm.opened.Note(mirror.Tgid(callerTID(ctx)), n.memID, n.buf.base)
+	}
 	h := &handle{append: flags&syscall.O_APPEND != 0}
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
 		h.noteUser(ctx) // only a handle that can write ever saves
@@ -381,8 +397,8 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 		if len(n.buf.data) > 0 {
 			n.buf.data = n.buf.data[:0]
 			n.buf.dirty = true
+			n.buf.truncOnly = true
 			n.modifiedLocked()
-			h.wrote = true
 		}
 		n.settleLocked()
 	}
@@ -449,6 +465,7 @@ func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 	copy(n.buf.data[off:], data)
 	n.kernelSize = max(n.kernelSize, off+int64(len(data)))
 	n.buf.dirty = true
+	n.buf.truncOnly = false
 	n.modifiedLocked()
 	if h != nil {
 		h.wrote = true
@@ -559,7 +576,9 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	ghost, discarded := false, false
 	if n.opens <= 0 {
 		n.opens = 0
-		if n.pending && !n.unlinked && n.buf != nil {
+		if n.buf != nil && !n.unlinked && (n.pending || n.buf.dirty && n.buf.truncOnly) {
+			// Created and never saved (touch), or emptied and not
+			// written since (`: > f`): saved once, now.
 			n.saveLocked(ctx, "release")
 		}
 		if n.buf != nil && n.buf.dirty && !n.unlinked {
@@ -674,7 +693,11 @@ func (n *fileNode) truncateLocked(ctx context.Context, h *handle, p string, size
 	}
 	switch {
 	case h != nil:
-		h.wrote = h.wrote || n.buf.dirty
+		if size == 0 && n.buf.dirty && !h.wrote {
+			n.buf.truncOnly = true // as an O_TRUNC: the write that follows decides
+		} else if n.buf.dirty {
+			h.wrote, n.buf.truncOnly = true, false
+		}
 		h.noteUser(ctx)
 	case n.buf.dirty || n.pending:
 		e := n.saveLocked(ctx, "truncate")

@@ -273,16 +273,18 @@ func (n *fileNode) publish(ctx context.Context) {
 	if !ok {
 		return
 	}
-	n.publishLocked(ctx, p)
+	n.publishLocked(ctx, p, "")
 }
 
 // publishLocked publishes the pending file at path: a new memory, or a
-// version of the memory already there.
-func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memory, syscall.Errno) {
+// version of the memory already there, based on version base (an atomic
+// save: a conflict when the head moved on, ESTALE in strict mode; "" for
+// none). One commit drops the row and writes the version.
+func (n *fileNode) publishLocked(ctx context.Context, at, base string) (*versions.Memory, syscall.Errno) {
 	sm, s := n.sm, n.sm.srv
 	// Over a held memory, the publication is a version of it.
 	sm.pub.take(at)
-	m, created, err := s.db.PublishPending(detach(ctx), sm.id, n.pendID, at)
+	m, created, err := s.db.PublishPendingOver(detach(ctx), sm.id, n.pendID, at, base, s.opts.Strict)
 	if isUnavailable(err) && sm.pub.retry(n) {
 		// Saved durably already: it is published once the database is back.
 		s.opts.Observer.Refused(syscall.EIO)

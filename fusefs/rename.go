@@ -7,6 +7,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 
+	"github.com/memfs/memfs/internal/mirror"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -226,16 +227,23 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 				df.markUnlinked()
 			}
 		}
+		base := ""
+		if dfStored {
+			base = sm.atomicBase(ctx, sf, df, newName)
+		}
 		if sf.pendID == 0 {
 			// Never saved: its first save is at its new name, so that the
 			// old one leaves nothing in the history.
 			if sf.buf == nil {
 				sf.buf = &buffer{}
 			}
-			if e := sf.saveAtLocked(ctx, "rename", to); e != 0 {
+			sf.renameBase = base
+			e := sf.saveAtLocked(ctx, "rename", to)
+			sf.renameBase = ""
+			if e != 0 {
 				return true, e
 			}
-		} else if _, e := sf.publishLocked(ctx, to); e != 0 {
+		} else if _, e := sf.publishLocked(ctx, to, base); e != 0 {
 			return true, e
 		}
 		sm.scratchFiles.drop(sf) // a file of the store now
@@ -266,4 +274,23 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 		return false, 0
 	}
 	return true, 0
+}
+
+// atomicBase is the version an atomic save of sf over df started from: the
+// version of df's memory that the renaming process (its thread group: a
+// runtime may read and rename from different threads) last opened; else
+// df's head when sf was created with a temporary name beside it; else
+// df's head now (no conflict can be told). Called under sf's lock; takes
+// df's (source then destination, doc.go).
+func (sm *storeMount) atomicBase(ctx context.Context, sf, df *fileNode, newName string) string {
+	df.mu.Lock()
+	mem, head := df.memID, df.head
+	df.mu.Unlock()
+	if v, ok := sm.opened.Version(mirror.Tgid(callerTID(ctx)), mem); ok {
+		return v
+	}
+	if v, ok := sf.siblings[newName]; ok {
+		return v
+	}
+	return head
 }

@@ -64,7 +64,10 @@ func (n *fileNode) saveAtLocked(ctx context.Context, op, path string) syscall.Er
 		if versions.ErrorCode(err) == versions.CodePathConflict {
 			// Created elsewhere since the kernel looked: as an open with
 			// O_CREAT of a file that exists, this save is its next version.
-			if m2, err2 := s.db.UpdateMemory(detach(ctx), sm.id, path, versions.MemoryUpdate{Content: &content}, s.actor); versions.ErrorCode(err2) != versions.CodeNotFound {
+			// Over a memory by a rename, the save is based on what the
+			// renaming process read (renameBase).
+			u := versions.MemoryUpdate{Content: &content, BaseVersionID: n.renameBase, Strict: s.opts.Strict}
+			if m2, err2 := s.db.UpdateMemory(detach(ctx), sm.id, path, u, s.actor); versions.ErrorCode(err2) != versions.CodeNotFound {
 				m, err = m2, err2
 			}
 		}
@@ -124,7 +127,7 @@ func (n *fileNode) saveAtLocked(ctx context.Context, op, path string) syscall.Er
 	sm.idx.saved(path, m)
 	s.contents.put(m.ID, m.VersionID, content)
 	n.memID, n.head = m.ID, m.VersionID
-	n.buf.base, n.buf.dirty, n.buf.stale = m.VersionID, false, false
+	n.buf.base, n.buf.dirty, n.buf.stale, n.buf.truncOnly = m.VersionID, false, false, false
 	n.size = int64(m.ContentSize)
 	n.keepMetaLocked()
 	return 0

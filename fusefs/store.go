@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"context"
+	"github.com/memfs/memfs/internal/mirror"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,6 +44,9 @@ type storeMount struct {
 	// history is the store's directory in the history tree, nil when the
 	// mount shows none (history.go); set before the mount serves.
 	history *historyDir
+	// opened is the version of each memory each process last opened: an
+	// atomic save's base (rename.go).
+	opened *mirror.LastOpened
 }
 
 func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq versions.FeedPos) *storeMount {
@@ -52,6 +56,7 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 		sm.slug = strings.TrimPrefix(a.MountPath, "/mnt/memory/")
 	}
 	sm.top = &dirNode{sm: sm}
+	sm.opened = mirror.NewLastOpened(256, 1024)
 	sm.pub = newPublisher(sm, s.opts.Grace)
 	sm.scratch = namePatterns(s.opts.ScratchPatterns)
 	sm.temp = namePatterns(s.opts.TempPatterns)
