@@ -293,7 +293,8 @@ func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 	if e != 0 {
 		return nil, e
 	}
-	if err := n.sm.srv.db.MakeDir(detach(ctx), n.sm.id, p); err != nil {
+	wctx, pos := versions.WithPositions(detach(ctx))
+	if err := n.sm.srv.db.MakeDir(wctx, n.sm.id, p); err != nil {
 		if versions.ErrorCode(err) == versions.CodePathConflict {
 			// Made elsewhere since the kernel looked: it must look again
 			// (not from inside this request, which holds the directory).
@@ -302,7 +303,7 @@ func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 		return nil, n.sm.failed("mkdir", p, err)
 	}
 	sm := n.sm
-	sm.own.note(p)
+	sm.own.noteDirSeq(pos.Seqs()...)
 	sm.idx.madeDir(p)
 	now := time.Now()
 	sm.meta.setDir(p, attrs{mode: mode & 0o1777, atime: now, mtime: now, ctime: now})
@@ -322,10 +323,11 @@ func (n *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 		return n.sm.refuse("rmdir", p, syscall.ENOTEMPTY, "it holds scratch files (editors' swap or backup files); remove them first")
 	}
 	n.sm.pub.publishNow() // files only this mount has make it non-empty
-	if err := n.sm.srv.db.RemoveDir(detach(ctx), n.sm.id, p); err != nil {
+	wctx, pos := versions.WithPositions(detach(ctx))
+	if err := n.sm.srv.db.RemoveDir(wctx, n.sm.id, p); err != nil {
 		return n.sm.failed("rmdir", p, err)
 	}
-	n.sm.own.note(p)
+	n.sm.own.noteDirSeq(pos.Seqs()...)
 	n.sm.idx.removed(p)
 	n.sm.ino.bumpDir(p)
 	n.sm.meta.removedDir(p)
@@ -432,6 +434,10 @@ func (sm *storeMount) failed(op, path string, err error) syscall.Errno {
 		sm.row.markArchived()
 	case versions.CodeNotFound, versions.CodePathConflict, versions.CodeNotDir, versions.CodeIsDir, versions.CodeNotEmpty:
 		sm.idx.drop()
+	case versions.CodeOverQuota:
+		sm.row.overQuota()
+	case versions.CodeUnavailable:
+		sm.srv.servingCached(err)
 	}
 	return sm.errnoOf(op, path, err)
 }

@@ -79,6 +79,10 @@ type buffer struct {
 	// EILSEQ until the content starts over, as for overLimit: what was
 	// written around the refused bytes is not a version either.
 	notText bool
+	// refused: a write was refused as its save would be (the guard, the
+	// history quota, the backend offline: refuse.go); every save fails
+	// with this errno until the content starts over, as for overLimit.
+	refused syscall.Errno
 	// truncOnly: the change since the last save is an O_TRUNC or a
 	// truncation to nothing, with no write since. A close saves nothing
 	// yet (a shell's `> f` closes a duplicate of the descriptor before the
@@ -393,7 +397,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 		h.noteUser(ctx) // only a handle that can write ever saves
 	}
 	if flags&syscall.O_TRUNC != 0 {
-		n.buf.overLimit, n.buf.notText = false, false
+		n.buf.overLimit, n.buf.notText, n.buf.refused = false, false, 0
 		if len(n.buf.data) > 0 {
 			n.buf.data = n.buf.data[:0]
 			n.buf.dirty = true
@@ -454,6 +458,11 @@ func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 		}
 		p, _ := n.path()
 		return 0, n.sm.refuse("write", p, syscall.EILSEQ, "the written bytes are not valid UTF-8: the write was refused, and this save fails whole (the previous version stays the head); write UTF-8 text")
+	}
+	if !n.scratch {
+		if e := n.refuseWriteLocked(ctx, h, data, off); e != 0 {
+			return 0, e
+		}
 	}
 	if end := off + int64(len(data)); end > int64(len(n.buf.data)) {
 		p, _ := n.path()
@@ -593,7 +602,7 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 			n.pagesSync = false
 			discarded = true
 			if n.unpublished {
-				n.buf.data, n.buf.dirty, n.buf.overLimit, n.buf.notText = []byte(n.pendSaved), false, false, false
+				n.buf.data, n.buf.dirty, n.buf.overLimit, n.buf.notText, n.buf.refused = []byte(n.pendSaved), false, false, false, 0
 			}
 		}
 		if !(n.unpublished || n.scratch) || n.unlinked {
@@ -675,7 +684,7 @@ func (n *fileNode) truncateLocked(ctx context.Context, h *handle, p string, size
 		return e
 	}
 	if size == 0 {
-		n.buf.overLimit, n.buf.notText = false, false
+		n.buf.overLimit, n.buf.notText, n.buf.refused = false, false, 0
 	}
 	if int64(size) > int64(len(n.buf.data)) {
 		if e := n.growLocked("truncate", p, int64(size)); e != 0 {

@@ -93,19 +93,17 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 		sm.pub.publishNow()
 		collectMoved(src, from, to, &movedDirs, &movedFiles)
 	}
-	moved, err := s.db.Rename(detach(ctx), sm.id, from, to, flags&renameNoReplace != 0, s.actor)
+	wctx, pos := versions.WithPositions(detach(ctx))
+	moved, err := s.db.Rename(wctx, sm.id, from, to, flags&renameNoReplace != 0, s.actor)
 	if err != nil {
 		return sm.failed("rename", from+" -> "+to, err)
 	}
-	switch {
-	case moved == nil:
-		sm.own.note(from, to) // a directory
-	case srcMemory != "" && srcMemory != moved.ID:
-		// Onto another file: its memory modified, the source's deleted
-		// at the next position.
-		sm.own.noteSeq(moved.Seq, moved.Seq+1)
-	default:
-		sm.own.noteSeq(moved.Seq)
+	// The directories the rename made, removed or kept, and the versions
+	// it wrote (onto another file: the destination modified, the source
+	// deleted), each at its own feed position.
+	sm.own.noteDirSeq(pos.Seqs()...)
+	if moved != nil {
+		sm.own.noteSeq(moved.Seq, moved.ReplacedSeq)
 	}
 	sm.meta.entriesChanged(path.Dir(from), path.Dir(to))
 	if moved != nil {

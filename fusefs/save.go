@@ -43,6 +43,9 @@ func (n *fileNode) saveAtLocked(ctx context.Context, op, path string) syscall.Er
 		_, maxBytes := sm.row.limits()
 		return sm.refuse(op, path, syscall.EFBIG, tooLarge(maxBytes)+"; a write or truncate of this content went past it, so nothing of this save was kept and the previous version stays the head")
 	}
+	if n.buf.refused != 0 {
+		return sm.refuse(op, path, n.buf.refused, "a write of this content was refused (see the write's error): nothing of this save was kept and the previous version stays the head; write the file again from its start")
+	}
 	if n.buf.notText || !utf8.Valid(n.buf.data) {
 		return sm.refuse(op, path, syscall.EILSEQ, "content is not valid UTF-8: nothing was saved, the previous version is intact; write UTF-8 text")
 	}
@@ -125,6 +128,7 @@ func (n *fileNode) saveAtLocked(ctx context.Context, op, path string) syscall.Er
 		s.opts.Observer.Saved()
 	}
 	sm.idx.saved(path, m)
+	sm.row.addHistory(versionCost(len(content), path))
 	s.contents.put(m.ID, m.VersionID, content)
 	n.memID, n.head = m.ID, m.VersionID
 	n.buf.base, n.buf.dirty, n.buf.stale, n.buf.truncOnly = m.VersionID, false, false, false

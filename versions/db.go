@@ -497,6 +497,9 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 		err = p.stale(ctx, c, err)
 		return err
 	}
+	if p := positionsOf(ctx); p != nil {
+		p.reset() // an attempt that rolled back recorded nothing
+	}
 	if err = fn(r); err == nil {
 		if r.changed && db.d.notify != "" {
 			// One round trip: a statement without arguments goes by the
