@@ -244,7 +244,7 @@ func runHoldLease(db *versions.DB, lease versions.MountLease) (stop func()) {
 			// At once first: rendering the prompt took part of the lease's
 			// time, and the daemon holds no lease of its own yet. A failed
 			// renewal is tried at the next tick.
-			if _, err := db.RenewMount(ctx, lease); err != nil && ctx.Err() == nil {
+			if _, err := db.RenewMount(ctx, &lease); err != nil && ctx.Err() == nil {
 				slog.Debug("memfs run: renew the session's lease", "err", err)
 			}
 			select {
