@@ -76,12 +76,12 @@ type DB struct {
 	wp, rp      *connPool
 	// lw and lp are the connection mount leases are renewed on
 	// (RenewMount), so that a renewal never queues behind the writers.
-	lw *sql.DB
-	lp *connPool
-	origin      string
-	originNum   int64 // origin as it is stored in versions
-	now         func() time.Time
-	ids         idGen
+	lw        *sql.DB
+	lp        *connPool
+	origin    string
+	originNum int64 // origin as it is stored in versions
+	now       func() time.Time
+	ids       idGen
 	// seqs caches store id → row number for the read paths a mount calls
 	// on every lookup; a store's row number never changes or is reused.
 	seqs      sync.Map
