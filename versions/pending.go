@@ -299,3 +299,128 @@ func (db *DB) HasPending(ctx context.Context) (bool, error) {
 	})
 	return n > 0, err
 }
+
+// PendingState is where a pending file stands.
+type PendingState string
+
+const (
+	// PendingLive: its mount holds its lease and publishes or drops it.
+	PendingLive PendingState = "live"
+	// PendingLapsed: its mount's lease lapsed; recovery publishes it.
+	PendingLapsed PendingState = "lapsed"
+	// PendingUnpublishable: its mount's lease lapsed and recovery could
+	// not publish it (Failure says why); it is tried again now and then.
+	PendingUnpublishable PendingState = "unpublishable"
+)
+
+// PendingFile is a pending file as an operator sees it: no content.
+type PendingFile struct {
+	ID      int64        `json:"id"`
+	StoreID string       `json:"memory_store_id"`
+	Path    string       `json:"path"`
+	Size    int          `json:"content_size_bytes"`
+	Mount   string       `json:"mount"`
+	Epoch   int64        `json:"epoch"`
+	State   PendingState `json:"state"`
+	SavedAt time.Time    `json:"saved_at"`
+	// SavedBy is the actor its version is attributed to.
+	SavedBy  string     `json:"saved_by"`
+	FailedAt *time.Time `json:"failed_at,omitempty"`
+	Failure  string     `json:"failure,omitempty"`
+}
+
+// PendingFiles lists the store's pending files, oldest first.
+func (db *DB) PendingFiles(ctx context.Context, storeID string) ([]PendingFile, error) {
+	var out []PendingFile
+	err := db.read(ctx, "list pending files", func(r *run) error {
+		out = out[:0]
+		seq, err := db.storeSeq(r, storeID)
+		if err != nil {
+			return err
+		}
+		now, err := db.leaseClock(r)
+		if err != nil {
+			return err
+		}
+		rows, err := r.query(`SELECT p.id, p.path, p.cost, p.owner, p.epoch, p.saved_at, p.actor_type, p.actor_id, p.failed_at, coalesce(p.failure, ''),
+			EXISTS (SELECT 1 FROM mounts m WHERE m.id = p.owner AND m.epoch = p.epoch AND m.expires_at >= ?1)
+			FROM pending p WHERE p.store = ?2 ORDER BY p.id`, now, seq)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			f := PendingFile{StoreID: storeID}
+			var at int64
+			var failed sql.NullInt64
+			var by Actor
+			var live bool
+			if err := rows.Scan(&f.ID, &f.Path, &f.Size, &f.Mount, &f.Epoch, &at, &by.Type, &by.ID, &failed, &f.Failure, &live); err != nil {
+				return err
+			}
+			f.Size -= versionCost(0, f.Path, by.ID)
+			f.SavedAt, f.SavedBy, f.FailedAt = fromNanos(at), by.Type+":"+by.ID, nullTime(failed)
+			switch {
+			case live:
+				f.State = PendingLive
+			case failed.Valid:
+				f.State = PendingUnpublishable
+			default:
+				f.State = PendingLapsed
+			}
+			out = append(out, f)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// SettlePending publishes (at its path) or drops the store's pending file
+// id now, as recovery would: it claims the file from its owner, whose lease
+// must have lapsed (a live mount's file is its own: CodeConflict). A
+// published file is returned.
+func (db *DB) SettlePending(ctx context.Context, storeID string, id int64, publish bool) (*Memory, error) {
+	what := "drop pending file"
+	if publish {
+		what = "publish pending file"
+	}
+	var out *Memory
+	err := db.write(ctx, what, func(r *run) error {
+		s, err := loadStoreLite(r, storeID, publish)
+		if err != nil {
+			return err
+		}
+		var owner, path string
+		var epoch int64
+		err = r.scan("SELECT owner, epoch, path FROM pending WHERE id = ? AND store = ?", []any{id, s.seq}, &owner, &epoch, &path)
+		if err == sql.ErrNoRows {
+			return errorf(CodeNotFound, "no pending file %d in store %s (published or dropped already): list them with memfs pending list", id, s.ID)
+		}
+		if err != nil {
+			return err
+		}
+		claim, err := claimLapsed(r, s, id, owner, epoch)
+		if IsPendingLost(err) {
+			return errorf(CodeConflict, "pending file %d (%s) belongs to mount %s, which holds its lease: that mount publishes or drops it; settle it once the mount is gone", id, path, owner)
+		}
+		if err != nil {
+			return err
+		}
+		if publish {
+			out, _, err = publishRow(r, s, id, path, owner, claim)
+			return err
+		}
+		var cost int
+		if err := r.scan("DELETE FROM pending WHERE id = ? AND epoch = ? RETURNING cost", []any{id, claim}, &cost); err != nil {
+			return err
+		}
+		return addPendingBytes(r, s, -cost)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out != nil {
+		out.Content = nil
+	}
+	return out, nil
+}
