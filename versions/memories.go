@@ -524,8 +524,14 @@ func VersionCost(v *Version) int {
 // Deletions carry no content and are never refused, so that a store over
 // its quota can still be cleaned up.
 func checkQuota(s *storeRow, n int) error {
-	if s.MaxHistoryBytes <= 0 || s.HistoryBytes <= s.MaxHistoryBytes {
+	// Files saved through mounts and not published yet count as the
+	// versions they become (pending.go).
+	if s.MaxHistoryBytes <= 0 || s.HistoryBytes+s.pendingBytes <= s.MaxHistoryBytes {
 		return nil
+	}
+	if s.pendingBytes > 0 {
+		return errorf(CodeOverQuota, "memory store %s (%q) retains %d bytes of history and %d of files saved through mounts and not published yet, and this change costs %d more (content, path and the version's record), past its quota of %d bytes: nothing was changed; run `memfs version prune` to remove old versions (or raise the store's history quota)",
+			s.ID, s.Name, s.HistoryBytes-n, s.pendingBytes, n, s.MaxHistoryBytes)
 	}
 	return errorf(CodeOverQuota, "memory store %s (%q) retains %d bytes of history and this change costs %d more (content, path and the version's record), past its quota of %d bytes: nothing was changed; run `memfs version prune` to remove old versions (or raise the store's history quota)",
 		s.ID, s.Name, s.HistoryBytes-n, n, s.MaxHistoryBytes)
