@@ -100,6 +100,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			apikeyCommand(),
 			scanCommand(),
 			storeNamesCommand(),
+			pendingCommand(),
 		},
 		// Values of repeated flags (--metadata k=v, --store S) may hold commas.
 		DisableSliceFlagSeparator: true,
