@@ -93,17 +93,17 @@ func (p Plan) MarshalJSON() ([]byte, error) {
 		changes = []PlannedChange{}
 	}
 	return json.Marshal(struct {
-		Type       string          `json:"type"`
-		StoreID    string          `json:"memory_store_id"`
-		AsOf       *AsOf           `json:"as_of,omitempty"`
-		SessionID  string          `json:"session_id,omitempty"`
-		Applied    bool            `json:"applied"`
-		Safety     *Checkpoint     `json:"safety_checkpoint"`
-		Modified   int             `json:"modified"`
-		Recreated  int             `json:"recreated"`
-		Deleted    int             `json:"deleted"`
-		Skipped    int             `json:"skipped"`
-		Changes    []PlannedChange `json:"changes"`
+		Type      string          `json:"type"`
+		StoreID   string          `json:"memory_store_id"`
+		AsOf      *AsOf           `json:"as_of,omitempty"`
+		SessionID string          `json:"session_id,omitempty"`
+		Applied   bool            `json:"applied"`
+		Safety    *Checkpoint     `json:"safety_checkpoint"`
+		Modified  int             `json:"modified"`
+		Recreated int             `json:"recreated"`
+		Deleted   int             `json:"deleted"`
+		Skipped   int             `json:"skipped"`
+		Changes   []PlannedChange `json:"changes"`
 	}{"memory_store_rewind", p.StoreID, p.AsOf, p.SessionID, p.Applied, p.Safety,
 		p.Count(ActModify), p.Count(ActRecreate), p.Count(ActDelete), p.Count(ActSkip), changes})
 }

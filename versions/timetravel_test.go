@@ -10,7 +10,6 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-
 // snapshotPaths lists path=content of a store as of when.
 func snapshotPaths(t *testing.T, db *versions.DB, storeID, when string) map[string]string {
 	t.Helper()
