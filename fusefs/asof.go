@@ -402,8 +402,12 @@ func (d *asofDir) Symlink(ctx context.Context, target, name string, out *fuse.En
 func (d *asofDir) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	return nil, d.refuseAt("link", name)
 }
-func (d *asofDir) Unlink(ctx context.Context, name string) syscall.Errno { return d.refuseAt("unlink", name) }
-func (d *asofDir) Rmdir(ctx context.Context, name string) syscall.Errno  { return d.refuseAt("rmdir", name) }
+func (d *asofDir) Unlink(ctx context.Context, name string) syscall.Errno {
+	return d.refuseAt("unlink", name)
+}
+func (d *asofDir) Rmdir(ctx context.Context, name string) syscall.Errno {
+	return d.refuseAt("rmdir", name)
+}
 func (d *asofDir) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
 	return d.refuseAt("rename", name)
 }
