@@ -99,6 +99,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			serveCommand(),
 			apikeyCommand(),
 			scanCommand(),
+			searchCommand(),
 			storeNamesCommand(),
 		},
 		// Values of repeated flags (--metadata k=v, --store S) may hold commas.
