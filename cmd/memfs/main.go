@@ -101,6 +101,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			serveCommand(),
 			apikeyCommand(),
 			scanCommand(),
+			searchCommand(),
 			storeNamesCommand(),
 			pendingCommand(),
 		},
