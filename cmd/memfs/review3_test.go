@@ -6,6 +6,8 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +16,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/guard/guardtest"
@@ -159,5 +164,92 @@ func TestReview3HistoryWithholdsCredentials(t *testing.T) {
 	vid := ents[0].Name()[strings.LastIndexByte(ents[0].Name(), '-')+1:]
 	if got := e.cli(t, "version", "get", id, vid); !strings.Contains(got, c.Secret) {
 		t.Errorf("version get no longer shows the operator what to redact")
+	}
+}
+
+// keyTemplate is a file that holds a private key's BEGIN and END lines
+// around a placeholder, which the guard lets through, and the key it is
+// filled in with.
+func keyTemplate(kind string) (template, filled string, lines []string) {
+	c := guardtest.One(kind)
+	lines = strings.SplitAfter(c.Text, "\n")
+	lines = lines[:len(lines)-1] // the empty string after the last "\n"
+	template = "# deploy key\n" + lines[0] + "(paste the key here)\n" + lines[len(lines)-1]
+	return template, "# deploy key\n" + c.Text, lines
+}
+
+// The guard missed a key completed inside a template: only the changed
+// lines were scanned, and the rule needs the BEGIN line the file already
+// held. Nor did it see a key appended a line per save. Now each changed
+// region is scanned with the unchanged text a multi-line rule needs, on
+// every surface, and `memfs scan` afterwards finds nothing.
+func TestReview3GuardCompletesTemplates(t *testing.T) {
+	needRoot(t)
+	e := newE2EEnv(t)
+	store, slug := e.createStore(t, "Keys")
+	template, filled, lines := keyTemplate("openssh")
+	body := strings.Join(lines[1:len(lines)-1], "")
+
+	t.Run("Mount", func(t *testing.T) {
+		e.cli(t, "memory", "create", store, "--path", "/mount.md", "--content", template)
+		mnt := mountDir(t)
+		e.startMount(t, mnt, "--store", store)
+		dir := filepath.Join(mnt, slug)
+		if err := os.WriteFile(filepath.Join(dir, "mount.md"), []byte(filled), 0o644); !errors.Is(err, syscall.EACCES) {
+			t.Errorf("filling the template in through the mount: %v, want EACCES", err)
+		}
+		// A line per save: each append is its own version.
+		refused := false
+		for i, l := range append([]string{"# appended\n"}, lines...) {
+			f, err := os.OpenFile(filepath.Join(dir, "lines.md"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, werr := f.WriteString(l)
+			cerr := f.Close()
+			if werr != nil || cerr != nil {
+				if !errors.Is(werr, syscall.EACCES) && !errors.Is(cerr, syscall.EACCES) {
+					t.Fatalf("append %d: %v, %v; want EACCES", i, werr, cerr)
+				}
+				refused = true
+				break
+			}
+		}
+		if !refused {
+			t.Errorf("a private key appended a line per save through the mount was kept")
+		}
+	})
+	t.Run("HTTP", func(t *testing.T) {
+		key := e.apiKey(t)
+		srv := e.startServe(t)
+		c := anthropic.NewClient(option.WithBaseURL(srv.url), option.WithAPIKey(key))
+		m, err := c.Beta.MemoryStores.Memories.New(bg, store, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/http.md", Content: param.NewOpt(template)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Beta.MemoryStores.Memories.Update(bg, m.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{MemoryStoreID: store, Content: param.NewOpt(filled)})
+		wantStatus(t, err, 400, "invalid_request_error")
+	})
+	t.Run("Tool", func(t *testing.T) {
+		tmpl, _ := json.Marshal(template)
+		old, _ := json.Marshal("(paste the key here)\n")
+		bodyJSON, _ := json.Marshal(body)
+		res := e.tool(t, []string{
+			`{"command":"create","path":"/memories/tool.md","file_text":` + string(tmpl) + `}`,
+			`{"command":"str_replace","path":"/memories/tool.md","old_str":` + string(old) + `,"new_str":` + string(bodyJSON) + `}`,
+			`{"command":"insert","path":"/memories/tool.md","insert_line":2,"insert_text":` + string(bodyJSON) + `}`,
+		}, store)
+		if res[0].IsError {
+			t.Fatalf("creating the template: %+v", res[0])
+		}
+		for i, r := range res[1:] {
+			if !r.IsError || !strings.Contains(r.Content, "private-key") {
+				t.Errorf("the tool's %s completing the key: %+v, want the guard's refusal", []string{"str_replace", "insert"}[i], r)
+			}
+		}
+	})
+	e.settle(t)
+	if out, errOut, code := e.run(t, "scan", store); code != 0 || out != "" {
+		t.Errorf("memfs scan after the attempts: exit %d, %q %q; want no credential kept", code, out, errOut)
 	}
 }
