@@ -194,7 +194,7 @@ var scenarios = []scenario{
 		if _, ok := r.content("/a.new"); ok {
 			t.Fatal("a removed temporary file was published")
 		}
-		if ps, _ := r.db.ListPending(ctx, r.store, "mount-a", r.now); len(ps) != 0 {
+		if ps, _ := r.db.ListPending(ctx, r.store, r.eng.Owner.Mount, r.now); len(ps) != 0 {
 			t.Fatalf("pending rows left: %d", len(ps))
 		}
 	}},
@@ -358,7 +358,7 @@ var scenarios = []scenario{
 		r.write(h, 0, "l")
 		r.close(h)
 		f, _ := r.m.File(r.file("/l.tmp"))
-		m, _, err := r.db.PublishPending(ctx, r.store, f.Pending, "/l.tmp")
+		m, _, err := r.db.PublishPending(ctx, r.store, r.eng.Owner, f.Pending, "/l.tmp")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -422,7 +422,7 @@ func atomicConflict(t *testing.T, r *rig, temp string, tgid int, opens bool) {
 	if !vs[2].Conflict {
 		t.Fatal("an atomic save over a version it did not read is not flagged as a conflict")
 	}
-	if ps, _ := r.db.ListPending(ctx, r.store, "mount-a", r.now); len(ps) != 0 {
+	if ps, _ := r.db.ListPending(ctx, r.store, r.eng.Owner.Mount, r.now); len(ps) != 0 {
 		t.Fatalf("pending rows left: %d", len(ps))
 	}
 }

@@ -12,7 +12,7 @@ import (
 type Engine struct {
 	DB    *versions.DB
 	Store string
-	Owner string
+	Owner versions.PendingOwner
 	Actor versions.Actor
 }
 
@@ -33,9 +33,9 @@ func (g Engine) Execute(ctx context.Context, r Request) Answered {
 	case AskSavePending:
 		a.Pending, a.Err = db.SavePending(ctx, st, g.Owner, r.Path, r.Content, g.Actor, r.Pending)
 	case AskPublish:
-		a.Mem, _, a.Err = db.PublishPending(ctx, st, r.Pending, r.Path)
+		a.Mem, _, a.Err = db.PublishPending(ctx, st, g.Owner, r.Pending, r.Path)
 	case AskDrop:
-		a.Err = db.DropPending(ctx, st, r.Pending)
+		a.Err = db.DropPending(ctx, st, g.Owner, r.Pending)
 	case AskDelete:
 		var seq int64
 		a.Err = db.DeleteMemory(ctx, st, r.MemID, versions.MemoryDelete{KeepParentDir: true, Seq: &seq}, g.Actor)
@@ -52,30 +52,19 @@ func (g Engine) Execute(ctx context.Context, r Request) Answered {
 	return a
 }
 
-// save is one save: a new memory, a version of one (with its base), and
-// a temporary file's pending row consumed.
+// save is one save (versions.Save): a new memory, a version of one with
+// its base, a temporary file's pending row consumed in the same commit.
 func (g Engine) save(ctx context.Context, r Request) (*versions.Memory, error) {
-	db, st := g.DB, g.Store
-	if r.Pending != 0 {
-		if r.Dirty {
-			// Written since its last save: the row takes what the
-			// writer wrote first.
-			if _, err := db.SavePending(ctx, st, g.Owner, r.From, r.Content, g.Actor, r.Pending); err != nil {
-				return nil, err
-			}
-		}
-		m, _, err := db.PublishPendingOver(ctx, st, r.Pending, r.Path, r.Base, r.Strict)
-		return m, err
+	var m versions.Memory
+	req := versions.SaveReq{StoreID: g.Store, Path: r.Path, Content: r.Content, By: g.Actor, MemoryID: r.MemID,
+		BaseVersionID: r.Base, Strict: r.Strict, PendingID: r.Pending, Owner: g.Owner, Memory: &m}
+	// A temporary file not written since its row was saved: the row's
+	// content, attributed to whoever saved it.
+	req.FromPending = r.Pending != 0 && !r.Dirty
+	ch, err := g.DB.Save(ctx, req)
+	if err != nil {
+		return nil, err
 	}
-	if r.MemID == "" {
-		m, err := db.CreateMemory(ctx, st, r.Path, r.Content, g.Actor)
-		if versions.ErrorCode(err) != versions.CodePathConflict {
-			return m, err
-		}
-		// Created elsewhere since the kernel looked: as an open with
-		// O_CREAT of a file that exists, this save is its next version.
-		r.MemID = r.Path
-	}
-	c := r.Content
-	return db.UpdateMemory(ctx, st, r.MemID, versions.MemoryUpdate{Content: &c, BaseVersionID: r.Base, Strict: r.Strict}, g.Actor)
+	m.Seq, m.Content = ch.Seq, nil
+	return &m, nil
 }

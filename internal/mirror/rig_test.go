@@ -59,9 +59,18 @@ func newRig(t *testing.T, p versions.StoreParams, strict bool) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A mount's lease owns its pending rows.
+	sess, err := db.CreateSession(ctx, []versions.AttachmentParams{{StoreID: st.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease := versions.MountLease{ID: versions.NewMountID(), SessionID: sess.ID, Host: "rig", Mountpoint: "/rig"}
+	if err := db.StartMount(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
 	r := &rig{t: t, db: db, store: st.ID, now: time.Unix(1e9, 0), timers: map[mirror.Event]time.Time{}, pos: pos,
 		m:   mirror.New(mirror.Options{Temp: tempNames, Scratch: scratchNames, Grace: grace, Strict: strict}),
-		eng: mirror.Engine{DB: db, Store: st.ID, Owner: "mount-a", Actor: versions.SessionActor("sesn_mirror")}}
+		eng: mirror.Engine{DB: db, Store: st.ID, Owner: lease.Owner(), Actor: versions.SessionActor("sesn_mirror")}}
 	r.do(mirror.StoreInfo{Guard: st.Guard, MaxMemoryBytes: st.MaxMemoryBytes, MaxHistoryBytes: st.MaxHistoryBytes, HistoryBytes: st.HistoryBytes})
 	return r
 }

@@ -224,7 +224,7 @@ func TestReplayTraces(t *testing.T) {
 			if strings.Join(got, " ") != strings.Join(tr.want, " ") {
 				t.Errorf("history of x.md %v, want %v", got, tr.want)
 			}
-			if ps, _ := r.db.ListPending(ctx, r.store, "mount-a", r.now.Add(grace)); len(ps) != 0 {
+			if ps, _ := r.db.ListPending(ctx, r.store, r.eng.Owner.Mount, r.now.Add(grace)); len(ps) != 0 {
 				t.Errorf("pending rows left: %d", len(ps))
 			}
 		})
