@@ -181,3 +181,31 @@ func TestAtomicSaveStrictRenameESTALE(t *testing.T) {
 		t.Errorf("x.md after the refused rename: %d bytes", got.ContentSize)
 	}
 }
+
+// TestAtomicSaveOneCommit counts the commits of an atomic save's rename:
+// one, the version and the temporary file's row consumed together (the
+// close before it saved the row, so that the content was durable when
+// close returned). The mirror's suite counts the same (AtomicSaveOneCommit).
+func TestAtomicSaveOneCommit(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "Commits")
+	_, dir := e.mountStore(t, st, Options{})
+	if err := os.WriteFile(filepath.Join(dir, "x.md"), []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, ".tmp-7-commits")
+	if err := os.WriteFile(tmp, []byte("v2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := e.db.Writes()
+	if err := os.Rename(tmp, filepath.Join(dir, "x.md")); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.db.Writes() - before; got != 1 {
+		t.Errorf("the rename of an atomic save made %d commits, want 1", got)
+	}
+	m := e.memory(t, st.ID, "/x.md")
+	if vs := e.versionsOf(t, st.ID, m.ID); len(vs) != 2 || vs[0].Conflict {
+		t.Errorf("versions %s", ops(vs))
+	}
+}
