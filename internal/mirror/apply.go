@@ -25,7 +25,7 @@ func (m *Mirror) Apply(e Event) Plan {
 	case Create:
 		return m.created(e)
 	case Open:
-		return m.opened1(e)
+		return m.openFile(e)
 	case Write:
 		return m.wrote(e)
 	case Flush:
@@ -114,7 +114,7 @@ func (m *Mirror) newHandle(f *File, tgid int, write, app bool) *Handle {
 	return h
 }
 
-func (m *Mirror) opened1(e Open) Plan {
+func (m *Mirror) openFile(e Open) Plan {
 	f := m.files[e.File]
 	if f == nil || f.State == StateUnlinked {
 		return Plan{Errno: syscall.ENOENT}
@@ -167,7 +167,12 @@ func (m *Mirror) wrote(e Write) Plan {
 
 // baseContent is what the store has of f, as far as the mirror holds it:
 // the guard does not refuse at write() a line the store has already.
-func (m *Mirror) baseContent(f *File) string { return "" }
+func (m *Mirror) baseContent(f *File) string {
+	if f.State == StateMemory {
+		return f.Stored
+	}
+	return ""
+}
 
 // flushed: a close(2) or fsync(2). A handle that only truncated saves
 // nothing at close: the write that follows, or its release, decides.
@@ -258,7 +263,7 @@ func (m *Mirror) close(f *File, h *Handle) Plan {
 		if !f.Dirty {
 			f.Size = int64(len(f.Buf))
 		}
-		f.Buf, f.Loaded, f.Dirty = nil, false, false
+		f.Buf, f.Loaded, f.Dirty, f.Stored = nil, false, false, ""
 		return p
 	}
 	return Plan{}
@@ -477,6 +482,7 @@ func (m *Mirror) answered(e Answered) Plan {
 	case AskLoad:
 		if f != nil {
 			f.Buf, f.Loaded, f.Base, f.Head, f.Dirty = []byte(e.Content), true, e.Mem.VersionID, e.Mem.VersionID, false
+			f.Stored = e.Content
 		}
 		return Plan{}
 	case AskSavePending:
@@ -504,8 +510,11 @@ func (m *Mirror) answered(e Answered) Plan {
 		m.memIno[e.Mem.ID] = f.Ino
 		f.MemID, f.Head, f.Base, f.Pending, f.Siblings, f.HeldAt = e.Mem.ID, e.Mem.VersionID, e.Mem.VersionID, 0, nil, ""
 		f.Size = int64(e.Mem.ContentSize)
-		if r.Kind == AskSave && r.Content == string(f.Buf) {
-			f.Dirty = false
+		if r.Kind == AskSave {
+			f.Stored = r.Content
+			if r.Content == string(f.Buf) {
+				f.Dirty = false
+			}
 		}
 		m.clean(r.Handle)
 		m.move(f, StateMemory, r.Cause)

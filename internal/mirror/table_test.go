@@ -4,8 +4,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/memfs/memfs/internal/mirror"
 )
 
 // docTable reads the transition table of the package doc: from, event,
@@ -54,5 +52,4 @@ func TestTransitionTable(t *testing.T) {
 			t.Errorf("no scenario makes the table's row %s --%s--> %s", k[0], k[1], k[2])
 		}
 	}
-	_ = mirror.StateMemory
 }
