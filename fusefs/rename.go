@@ -7,7 +7,6 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 
-	"github.com/memfs/memfs/internal/mirror"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -284,7 +283,7 @@ func (sm *storeMount) atomicBase(ctx context.Context, sf, df *fileNode, newName 
 	df.mu.Lock()
 	mem, head := df.memID, df.head
 	df.mu.Unlock()
-	if v, ok := sm.opened.Version(mirror.Tgid(callerTID(ctx)), mem); ok {
+	if v, ok := sm.opened.Version(int(callerTID(ctx)), mem); ok {
 		return v
 	}
 	if v, ok := sf.siblings[newName]; ok {
