@@ -118,8 +118,8 @@ type Server struct {
 	unsaved *unsavedBudget
 	// scratchCap bounds the scratch files (scratchcap.go).
 	scratchCap *scratchCap
-	once    sync.Once
-	err     error
+	once       sync.Once
+	err        error
 
 	// refusals rate-limits the log of refusals (refusallog.go).
 	refusals refusalLog
