@@ -78,6 +78,13 @@ func (db *DB) openSQLite(path string, opts Options) error {
 	db.r.SetMaxIdleConns(n)
 	db.wp, db.rp = newConnPool(db.w, 1, db.d.broken), newConnPool(db.r, n, db.d.broken)
 	db.wp.init = writerInit
+	if db.lw, err = sql.Open("sqlite3", base+"?"+params+writeLock); err != nil {
+		return fmt.Errorf("open database %s: %w", abs, err)
+	}
+	db.lw.SetMaxOpenConns(1)
+	db.lw.SetMaxIdleConns(1)
+	db.lp = newConnPool(db.lw, 1, db.d.broken)
+	db.lp.init = writerInit
 
 	if db.readOnly {
 		return db.checkReadOnlySchema()

@@ -87,6 +87,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			memoryCommand(),
 			versionCommand(),
 			restoreCommand(),
+			checkpointCommand(),
+			undoCommand(),
 			logCommand(),
 			diffCommand(),
 			exportCommand(),
@@ -101,6 +103,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			scanCommand(),
 			searchCommand(),
 			storeNamesCommand(),
+			pendingCommand(),
 		},
 		// Values of repeated flags (--metadata k=v, --store S) may hold commas.
 		DisableSliceFlagSeparator: true,
