@@ -229,22 +229,10 @@ func (db *DB) PublishPending(ctx context.Context, storeID string, owner PendingO
 
 // publishRow publishes pending file id, held by owner at epoch, at path.
 func publishRow(r *run, s *storeRow, id int64, path, owner string, epoch int64) (out *Memory, created bool, err error) {
-	var content []byte
-	var by Actor
-	var cost int
-	err = r.scan("DELETE FROM pending WHERE id = ? AND store = ? AND owner = ? AND epoch = ? RETURNING content, actor_type, actor_id, cost",
-		[]any{id, s.seq, owner, epoch}, &content, &by.Type, &by.ID, &cost)
-	if err == sql.ErrNoRows {
-		return nil, false, lostPending(id, s)
-	}
+	c, by, err := takePendingRow(r, s, id, owner, epoch)
 	if err != nil {
 		return nil, false, err
 	}
-	// Its bytes move from the pending count to the history's.
-	if err := addPendingBytes(r, s, -cost); err != nil {
-		return nil, false, err
-	}
-	c := string(content)
 	m, err := memoryAt(r, s.seq, s.ID, path)
 	if err != nil {
 		return nil, false, err
@@ -260,6 +248,24 @@ func publishRow(r *run, s *storeRow, id int64, path, owner string, epoch int64) 
 	// its first save, so that its publication never fails for the limit.
 	out, err = insertMemoryRoom(r, s, path, c, by)
 	return out, err == nil, err
+}
+
+// takePendingRow deletes pending file id, held by owner at epoch, and
+// returns its content and who saved it; its bytes move from the pending
+// count to the history's (the version that takes its content counts them).
+func takePendingRow(r *run, s *storeRow, id int64, owner string, epoch int64) (string, Actor, error) {
+	var content []byte
+	var by Actor
+	var cost int
+	err := r.scan("DELETE FROM pending WHERE id = ? AND store = ? AND owner = ? AND epoch = ? RETURNING content, actor_type, actor_id, cost",
+		[]any{id, s.seq, owner, epoch}, &content, &by.Type, &by.ID, &cost)
+	if err == sql.ErrNoRows {
+		return "", by, lostPending(id, s)
+	}
+	if err != nil {
+		return "", by, err
+	}
+	return string(content), by, addPendingBytes(r, s, -cost)
 }
 
 // ListPending returns the store's pending files that owner saved or that
