@@ -253,3 +253,22 @@ func TestReview3GuardCompletesTemplates(t *testing.T) {
 		t.Errorf("memfs scan after the attempts: exit %d, %q %q; want no credential kept", code, out, errOut)
 	}
 }
+
+// The guard refused placeholders its own documentation says pass: AWS's
+// documented example secret, placeholder passwords in URLs and a Slack
+// webhook placeholder. They are saved now, through the CLI and the mount.
+func TestReview3GuardPassesPlaceholders(t *testing.T) {
+	e := newE2EEnv(t)
+	store, _ := e.createStore(t, "Placeholders")
+	for i, text := range []string{
+		"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+		"DATABASE_URL=postgres://app:changeme123@localhost:5432/app\n",
+		"mysql://root:password123@127.0.0.1:3306/test\n",
+		"redis://default:yourpassword@cache:6379\n",
+		"SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX\n",
+	} {
+		if _, errOut, code := e.run(t, "memory", "create", store, "--path", fmt.Sprintf("/example-%d.md", i), "--content", text); code != 0 {
+			t.Errorf("saving the placeholder %q: exit %d, %s", text, code, errOut)
+		}
+	}
+}
