@@ -45,9 +45,14 @@ func checkScope(k *versions.APIKey, r *http.Request) error {
 }
 
 // pathStore is the store a request's path names, /v1/memory_stores/{id}
-// and everything below it, decoded as the router decodes it.
+// and everything below it (memfs's own /memfs/v1/memory_stores/{id}/…
+// routes too), decoded as the router decodes it.
 func pathStore(r *http.Request) (string, bool) {
-	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/v1/memory_stores/")
+	path := r.URL.EscapedPath()
+	rest, ok := strings.CutPrefix(path, "/v1/memory_stores/")
+	if !ok {
+		rest, ok = strings.CutPrefix(path, "/memfs/v1/memory_stores/")
+	}
 	if !ok {
 		return "", false
 	}

@@ -270,3 +270,29 @@ func (db *DB) AuthenticateAPIKey(ctx context.Context, key string) (*APIKey, erro
 	}
 	return k, nil
 }
+
+// GetAPIKey returns the live key with id, with its scope; CodeNotFound when
+// there is none or it was revoked. What holds a key's id rather than the
+// key itself (a web page's sign-in) checks it with this on every request,
+// so that a revocation takes effect at once.
+func (db *DB) GetAPIKey(ctx context.Context, id string) (*APIKey, error) {
+	var k *APIKey
+	err := db.one(ctx, "read API key", func(r *run) error {
+		var err error
+		k, err = scanAPIKey(mustRow(r, "SELECT "+apiKeyCols+" FROM api_keys WHERE id = ?", id))
+		if err == sql.ErrNoRows {
+			return errorf(CodeNotFound, "no API key %q", id)
+		}
+		if err != nil {
+			return err
+		}
+		return loadKeyStores(r, k)
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case k.RevokedAt != nil:
+		return nil, errorf(CodeNotFound, "API key %s was revoked", k.ID)
+	}
+	return k, nil
+}

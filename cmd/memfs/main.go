@@ -87,6 +87,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			memoryCommand(),
 			versionCommand(),
 			restoreCommand(),
+			checkpointCommand(),
+			undoCommand(),
 			logCommand(),
 			diffCommand(),
 			exportCommand(),
@@ -99,7 +101,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			serveCommand(),
 			apikeyCommand(),
 			scanCommand(),
+			searchCommand(),
 			storeNamesCommand(),
+			pendingCommand(),
 		},
 		// Values of repeated flags (--metadata k=v, --store S) may hold commas.
 		DisableSliceFlagSeparator: true,
