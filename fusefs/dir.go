@@ -347,10 +347,12 @@ func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 		return nil, nil, 0, n.sm.errnoOf("create", p, err)
 	}
 	scratch := n.sm.scratch.match(name)
-	if !scratch {
-		if e := n.sm.reserveCreate(ctx, p); e != 0 {
+	if scratch {
+		if e := n.sm.scratchRoom("create", p); e != 0 {
 			return nil, nil, 0, e
 		}
+	} else if e := n.sm.reserveCreate(ctx, p); e != 0 {
+		return nil, nil, 0, e
 	}
 	n.sm.meta.entriesChanged(path.Dir(p))
 	f, h := newPendingFile(ctx, n.sm, mode&0o777, flags, scratch)

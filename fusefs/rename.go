@@ -184,6 +184,11 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 	sf.mu.Lock()
 	defer sf.mu.Unlock()
 	local := sf.localLocked() && !sf.unlinked
+	if toScratch && !sf.scratch && (local || sf.memID != "") {
+		if e := sm.scratchRoom("rename", to); e != 0 {
+			return true, e
+		}
+	}
 	switch {
 	case local && toScratch:
 		// The row first: a file the store would publish later must not

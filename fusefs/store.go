@@ -60,7 +60,7 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 	sm.pub = newPublisher(sm, s.opts.Grace)
 	sm.scratch = namePatterns(s.opts.ScratchPatterns)
 	sm.temp = namePatterns(s.opts.TempPatterns)
-	sm.scratchFiles = newScratchFiles()
+	sm.scratchFiles = newScratchFiles(s.scratchCap)
 	sm.idx = newIndex()
 	return sm
 }
