@@ -105,7 +105,7 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // no-referrer would make the browser send "Origin: null" with forms
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	if r.URL.Path == "/ui" {
 		http.Redirect(w, r, "/ui/", http.StatusFound)
