@@ -39,7 +39,8 @@ const historyPage = 500
 // historyRoot is /.history: one directory per attached store.
 type historyRoot struct {
 	fs.Inode
-	srv *Server
+	srv  *Server
+	asof asofCache // stores as of a moment: <slug>@<when> (asof.go)
 }
 
 // historyDir is the directory of one path of a store's history ("/" is the
@@ -80,6 +81,9 @@ func (h *historyRoot) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.At
 }
 
 func (h *historyRoot) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if strings.Contains(name, "@") { // never in a slug
+		return h.lookupAsOf(ctx, name, out)
+	}
 	ch := h.GetChild(name)
 	if ch == nil {
 		return nil, syscall.ENOENT
@@ -100,6 +104,7 @@ func (h *historyRoot) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno)
 	for _, sm := range h.srv.stores {
 		list = append(list, fuse.DirEntry{Name: sm.slug, Mode: syscall.S_IFDIR, Ino: historyDirIno(sm.id, "/")})
 	}
+	list = append(list, h.asofEntries(ctx)...)
 	return fs.NewListDirStream(list), 0
 }
 

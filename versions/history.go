@@ -375,8 +375,12 @@ func markRestored(r *run, seq int64, fromID string) error {
 
 // victims selects the rows PruneVersions removes: of the store ?1's
 // versions (its rows ?4..?5), those older than ?3 beyond each memory's ?2
-// newest, and never a live memory's head.
-const victims = `SELECT seq FROM (SELECT seq, created_at,
+// newest, never a live memory's head, and never a version a checkpoint
+// other than a session's needs (checkpointNeeds).
+const victims = agedOut + ` AND seq NOT IN (` + checkpointNeeds + `)`
+
+// agedOut is victims without what checkpoints keep.
+const agedOut = `SELECT seq FROM (SELECT seq, created_at,
 		row_number() OVER (PARTITION BY memory_id ORDER BY seq DESC) AS rn
 		FROM versions WHERE seq > ?4 AND seq < ?5) AS ranked
 	WHERE rn > ?2 AND created_at < ?3 AND seq NOT IN (SELECT head FROM memories WHERE store = ?1)`
@@ -501,6 +505,9 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 		if err != nil {
 			return err
 		}
+		if err := expireSessionCheckpoints(r, s, olderThan); err != nil {
+			return err
+		}
 		var args []any
 		if out, args, err = pruneVictims(r, s, olderThan, keepLast); err != nil {
 			return err
@@ -530,8 +537,9 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 
 // Export calls emit with the store and its limits (a StoreExport), then
 // every memory (full view) in path order, every directory kept without a
-// memory below it (a DirExport) in path order, then every version (full)
-// oldest first, all from one snapshot: the format Import reads.
+// memory below it (a DirExport) in path order, every version (full)
+// oldest first, then every checkpoint (a Checkpoint), all from one
+// snapshot: the format Import reads.
 func (db *DB) Export(ctx context.Context, storeID string, emit func(v any) error) error {
 	return db.read(ctx, "export", func(r *run) error {
 		s, err := loadStore(r, storeID)
@@ -593,7 +601,10 @@ func (db *DB) Export(ctx context.Context, storeID string, emit func(v any) error
 				return err
 			}
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return exportCheckpoints(r, s, emit)
 	})
 }
 

@@ -87,6 +87,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			memoryCommand(),
 			versionCommand(),
 			restoreCommand(),
+			checkpointCommand(),
+			undoCommand(),
 			logCommand(),
 			diffCommand(),
 			exportCommand(),

@@ -32,6 +32,7 @@ func mountCommand() *cli.Command {
 			&cli.IntFlag{Name: "gid", Value: -1, Usage: "group `GID` of every file (default: the daemon's)"},
 			&cli.BoolFlag{Name: "debug", Usage: "log every FUSE request (very verbose)"},
 			historyFlag(),
+			checkpointFlag(),
 			&cli.Int64Flag{Name: "max-unsaved-bytes", Value: fusefs.DefaultMaxUnsavedBytes, Usage: "hold at most `N` bytes of unsaved data (open buffers, files deleted while open, scratch files); a write past it fails with ENOSPC"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics (saves, refusals by errno, change-feed lag) at http://`ADDR`/metrics"},
 			&cli.BoolFlag{Name: "end-session", Usage: "end the --session when the mount exits, as a mount with --store does (memfs run's daemon: a killed run still ends its session)"},
@@ -109,6 +110,15 @@ func mountAction(c *cli.Context) error {
 			return err
 		}
 		slog.Info("created a session for this mount", "session", sess.ID)
+	}
+	if c.Bool("checkpoint") {
+		// A mount that cannot take it still serves: the checkpoint is
+		// for browsing and undoing later, not for the session's saves.
+		if cps, err := db.CheckpointSession(bg, sess.ID); err != nil {
+			slog.Warn("taking the session's checkpoint failed", "session", sess.ID, "err", err)
+		} else if len(cps) > 0 {
+			slog.Info("took the session's checkpoint", "session", sess.ID, "stores", len(cps))
+		}
 	}
 	if sessionID == "" || c.Bool("end-session") {
 		defer func() {

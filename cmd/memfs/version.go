@@ -196,6 +196,11 @@ func versionPrune(c *cli.Context) error {
 			return err
 		}
 		if c.Bool("dry-run") {
+			kept, _, err := db.PruneReport(ctx, s.ID, olderThan, keep)
+			if err != nil {
+				return err
+			}
+			printPruneKept(c, kept, nil)
 			return emit(c, versions.Page[versions.Version]{Data: plan}, func(w io.Writer) {
 				if len(plan) > 0 {
 					printVersions(w, plan, time.Now())
@@ -203,6 +208,11 @@ func versionPrune(c *cli.Context) error {
 				confirm(c, "would prune %d versions older than %s from store %s, keeping each memory's %d most recent (dry run: nothing removed)", len(plan), formatAge(olderThan), s.ID, keep)
 			})
 		}
+		kept, expiring, err := db.PruneReport(ctx, s.ID, olderThan, keep)
+		if err != nil {
+			return err
+		}
+		printPruneKept(c, kept, expiring)
 		if len(plan) > 0 {
 			if err := confirmed(c, "prune %d versions of store %s (%s) for good?", len(plan), s.ID, s.Name); err != nil {
 				return err
