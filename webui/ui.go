@@ -95,6 +95,8 @@ func (u *UI) routes() {
 	u.page("POST /ui/stores/{store}/versions/{version}/{action}", u.act)
 	u.page("GET /ui/sessions", u.sessionsPage)
 	u.page("GET /ui/sessions/{session}", u.sessionPage)
+	u.page("GET /ui/sessions/{session}/undo", u.undoPage)
+	u.page("POST /ui/sessions/{session}/undo", u.undo)
 	u.mux.HandleFunc("GET /ui/stores/{store}/events", u.events)
 }
 

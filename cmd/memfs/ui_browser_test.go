@@ -180,6 +180,7 @@ func runUIBrowser(t *testing.T, e *e2eEnv) {
 	e.cli(t, "memory", "update", storeID, "/notes/todo.md", "--content", "buy milk\nwrite the quarterly report\ncall Ann\nbook the room\n")
 	e.cli(t, "memory", "create", storeID, "--path", "/"+hostileName, "--content", hostileContent)
 	e.cli(t, "memory", "create", storeID, "--path", "/notes/old.md", "--content", "to be deleted\n")
+	e.cli(t, "checkpoint", "create", storeID, "--name", "before-cleanup")
 	e.cli(t, "memory", "delete", storeID, "/notes/old.md")
 	rw := e.apiKey(t)
 	ro := strings.TrimSpace(e.cli(t, "apikey", "create", "--name", "viewer", "--read-only"))
@@ -230,6 +231,23 @@ func runUIBrowser(t *testing.T, e *e2eEnv) {
 			t.Fatalf("notes/ shows %q, want todo.md with its writer and old.md as deleted", got)
 		}
 		b.screenshot(t, "tree")
+	})
+
+	t.Run("AsOfCheckpoint", func(t *testing.T) {
+		b.run(t, "pick the checkpoint", chromedp.SetValue(chromedp.CSS("#asof-checkpoint"), "before-cleanup"),
+			chromedp.Click(chromedp.CSS("#asof-go")), chromedp.WaitVisible(chromedp.CSS("#asof-banner")))
+		if got := b.text(t, "#asof-banner"); !strings.Contains(got, "checkpoint before-cleanup") {
+			t.Fatalf("the as-of banner reads %q", got)
+		}
+		got := b.text(t, "#tree")
+		if !strings.Contains(got, "old.md") || strings.Contains(got, "deleted") {
+			t.Fatalf("notes/ as of the checkpoint shows %q, want old.md as a live file", got)
+		}
+		b.screenshot(t, "tree-asof")
+		b.run(t, "back to now", chromedp.Click(chromedp.Search(`//a[text()="now"]`)), chromedp.WaitVisible(chromedp.Search(`//a[text()="todo.md"]`)))
+		if n := b.count(t, "#asof-banner"); n != 0 {
+			t.Fatal("the tree of now still shows the as-of banner")
+		}
 	})
 
 	t.Run("History", func(t *testing.T) {
@@ -319,6 +337,7 @@ func runUIBrowser(t *testing.T, e *e2eEnv) {
 		}
 	})
 
+	var sessionURL string
 	t.Run("LiveSaveThroughMount", func(t *testing.T) {
 		mnt := mountDir(t)
 		e.startMount(t, mnt, "--store", "Team Notes")
@@ -347,6 +366,25 @@ func runUIBrowser(t *testing.T, e *e2eEnv) {
 			t.Fatalf("the session's page lists %q", got)
 		}
 		b.screenshot(t, "session")
+		sessionURL = b.location(t)
+	})
+
+	t.Run("UndoSession", func(t *testing.T) {
+		if sessionURL == "" {
+			t.Skip("needs the session of LiveSaveThroughMount")
+		}
+		// The mount ended with its subtest, and its session with it.
+		b.run(t, "open the session", chromedp.Navigate(sessionURL), chromedp.Click(chromedp.CSS("#undo")), chromedp.WaitVisible(chromedp.CSS("table.undo-plan")))
+		if got := b.text(t, "table.undo-plan"); !strings.Contains(got, "modify") || !strings.Contains(got, "/notes/todo.md") {
+			t.Fatalf("the undo's plan reads %q", got)
+		}
+		b.run(t, "confirm", chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.Search(`//h1[contains(., "Undone")]`)))
+		if got := e.cli(t, "memory", "get", storeID, "/notes/todo.md"); got != "buy milk\nwrite the report\ncall Ann\n" {
+			t.Fatalf("after undoing the session the memory holds %q", got)
+		}
+		if head := e.versionList(t, storeID)[0]; head.CreatedBy == nil || head.CreatedBy.Type != "api_actor" {
+			t.Fatalf("the undo's version: %+v", head)
+		}
 	})
 
 	t.Run("SignOut", func(t *testing.T) {
