@@ -282,7 +282,11 @@ func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memo
 	sm, s := n.sm, n.sm.srv
 	// Over a held memory, the publication is a version of it.
 	sm.pub.take(at)
-	m, created, err := s.db.PublishPending(detach(ctx), sm.id, n.pendID, at)
+	m, created, err := s.db.PublishPending(detach(ctx), sm.id, s.owner(), n.pendID, at)
+	if versions.IsPendingLost(err) {
+		n.lostLocked(ctx, at, err)
+		return nil, sm.lostErrno("publish", at)
+	}
 	if isUnavailable(err) && sm.pub.retry(n) {
 		// Saved durably already: it is published once the database is back.
 		s.opts.Observer.Refused(syscall.EIO)
@@ -354,7 +358,11 @@ func (n *fileNode) dropPendingLocked() error {
 		return nil
 	}
 	sm := n.sm
-	if err := sm.srv.db.DropPending(detach(context.Background()), sm.id, n.pendID); err != nil {
+	err := sm.srv.db.DropPending(detach(context.Background()), sm.id, sm.srv.owner(), n.pendID)
+	if versions.IsPendingLost(err) {
+		// Not this mount's to drop any more: recovery publishes it.
+		sm.srv.log.Warn("a removed temporary file saved before the mount's lease lapsed is published by others at its path; this mount does not drop it", "pending", n.pendID, "err", err)
+	} else if err != nil {
 		return err
 	}
 	sm.pub.unschedule(n)

@@ -83,6 +83,13 @@ func (n *fileNode) saveAtLocked(ctx context.Context, op, path string) syscall.Er
 		// Durable now, published after the grace period or at a rename
 		// (pending.go).
 		id, err := s.db.SavePending(detach(ctx), sm.id, s.owner(), path, content, s.actor, n.pendID)
+		if versions.IsPendingLost(err) {
+			if n.pendID == 0 {
+				return sm.refuse(op, path, syscall.EIO, "the mount's lease lapsed (the daemon was stopped or cut off from the database) and it is taking a new one: nothing was saved; save again in a moment")
+			}
+			n.lostLocked(ctx, path, err)
+			return sm.lostErrno(op, path)
+		}
 		if err != nil {
 			return sm.failed(op, path, err)
 		}

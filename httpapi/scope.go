@@ -27,9 +27,7 @@ func checkScope(k *versions.APIKey, r *http.Request) error {
 		switch {
 		case r.URL.Path == "/v1/memory_stores" && r.Method == http.MethodPost:
 			return errorf(http.StatusForbidden, TypePermission, "this API key is scoped to some stores, and only a key for every store creates stores: create it with such a key, or with `memfs store create`")
-		case isForkRoute(r):
-			return errorf(http.StatusForbidden, TypePermission, "this API key is scoped to some stores, and a fork creates a store: fork with a key for every store, or with `memfs store fork`")
-		case r.URL.Path == "/v1/sessions" || strings.HasPrefix(r.URL.Path, "/v1/sessions/") || strings.HasPrefix(r.URL.Path, "/memfs/v1/sessions/"):
+		case r.URL.Path == "/v1/sessions" || strings.HasPrefix(r.URL.Path, "/v1/sessions/"):
 			return errorf(http.StatusForbidden, TypePermission, "this API key is scoped to some stores, and sessions are reached only with a key for every store (a session can attach any store): use such a key, or `memfs session`")
 		}
 	}
@@ -40,12 +38,13 @@ func checkScope(k *versions.APIKey, r *http.Request) error {
 }
 
 // pathStore is the store a request's path names, /v1/memory_stores/{id}
-// (or memfs's own /memfs/v1/memory_stores/{id}) and everything below it,
-// decoded as the router decodes it.
+// and everything below it (memfs's own /memfs/v1/memory_stores/{id}/…
+// routes too), decoded as the router decodes it.
 func pathStore(r *http.Request) (string, bool) {
-	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/v1/memory_stores/")
+	path := r.URL.EscapedPath()
+	rest, ok := strings.CutPrefix(path, "/v1/memory_stores/")
 	if !ok {
-		rest, ok = strings.CutPrefix(r.URL.EscapedPath(), "/memfs/v1/memory_stores/")
+		rest, ok = strings.CutPrefix(path, "/memfs/v1/memory_stores/")
 	}
 	if !ok {
 		return "", false

@@ -74,10 +74,14 @@ type DB struct {
 	busyTimeout time.Duration
 	w, r        *sql.DB
 	wp, rp      *connPool
-	origin      string
-	originNum   int64 // origin as it is stored in versions
-	now         func() time.Time
-	ids         idGen
+	// lw and lp are the connection mount leases are renewed on
+	// (RenewMount), so that a renewal never queues behind the writers.
+	lw        *sql.DB
+	lp        *connPool
+	origin    string
+	originNum int64 // origin as it is stored in versions
+	now       func() time.Time
+	ids       idGen
 	// seqs caches store id → row number for the read paths a mount calls
 	// on every lookup; a store's row number never changes or is reused.
 	seqs      sync.Map
@@ -170,6 +174,12 @@ func (db *DB) Close() error {
 		}
 		if db.rp != nil {
 			db.rp.close()
+		}
+		if db.lp != nil {
+			db.lp.close()
+		}
+		if db.lw != nil {
+			db.lw.Close()
 		}
 		if db.r != nil && db.r != db.w {
 			db.closeErr = db.r.Close()

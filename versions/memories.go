@@ -291,13 +291,19 @@ func insertMemory(r *run, s *storeRow, path, content string, by Actor) (*Memory,
 // insertMemoryRoom is insertMemory for a memory whose slot of the store's
 // limit is already held (a pending file being published).
 func insertMemoryRoom(r *run, s *storeRow, path, content string, by Actor) (*Memory, error) {
+	return insertMemoryAs(r, s, path, content, by, false)
+}
+
+// insertMemoryAs is insertMemoryRoom with the version marked conflict (a
+// save whose base is gone).
+func insertMemoryAs(r *run, s *storeRow, path, content string, by Actor, conflict bool) (*Memory, error) {
 	now := r.db.nowNanos()
 	m := Memory{
 		ID: r.db.ids.make(prefixMemory, fromNanos(now)), StoreID: s.ID, Path: path,
 		Content: &content, ContentSHA256: sha256Hex(content), ContentSize: len(content),
 		CreatedAt: fromNanos(now), UpdatedAt: fromNanos(now),
 	}
-	head, vid, err := insertVersion(r, s, newVersion{memoryID: m.ID, op: OpCreated, path: path, content: &content, sha: m.ContentSHA256, at: now, by: by, live: 1})
+	head, vid, err := insertVersion(r, s, newVersion{memoryID: m.ID, op: OpCreated, path: path, content: &content, sha: m.ContentSHA256, at: now, by: by, live: 1, conflict: conflict})
 	if err != nil {
 		return nil, err
 	}
@@ -360,13 +366,20 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 	}
 	// SQLite rewrites an index whenever its column is SET, even to the same
 	// value: leave path out of a save that does not rename.
+	// A save that knew the memory's head but not its row (Save) finds
+	// it by id, and at the path it assumed.
+	cond := []any{m.Ino, m.head}
+	where := " WHERE ino = ? AND head = ?"
+	if m.Ino == 0 {
+		cond, where = []any{m.ID, m.head, oldPath}, " WHERE id = ? AND head = ? AND path = ?"
+	}
 	var res sql.Result
 	if pathChanged {
-		res, err = r.exec("UPDATE memories SET path = ?, head = ?, version_id = ?, sha = ?, size = ?, updated_at = ? WHERE ino = ? AND head = ?",
-			m.Path, head, vid, nv.sha, nv.size, now, m.Ino, m.head)
+		res, err = r.exec("UPDATE memories SET path = ?, head = ?, version_id = ?, sha = ?, size = ?, updated_at = ?"+where,
+			append([]any{m.Path, head, vid, nv.sha, nv.size, now}, cond...)...)
 	} else {
-		res, err = r.exec("UPDATE memories SET head = ?, version_id = ?, sha = ?, size = ?, updated_at = ? WHERE ino = ? AND head = ?",
-			head, vid, nv.sha, nv.size, now, m.Ino, m.head)
+		res, err = r.exec("UPDATE memories SET head = ?, version_id = ?, sha = ?, size = ?, updated_at = ?"+where,
+			append([]any{head, vid, nv.sha, nv.size, now}, cond...)...)
 	}
 	if err := readWasCurrent(res, err); err != nil {
 		return nil, err
@@ -511,8 +524,14 @@ func VersionCost(v *Version) int {
 // Deletions carry no content and are never refused, so that a store over
 // its quota can still be cleaned up.
 func checkQuota(s *storeRow, n int) error {
-	if s.MaxHistoryBytes <= 0 || s.HistoryBytes <= s.MaxHistoryBytes {
+	// Files saved through mounts and not published yet count as the
+	// versions they become (pending.go).
+	if s.MaxHistoryBytes <= 0 || s.HistoryBytes+s.pendingBytes <= s.MaxHistoryBytes {
 		return nil
+	}
+	if s.pendingBytes > 0 {
+		return errorf(CodeOverQuota, "memory store %s (%q) retains %d bytes of history and %d of files saved through mounts and not published yet, and this change costs %d more (content, path and the version's record), past its quota of %d bytes: nothing was changed; run `memfs version prune` to remove old versions (or raise the store's history quota)",
+			s.ID, s.Name, s.HistoryBytes-n, s.pendingBytes, n, s.MaxHistoryBytes)
 	}
 	return errorf(CodeOverQuota, "memory store %s (%q) retains %d bytes of history and this change costs %d more (content, path and the version's record), past its quota of %d bytes: nothing was changed; run `memfs version prune` to remove old versions (or raise the store's history quota)",
 		s.ID, s.Name, s.HistoryBytes-n, n, s.MaxHistoryBytes)

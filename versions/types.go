@@ -376,6 +376,11 @@ type Change struct {
 	Size      int    // created, modified and renamed: the content's bytes
 	Origin    string
 	At        time.Time // when it was committed
+	// Conflict: the version is marked a conflict (its writer's base was
+	// not the head). Only Save's answer carries it.
+	Conflict bool
+	// PendingID is the pending row a ChangePending saved (Save only).
+	PendingID int64
 }
 
 // ChangeOp is what a Change did at its path.
@@ -403,6 +408,10 @@ const (
 	// file changed (the head of a live memory cannot be redacted); the
 	// history of Path did.
 	ChangeRedacted ChangeOp = "redacted"
+	// ChangePending: Save saved a temporary file's content as pending
+	// row PendingID: no version, no feed position. The feed never
+	// carries it.
+	ChangePending ChangeOp = "pending"
 	// ChangeStore: the store itself changed (Path "/").
 	ChangeStore ChangeOp = "store"
 )

@@ -34,7 +34,7 @@ func mountCommand() *cli.Command {
 			historyFlag(),
 			checkpointFlag(),
 			&cli.Int64Flag{Name: "max-unsaved-bytes", Value: fusefs.DefaultMaxUnsavedBytes, Usage: "hold at most `N` bytes of unsaved data (open buffers, files deleted while open, scratch files); a write past it fails with ENOSPC"},
-			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics (saves, refusals by errno, change-feed lag) at http://`ADDR`/metrics"},
+			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics (saves, refusals by errno, change-feed lag, lease lapses, recovery) at http://`ADDR`/metrics"},
 			&cli.BoolFlag{Name: "end-session", Usage: "end the --session when the mount exits, as a mount with --store does (memfs run's daemon: a killed run still ends its session)"},
 		},
 		Action: mountAction,
@@ -129,6 +129,7 @@ func mountAction(c *cli.Context) error {
 	}
 	if addr := c.String("metrics-addr"); addr != "" {
 		m := newMountMetrics()
+		m.countLeases(db)
 		stop, err := m.serve(addr)
 		if err != nil {
 			return err
