@@ -227,39 +227,38 @@ func (db *DB) PublishPending(ctx context.Context, storeID string, owner PendingO
 	return out, created, nil
 }
 
-// publishRow publishes pending file id, held by owner at epoch, at path.
+// publishRow publishes pending file id, held by owner at epoch, at path:
+// a save of its content there, attributed to whoever saved it, in the
+// memory slot it held.
 func publishRow(r *run, s *storeRow, id int64, path, owner string, epoch int64) (out *Memory, created bool, err error) {
+	c, by, err := takePendingRow(r, s, id, owner, epoch)
+	if err != nil {
+		return nil, false, err
+	}
+	var m Memory
+	var ch Change
+	if err := saveIn(r, s, SaveReq{StoreID: s.ID, Path: path, PendingID: id, Memory: &m}, c, by, &ch); err != nil {
+		return nil, false, err
+	}
+	return &m, ch.Op == ChangeCreated, nil
+}
+
+// takePendingRow deletes pending file id, held by owner at epoch, and
+// returns its content and who saved it; its bytes move from the pending
+// count to the history's (the version that takes its content counts them).
+func takePendingRow(r *run, s *storeRow, id int64, owner string, epoch int64) (string, Actor, error) {
 	var content []byte
 	var by Actor
 	var cost int
-	err = r.scan("DELETE FROM pending WHERE id = ? AND store = ? AND owner = ? AND epoch = ? RETURNING content, actor_type, actor_id, cost",
+	err := r.scan("DELETE FROM pending WHERE id = ? AND store = ? AND owner = ? AND epoch = ? RETURNING content, actor_type, actor_id, cost",
 		[]any{id, s.seq, owner, epoch}, &content, &by.Type, &by.ID, &cost)
 	if err == sql.ErrNoRows {
-		return nil, false, lostPending(id, s)
+		return "", by, lostPending(id, s)
 	}
 	if err != nil {
-		return nil, false, err
+		return "", by, err
 	}
-	// Its bytes move from the pending count to the history's.
-	if err := addPendingBytes(r, s, -cost); err != nil {
-		return nil, false, err
-	}
-	c := string(content)
-	m, err := memoryAt(r, s.seq, s.ID, path)
-	if err != nil {
-		return nil, false, err
-	}
-	if m != nil {
-		out, err = applyUpdate(r, s, m, MemoryUpdate{Content: &c}, sha256Hex(c), by)
-		return out, false, err
-	}
-	if err := checkFree(r, s, path, ""); err != nil {
-		return nil, false, err
-	}
-	// No checkRoom: the pending file has held its memory's slot since
-	// its first save, so that its publication never fails for the limit.
-	out, err = insertMemoryRoom(r, s, path, c, by)
-	return out, err == nil, err
+	return string(content), by, addPendingBytes(r, s, -cost)
 }
 
 // ListPending returns the store's pending files that owner saved or that

@@ -2,7 +2,7 @@ package versions
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"strings"
 )
 
@@ -60,9 +60,11 @@ type SaveReq struct {
 	// FromPending saves the row's content and attributes the version to
 	// whoever saved the row, instead of Content and By (a recovery
 	// publishing what another mount saved).
+	// Owner is the mount whose lease holds the pending row: a row it no
+	// longer holds fails the save (IsPendingLost).
 	PendingID   int64
 	Pending     bool
-	Owner       string // the mount saving a pending row
+	Owner       PendingOwner
 	FromPending bool
 
 	// KeepParentDir keeps the old parent directory when a move empties it.
@@ -87,13 +89,16 @@ type SaveReq struct {
 // limit (for a new memory not holding a pending slot), the history quota
 // and the guard (on what the save adds to the head's content).
 //
-// Errors: CodeInvalid, CodeNotFound (the store, MemoryID, or PendingID),
+// Errors: CodeInvalid, CodeNotFound (the store, MemoryID, or PendingID:
+// then IsPendingLost),
 // CodePathConflict, CodeStoreFull, CodeOverQuota, CodeCredential,
 // CodeTooLarge, CodeStale (Strict), CodePreconditionFailed (IfSHA256),
 // CodeReadOnly.
 func (db *DB) Save(ctx context.Context, req SaveReq) (Change, error) {
-	if err := ValidatePath(req.Path); err != nil {
-		return Change{}, err
+	if req.Path != "" || req.MemoryID == "" {
+		if err := ValidatePath(req.Path); err != nil {
+			return Change{}, err
+		}
 	}
 	if req.Pending {
 		id, err := db.SavePending(ctx, req.StoreID, req.Owner, req.Path, req.Content, req.By, req.PendingID)
@@ -103,7 +108,7 @@ func (db *DB) Save(ctx context.Context, req SaveReq) (Change, error) {
 		return Change{StoreID: req.StoreID, Op: ChangePending, Path: req.Path, PendingID: id,
 			SHA256: sha256Hex(req.Content), Size: len(req.Content), Origin: db.origin}, nil
 	}
-	known := req.MemoryID != "" && req.HeadVersionID != "" && req.HeadSHA256 != "" && req.Memory == nil && !req.FromPending
+	known := req.MemoryID != "" && req.Path != "" && req.HeadVersionID != "" && req.HeadSHA256 != "" && req.Memory == nil && !req.FromPending
 	var headSeq int64
 	if known {
 		headSeq, _, known = versionSeq(req.HeadVersionID)
@@ -117,7 +122,10 @@ func (db *DB) Save(ctx context.Context, req SaveReq) (Change, error) {
 		}
 		content, by := req.Content, req.By
 		if req.PendingID != 0 {
-			c, pby, err := takePending(r, s, req.PendingID)
+			if err := db.checkOwner(r, req.Owner, req.PendingID, s); err != nil {
+				return err
+			}
+			c, pby, err := takePendingRow(r, s, req.PendingID, req.Owner.Mount, req.Owner.Epoch)
 			if err != nil {
 				return err
 			}
@@ -125,11 +133,10 @@ func (db *DB) Save(ctx context.Context, req SaveReq) (Change, error) {
 				content, by = c, pby
 			}
 		}
-		sha := sha256Hex(content)
 		if known {
 			m := &memRow{Memory: Memory{ID: req.MemoryID, StoreID: s.ID, Path: req.Path, VersionID: req.HeadVersionID,
 				ContentSHA256: req.HeadSHA256}, head: headSeq}
-			err := saveVersion(r, s, m, req, content, sha, req.HeadContent, by, &ch)
+			err := saveVersion(r, s, m, req, content, sha256Hex(content), req.HeadContent, by, &ch)
 			if err == errStaleRead {
 				// Not the head the caller knew: read everything and decide
 				// again, in the retried transaction.
@@ -137,14 +144,7 @@ func (db *DB) Save(ctx context.Context, req SaveReq) (Change, error) {
 			}
 			return err
 		}
-		m, err := saveTarget(r, s, req)
-		if err != nil {
-			return err
-		}
-		if m == nil {
-			return saveNew(r, s, req, content, sha, by, &ch)
-		}
-		return saveVersion(r, s, m, req, content, sha, nil, by, &ch)
+		return saveIn(r, s, req, content, by, &ch)
 	})
 	if err != nil {
 		return Change{}, err
@@ -152,44 +152,41 @@ func (db *DB) Save(ctx context.Context, req SaveReq) (Change, error) {
 	return ch, nil
 }
 
-// takePending deletes a pending row, returning its content and who saved it.
-func takePending(r *run, s *storeRow, id int64) (string, Actor, error) {
-	var content []byte
-	var by Actor
-	err := r.scan("DELETE FROM pending WHERE id = ? AND store = ? RETURNING content, actor_type, actor_id", []any{id, s.seq}, &content, &by.Type, &by.ID)
-	if err == sql.ErrNoRows {
-		return "", by, errorf(CodeNotFound, "no pending file %d in store %s (published or dropped already)", id, s.ID)
-	}
-	return string(content), by, err
-}
-
-// saveTarget reads the memory a save is a version of: req.MemoryID, or
-// the one at req.Path (nil: none).
-func saveTarget(r *run, s *storeRow, req SaveReq) (*memRow, error) {
+// saveIn is a save that reads its target (not Save's known head), in the
+// caller's transaction, its pending row (if any) consumed already.
+func saveIn(r *run, s *storeRow, req SaveReq, content string, by Actor, ch *Change) error {
+	sha := sha256Hex(content)
 	if req.MemoryID != "" {
-		return lookupMemory(r, s, req.MemoryID)
+		m, err := lookupMemory(r, s, req.MemoryID)
+		if err != nil {
+			return err
+		}
+		return saveVersion(r, s, m, req, content, sha, nil, by, ch)
 	}
-	m, err := memoryAt(r, s.seq, s.ID, req.Path)
-	if err != nil || m == nil {
-		return nil, err
+	// One statement tells whether the path is free and, when a memory is
+	// there, which.
+	err := checkFree(r, s, req.Path, "")
+	var e *Error
+	if err != nil && !req.Exclusive && errors.As(err, &e) && e.ConflictingPath == req.Path && e.ConflictingMemoryID != "" {
+		m, err := lookupMemory(r, s, e.ConflictingMemoryID)
+		if err != nil {
+			return err
+		}
+		return saveVersion(r, s, m, req, content, sha, nil, by, ch)
 	}
-	if req.Exclusive {
-		return nil, &Error{Code: CodePathConflict, ConflictingMemoryID: m.ID, ConflictingPath: m.Path,
-			Message: "a memory already exists at " + m.Path + " (" + m.ID + "): update it, or delete or rename it first"}
+	if err != nil {
+		return err
 	}
-	return m, nil
+	return saveNew(r, s, req, content, sha, by, ch)
 }
 
-// saveNew creates a memory at req.Path.
+// saveNew creates a memory at req.Path, which checkFree found free.
 func saveNew(r *run, s *storeRow, req SaveReq, content, sha string, by Actor, ch *Change) error {
 	conflict := req.BaseVersionID != ""
 	if conflict && req.Strict {
 		return errorf(CodeStale, "the memory at %s that %s was read from is gone (deleted or moved): nothing was saved; re-read it and save again", req.Path, req.BaseVersionID)
 	}
 	if err := checkContent(content, s.MaxMemoryBytes); err != nil {
-		return err
-	}
-	if err := checkFree(r, s, req.Path, ""); err != nil {
 		return err
 	}
 	if err := guardCheck(r, s, req.Path, "", content); err != nil {
@@ -219,7 +216,7 @@ func saveNew(r *run, s *storeRow, req SaveReq, content, sha string, by Actor, ch
 func saveVersion(r *run, s *storeRow, m *memRow, req SaveReq, content, sha string, known *string, by Actor, ch *Change) error {
 	u := MemoryUpdate{Content: &content, BaseVersionID: req.BaseVersionID, Strict: req.Strict, KeepParentDir: req.KeepParentDir}
 	oldPath := m.Path
-	if m.Path != req.Path {
+	if req.Path != "" && m.Path != req.Path {
 		u.Path = &req.Path
 	}
 	if req.IfSHA256 != "" && !strings.EqualFold(req.IfSHA256, m.ContentSHA256) {
@@ -228,7 +225,7 @@ func saveVersion(r *run, s *storeRow, m *memRow, req SaveReq, content, sha strin
 				m.ID, m.Path, m.ContentSHA256, req.IfSHA256)
 		}
 	}
-	*ch = Change{StoreID: s.ID, Op: ChangeModified, Path: req.Path, MemoryID: m.ID, VersionID: m.VersionID,
+	*ch = Change{StoreID: s.ID, Op: ChangeModified, Path: m.Path, MemoryID: m.ID, VersionID: m.VersionID,
 		SHA256: sha, Size: len(content), Origin: r.db.origin}
 	if sha == m.ContentSHA256 && u.Path == nil {
 		// Nothing to save: the content is the head's.
@@ -248,7 +245,11 @@ func saveVersion(r *run, s *storeRow, m *memRow, req SaveReq, content, sha strin
 				return err
 			}
 		}
-		if err := guardCheck(r, s, req.Path, base, content); err != nil {
+		at := m.Path
+		if u.Path != nil {
+			at = *u.Path
+		}
+		if err := guardCheck(r, s, at, base, content); err != nil {
 			return err
 		}
 	}
@@ -257,7 +258,7 @@ func saveVersion(r *run, s *storeRow, m *memRow, req SaveReq, content, sha strin
 	if err != nil {
 		return err
 	}
-	ch.Seq, ch.VersionID, ch.At = out.Seq, out.VersionID, out.UpdatedAt
+	ch.Seq, ch.VersionID, ch.At, ch.Path = out.Seq, out.VersionID, out.UpdatedAt, out.Path
 	if u.Path != nil {
 		ch.Op, ch.PrevPath = ChangeRenamed, oldPath
 	}

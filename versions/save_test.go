@@ -95,16 +95,17 @@ func TestSaveOverConsumesPending(t *testing.T) {
 	db := openDB(t)
 	s := newStore(t, db, versions.StoreParams{})
 	holdLease(t, db, "mount-b")
+	owner := owned("mount-b")
 	m := create(t, db, s.ID, "/x.md", "v3")
 	base := m.VersionID
-	tmp, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/.tmp-1-abc", Content: "mine", By: me, Pending: true, Owner: "mount-b"})
+	tmp, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/.tmp-1-abc", Content: "mine", By: me, Pending: true, Owner: owner})
 	ok(t, err)
 	if tmp.Op != versions.ChangePending || tmp.PendingID == 0 || tmp.Seq != 0 {
 		t.Fatalf("pending save: %+v", tmp)
 	}
 	other := update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr("theirs")}) // A saves v4
 	c, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/x.md", Content: "mine", By: me, MemoryID: m.ID,
-		HeadVersionID: base, HeadSHA256: m.ContentSHA256, HeadContent: ptr("v3"), BaseVersionID: base, PendingID: tmp.PendingID})
+		HeadVersionID: base, HeadSHA256: m.ContentSHA256, HeadContent: ptr("v3"), BaseVersionID: base, PendingID: tmp.PendingID, Owner: owner})
 	ok(t, err)
 	if !c.Conflict || c.MemoryID != m.ID || c.Op != versions.ChangeModified {
 		t.Fatalf("atomic save over a target that moved on (%s): %+v, want a conflicting version of %s", other.VersionID, c, m.ID)
@@ -116,18 +117,18 @@ func TestSaveOverConsumesPending(t *testing.T) {
 		t.Errorf("%d versions, want 3 (created, theirs, mine)", n)
 	}
 	// The row is gone: saving over with it again fails and saves nothing.
-	wantCode(t, errOf(db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/x.md", Content: "again", By: me, PendingID: tmp.PendingID})), versions.CodeNotFound)
+	wantCode(t, errOf(db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/x.md", Content: "again", By: me, PendingID: tmp.PendingID, Owner: owner})), versions.CodeNotFound)
 	// Strict: the rename fails CodeStale and the pending row stays.
-	tmp2, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/.tmp-2", Content: "late", By: me, Pending: true, Owner: "mount-b"})
+	tmp2, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/.tmp-2", Content: "late", By: me, Pending: true, Owner: owner})
 	ok(t, err)
-	wantCode(t, errOf(db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/x.md", Content: "late", By: me, BaseVersionID: base, Strict: true, PendingID: tmp2.PendingID})), versions.CodeStale)
+	wantCode(t, errOf(db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/x.md", Content: "late", By: me, BaseVersionID: base, Strict: true, PendingID: tmp2.PendingID, Owner: owner})), versions.CodeStale)
 	if has, _ := db.HasPending(ctx); !has {
 		t.Error("a refused strict save consumed the pending row")
 	}
 	// Publishing the row at its own path, with the content and actor it
 	// was saved with: a new memory in the row's slot.
 	var out versions.Memory
-	pub, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/.tmp-2", PendingID: tmp2.PendingID, FromPending: true, Memory: &out})
+	pub, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/.tmp-2", PendingID: tmp2.PendingID, Owner: owner, FromPending: true, Memory: &out})
 	ok(t, err)
 	if pub.Op != versions.ChangeCreated || out.Content == nil || *out.Content != "late" || out.ID != pub.MemoryID {
 		t.Fatalf("publication: %+v, memory %+v", pub, out)
