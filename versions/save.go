@@ -6,6 +6,11 @@ import (
 	"strings"
 )
 
+// Statements is how many statements this handle ran, the BEGIN and
+// COMMIT of each transaction included: a benchmark counts what an
+// operation costs.
+func (db *DB) Statements() int64 { return db.statements.Load() }
+
 // SaveReq is one save of a file's whole content: the engine's one call for
 // creating a memory, saving a version of one, saving a temporary file's
 // content over a target (consuming its pending row) and saving a pending
