@@ -75,7 +75,8 @@ func (c *asofCache) put(name string, v *asofView) {
 // asofView is one store as of one moment.
 type asofView struct {
 	sm   *storeMount
-	name string // <slug>@<when>
+	st   *historyState // the history tree's handles and shared copies
+	name string        // <slug>@<when>
 	asOf *versions.AsOf
 	key  string // store and position: what numbers the view's nodes
 	// files by path; dirs: each directory's entries, sorted.
@@ -128,7 +129,7 @@ func (h *historyRoot) loadAsOf(ctx context.Context, name string) (*asofView, sys
 		}
 		return nil, sm.errnoOf("lookup", historyName+"/"+name, err)
 	}
-	v := &asofView{sm: sm, name: name, asOf: a, key: asofKey(sm.id, a.Pos), files: map[string]*versions.SnapshotFile{},
+	v := &asofView{sm: sm, st: h.st, name: name, asOf: a, key: asofKey(sm.id, a.Pos), files: map[string]*versions.SnapshotFile{},
 		dirs: map[string][]fuse.DirEntry{"/": nil}, read: time.Now()}
 	if head, err := h.srv.db.ResolveAsOf(detach(ctx), sm.id, time.Now().UTC().Format(time.RFC3339Nano)); err == nil {
 		v.open = head.Pos == a.Pos
@@ -312,26 +313,47 @@ func (n *asofFile) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 	if sm.row.isGone() {
 		return nil, 0, sm.refuseGone("open", n.show())
 	}
-	content, redacted, err := sm.srv.db.SnapshotContent(detach(ctx), sm.id, n.f.Memory.VersionID)
+	if !n.v.st.acquire() {
+		return nil, 0, sm.srv.tooManyHistoryHandles("open", n.show())
+	}
+	if _, errno := n.content(ctx, "open"); errno != 0 {
+		n.v.st.release()
+		return nil, 0, errno
+	}
+	return &historyHandle{st: n.v.st}, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
+}
+
+// content is the file's version as the history tree's shared copy (a
+// version has one copy however many views and entries show it).
+func (n *asofFile) content(ctx context.Context, op string) (*historyContent, syscall.Errno) {
+	id := n.f.Memory.VersionID
+	if c := n.v.st.get(id); c != nil {
+		return c, 0
+	}
+	sm := n.v.sm
+	content, redacted, err := sm.srv.db.SnapshotContent(detach(ctx), sm.id, id)
 	if err != nil {
-		return nil, 0, sm.errnoOf("open", n.show(), err)
+		return nil, sm.errnoOf(op, n.show(), err)
 	}
-	h := &historyHandle{}
+	c := &historyContent{}
 	if !redacted {
-		h.data = []byte(content)
+		c.data = []byte(content)
 	}
-	return h, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
+	return n.v.st.put(id, c), 0
 }
 
 func (n *asofFile) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	h, ok := f.(*historyHandle)
-	if !ok {
+	if _, ok := f.(*historyHandle); !ok {
 		return nil, syscall.EBADF
 	}
-	if off >= int64(len(h.data)) {
+	c, errno := n.content(ctx, "read")
+	if errno != 0 {
+		return nil, errno
+	}
+	if off >= int64(len(c.data)) {
 		return fuse.ReadResultData(nil), 0
 	}
-	return fuse.ReadResultData(h.data[off:min(int64(len(h.data)), off+int64(len(dest)))]), 0
+	return fuse.ReadResultData(c.data[off:min(int64(len(c.data)), off+int64(len(dest)))]), 0
 }
 
 // xattrs are those a live file had then: id, version, sha256, writer.

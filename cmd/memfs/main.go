@@ -101,7 +101,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			serveCommand(),
 			apikeyCommand(),
 			scanCommand(),
+			searchCommand(),
+			lintCommand(),
 			storeNamesCommand(),
+			pendingCommand(),
 		},
 		// Values of repeated flags (--metadata k=v, --store S) may hold commas.
 		DisableSliceFlagSeparator: true,

@@ -64,6 +64,7 @@ func runCommand() *cli.Command {
 			checkpointFlag(),
 			&cli.Int64Flag{Name: "max-unsaved-bytes", Value: fusefs.DefaultMaxUnsavedBytes, Usage: "the mount daemon holds at most `N` bytes of CMD's unsaved data (open buffers, files deleted while open, scratch files); a write past it fails with ENOSPC"},
 			&cli.Float64Flag{Name: "cpus", Usage: "at most `N` CPUs' time for CMD, e.g. 1.5 (needs a cgroup cpu controller)"},
+			&cli.IntFlag{Name: "cpu-weight", Value: sandbox.DefaultCPUWeight, Usage: "CMD's share of the CPU against other processes, as cgroup v2's cpu.weight (`W` from 1 to 10000; the mount daemons weigh 100), so that a busy CMD cannot starve them; 0 leaves it alone"},
 		},
 		Action: runSandboxed,
 	}
@@ -245,7 +246,7 @@ func runHoldLease(db *versions.DB, lease versions.MountLease) (stop func()) {
 			// At once first: rendering the prompt took part of the lease's
 			// time, and the daemon holds no lease of its own yet. A failed
 			// renewal is tried at the next tick.
-			if _, err := db.RenewMount(ctx, lease); err != nil && ctx.Err() == nil {
+			if _, err := db.RenewMount(ctx, &lease); err != nil && ctx.Err() == nil {
 				slog.Debug("memfs run: renew the session's lease", "err", err)
 			}
 			select {
@@ -460,9 +461,12 @@ func runRWDirs(dirs []string) ([]string, error) {
 
 // runLimits reads --pids, --memory and --cpus.
 func runLimits(c *cli.Context) (sandbox.Limits, error) {
-	l := sandbox.Limits{Pids: c.Int("pids"), CPUs: c.Float64("cpus")}
+	l := sandbox.Limits{Pids: c.Int("pids"), CPUs: c.Float64("cpus"), CPUWeight: c.Int("cpu-weight")}
 	if l.Pids < 0 || l.CPUs < 0 {
 		return l, usageFor(c, "--pids and --cpus must not be negative")
+	}
+	if l.CPUWeight < 0 || l.CPUWeight > 10000 {
+		return l, usageFor(c, "--cpu-weight must be from 1 to 10000 (or 0 to leave it alone), not %d", l.CPUWeight)
 	}
 	if m := c.String("memory"); m != "" {
 		n, err := parseSize(m)
