@@ -296,25 +296,32 @@ func snapshot(r *run, storeSeq int64, storeID string, pos int64) ([]SnapshotFile
 	return out, nil
 }
 
-// SnapshotContent returns the content of a version the snapshot listed
-// ("" for a redacted one; redacted reports it). Errors: CodeNotFound.
-func (db *DB) SnapshotContent(ctx context.Context, storeID, versionID string) (content string, redacted bool, err error) {
+// SnapshotContent returns the content of a version the snapshot listed,
+// as the history views show it: "" and why (redacted, or withheld by the
+// credential guard: WithheldFromHistory) when they show none. Errors:
+// CodeNotFound.
+func (db *DB) SnapshotContent(ctx context.Context, storeID, versionID string) (content, empty string, err error) {
 	err = db.read(ctx, "read a store as of a moment", func(r *run) error {
-		seq, err := db.storeSeq(r, storeID)
+		s, err := loadStoreLite(r, storeID, false)
 		if err != nil {
 			return err
 		}
-		v, _, err := loadVersion(r, &storeRow{Store: Store{ID: storeID}, seq: seq}, versionID)
+		v, _, err := loadVersion(r, s, versionID)
 		if err != nil {
 			return err
 		}
-		content, redacted = "", v.RedactedAt != nil
-		if v.Content != nil && !redacted {
+		content, empty = "", ""
+		switch {
+		case v.RedactedAt != nil:
+			empty = "redacted"
+		case WithheldFromHistory(s.Guard, v):
+			empty = WithheldReason
+		case v.Content != nil:
 			content = *v.Content
 		}
 		return nil
 	})
-	return content, redacted, err
+	return content, empty, err
 }
 
 // SnapshotOptions select what StoreAsOf lists.
