@@ -162,7 +162,6 @@ func (h *historyRoot) loadAsOf(ctx context.Context, name string) (*asofView, sys
 	return v, 0
 }
 
-
 // lookupAsOf looks up <slug>@<when> in /.history.
 func (h *historyRoot) lookupAsOf(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	v, errno := h.loadAsOf(ctx, name)
