@@ -440,5 +440,3 @@ func runScenarios(t *testing.T) []mirror.Transition {
 	}
 	return all
 }
-
-func TestBehaviour(t *testing.T) { runScenarios(t) }
