@@ -123,7 +123,7 @@ func (m *Mirror) openFile(e Open) Plan {
 		if f.State != StateMemory {
 			f.Buf, f.Loaded = nil, true
 		} else {
-			return Plan{Ask: &Request{Kind: AskLoad, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "opened"}}
+			return Plan{Ask: &Request{Kind: AskLoad, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "opened"}, Again: true}
 		}
 	}
 	if f.State == StateMemory {
@@ -279,7 +279,7 @@ func (m *Mirror) truncated(e Truncate) Plan {
 	}
 	if !f.Loaded {
 		if f.State == StateMemory {
-			return Plan{Ask: &Request{Kind: AskLoad, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "truncated"}}
+			return Plan{Ask: &Request{Kind: AskLoad, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "truncated"}, Again: true}
 		}
 		f.Loaded = true
 	}
@@ -327,6 +327,11 @@ func (m *Mirror) renamed(e Rename) Plan {
 	var dst *File
 	if id, ok := m.byPath[e.To]; ok && id != sid {
 		dst = m.files[id]
+	}
+	if dst != nil && dst.State == StateTemporary {
+		// The replaced temporary file's row goes first; then the rename.
+		return Plan{Ask: &Request{Kind: AskDrop, File: dst.ID, Pending: dst.Pending, Path: dst.Path, Cause: "replaced"}, Again: true,
+			Timers: []Timer{{Event: GraceEnded{dst.ID}, Stop: true}}}
 	}
 	toScratch, toTemp := m.isScratch(e.To), m.isTemp(e.To)
 	local := func(f *File) bool {
