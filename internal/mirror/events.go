@@ -169,7 +169,7 @@ type Plan struct {
 	Errno  syscall.Errno
 	Reason string // why Errno, for the log
 	Err    error
-	Ask *Request
+	Ask    *Request
 	// Again: once Ask's answer is applied without error, apply the
 	// event that made this plan again (a load before an open, a replaced
 	// temporary file's row dropped before a rename).
