@@ -127,7 +127,9 @@ func (m *Mirror) openFile(e Open) Plan {
 		}
 	}
 	if f.State == StateMemory {
-		m.opened.Note(e.Tgid, f.MemID, f.Base)
+		// By path: the rename that ends an atomic save names its target
+		// by path, whether or not the mirror still has a file there.
+		m.opened.Note(e.Tgid, f.Path, f.Base)
 	}
 	h := m.newHandle(f, e.Tgid, e.Write, e.Append)
 	if e.Trunc && len(f.Buf) > 0 {
@@ -393,14 +395,16 @@ func (m *Mirror) renamed(e Rename) Plan {
 // consuming src's pending row in the same commit.
 func (m *Mirror) saveOver(src, dst *File, e Rename, pending int64) *Request {
 	r := &Request{Kind: AskSave, File: src.ID, Path: e.To, From: e.From, Content: string(src.Buf), Pending: pending, Cause: "renamed", Strict: m.o.Strict, Dirty: src.Dirty}
+	if v, ok := m.opened.Version(e.Tgid, e.To); ok {
+		r.Base = v
+	} else if v, ok := src.Siblings[path.Base(e.To)]; ok {
+		r.Base = v
+	}
 	switch {
 	case dst != nil && dst.State == StateMemory:
 		r.MemID, r.Over = dst.MemID, dst.ID
-		r.Base = dst.Head
-		if v, ok := m.opened.Version(e.Tgid, dst.MemID); ok {
-			r.Base = v
-		} else if v, ok := src.Siblings[path.Base(e.To)]; ok {
-			r.Base = v
+		if r.Base == "" {
+			r.Base = dst.Head
 		}
 	case m.held[e.To] != nil:
 		hd := m.held[e.To]
