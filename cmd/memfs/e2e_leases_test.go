@@ -377,7 +377,6 @@ func cpuTime(t *testing.T, pid int) time.Duration {
 	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
 }
 
-
 // session is the id of the session the daemon mounted, from its log.
 func (d *daemon) session(t *testing.T) string {
 	t.Helper()
