@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -114,22 +115,57 @@ func TestE2ELoadKeepsOtherSessionsLeases(t *testing.T) {
 	mnt, addr := mountDir(t), freeAddr(t)
 	d := env.startMount(t, mnt, "--store", other, "--metrics-addr", addr)
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(seconds)*time.Second+2*time.Minute)
-	defer cancel()
-	script := fmt.Sprintf(`for i in $(seq 400); do timeout %d sh -c 'while :; do :; done' & done; wait; echo spun`, seconds)
-	agent := exec.CommandContext(ctx, memfsBin, "run", "--store", busy, "--", "sh", "-c", script)
+	// The loops run until memfs run is signalled: its command gets the
+	// signal, and the sandbox ends with it.
+	// Each loop waits for all to be started: a spinning loop would slow
+	// the starting of the next ones.
+	script := `for i in $(seq 400); do sh -c 'until [ -e /tmp/go ]; do sleep 0.2; done; while :; do :; done' & done; touch /tmp/go; echo started; wait`
+	agent := exec.Command(memfsBin, "run", "--store", busy, "--", "sh", "-c", script)
 	agent.Env = env.environ()
-	var agentOut strings.Builder
-	agent.Stdout, agent.Stderr = &agentOut, &agentOut
+	out, err := agent.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agentErr syncBuffer
+	agent.Stderr = &agentErr
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if sc.Text() == "started" {
+				close(started)
+			}
+		}
+		exited <- agent.Wait()
+	}()
+	t.Cleanup(func() {
+		agent.Process.Kill()
+	})
 	stop := make(chan struct{})
 	written := tempWriter(filepath.Join(mnt, slug), "other", stop)
-	start := time.Now()
-	err := agent.Run()
-	close(stop)
-	took := time.Since(start)
-	if err != nil || !strings.Contains(agentOut.String(), "spun") {
-		t.Fatalf("the busy agent: %v\n%s", err, agentOut.String())
+	begin := time.Now()
+	select {
+	case <-started:
+	case err := <-exited:
+		t.Fatalf("the busy agent exited before its loops started: %v\n%s", err, agentErr.String())
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("the busy agent's 400 loops did not start within 3 minutes\n%s", agentErr.String())
 	}
+	spawned := time.Since(begin)
+	time.Sleep(time.Duration(seconds) * time.Second)
+	agent.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(time.Minute):
+		t.Errorf("memfs run did not end a minute after SIGTERM\n%s", agentErr.String())
+	}
+	close(stop)
+	took := time.Since(begin)
+	t.Logf("the agent's 400 loops started in %v", spawned.Round(time.Millisecond))
 	w := <-written
 	lapses := metric(t, addr, "memfs_mount_lease_lapses_total")
 	gap := metric(t, addr, "memfs_mount_lease_renewal_gap_max_seconds")
