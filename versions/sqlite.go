@@ -64,13 +64,13 @@ func (db *DB) openSQLite(path string, opts Options) error {
 		db.readOnly, writeLock = true, "&_txlock=deferred"
 		params = fmt.Sprintf("_busy_timeout=%d&_foreign_keys=on&_cache_size=-4096", timeout.Milliseconds()) + ro
 	}
-	if db.w, err = sql.Open("sqlite3", base+"?"+params+writeLock); err != nil {
+	if db.w, err = sql.Open(sqliteDriver, base+"?"+params+writeLock); err != nil {
 		return fmt.Errorf("open database %s: %w", abs, err)
 	}
 	db.w.SetMaxOpenConns(1)
 	db.w.SetMaxIdleConns(1)
 	db.w.SetConnMaxLifetime(0)
-	if db.r, err = sql.Open("sqlite3", base+"?"+params+"&_txlock=deferred"); err != nil {
+	if db.r, err = sql.Open(sqliteDriver, base+"?"+params+"&_txlock=deferred"); err != nil {
 		return fmt.Errorf("open database %s: %w", abs, err)
 	}
 	n := max(4, runtime.NumCPU())

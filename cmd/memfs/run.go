@@ -61,6 +61,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "memory", Usage: "at most `SIZE` of memory for CMD, e.g. 2G or 512M (needs a cgroup memory controller)"},
 			&cli.StringFlag{Name: "tmp-size", Value: "64M", Usage: "at most `SIZE` written to CMD's private /tmp and home there (host memory, outside --memory)"},
 			historyFlag(),
+			checkpointFlag(),
 			&cli.Int64Flag{Name: "max-unsaved-bytes", Value: fusefs.DefaultMaxUnsavedBytes, Usage: "the mount daemon holds at most `N` bytes of CMD's unsaved data (open buffers, files deleted while open, scratch files); a write past it fails with ENOSPC"},
 			&cli.Float64Flag{Name: "cpus", Usage: "at most `N` CPUs' time for CMD, e.g. 1.5 (needs a cgroup cpu controller)"},
 			&cli.IntFlag{Name: "cpu-weight", Value: sandbox.DefaultCPUWeight, Usage: "CMD's share of the CPU against other processes, as cgroup v2's cpu.weight (`W` from 1 to 10000; the mount daemons weigh 100), so that a busy CMD cannot starve them; 0 leaves it alone"},
@@ -140,7 +141,7 @@ func runSandboxed(c *cli.Context) error {
 		return usageFor(c, "--max-unsaved-bytes must be a positive number of bytes, not %d", c.Int64("max-unsaved-bytes"))
 	}
 	spec.Serve = []string{self, "mount", "--ready-fd", "3", "--max-unsaved-bytes", strconv.FormatInt(c.Int64("max-unsaved-bytes"), 10),
-		"--history=" + strconv.FormatBool(c.Bool("history"))} // completed with the session below
+		"--history=" + strconv.FormatBool(c.Bool("history")), "--checkpoint=" + strconv.FormatBool(c.Bool("checkpoint"))} // completed with the session below
 	if err := spec.Validate(); err != nil {
 		return runSandboxError(err)
 	}
