@@ -423,3 +423,57 @@ func TestReview3SessionFieldsBounded(t *testing.T) {
 		t.Errorf("the 1,001st open session of one store: %d %s, want 400 naming the limit", code, res)
 	}
 }
+
+// The guard never scanned names: a GitHub token and an Anthropic key used
+// as file and directory names were saved, into history's paths where
+// redaction cannot reach them. Names are checked now on create, rename and
+// mkdir, on every surface.
+func TestReview3GuardChecksNames(t *testing.T) {
+	needRoot(t)
+	e := newE2EEnv(t)
+	store, slug := e.createStore(t, "Named")
+	gh, ant := guardtest.One("github").Secret, guardtest.One("anthropic").Secret
+	e.cli(t, "memory", "create", store, "--path", "/plain.md", "--content", "x\n")
+	// The CLI.
+	for _, p := range []string{"/" + gh + ".md", "/" + ant + "/notes.md", "/dir/" + ant} {
+		if _, errOut, code := e.run(t, "memory", "create", store, "--path", p, "--content", "x\n"); code == 0 {
+			t.Errorf("memory create --path with a credential in the name: exit 0")
+		} else if strings.Contains(errOut, gh) || strings.Contains(errOut, ant) {
+			t.Errorf("the refusal repeats the credential: %s", errOut)
+		}
+	}
+	if _, _, code := e.run(t, "memory", "update", store, "/plain.md", "--path", "/keys/"+gh); code == 0 {
+		t.Errorf("memory update --path to a credential's name: exit 0")
+	}
+	// HTTP.
+	key := e.apiKey(t)
+	srv := e.startServe(t)
+	c := anthropic.NewClient(option.WithBaseURL(srv.url), option.WithAPIKey(key))
+	_, err := c.Beta.MemoryStores.Memories.New(bg, store, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/" + ant, Content: param.NewOpt("x")})
+	wantStatus(t, err, 400, "invalid_request_error")
+	// The mount: a new file, a rename and a mkdir.
+	mnt := mountDir(t)
+	e.startMount(t, mnt, "--store", store)
+	dir := filepath.Join(mnt, slug)
+	if err := os.WriteFile(filepath.Join(dir, gh+".txt"), []byte("x\n"), 0o644); err == nil {
+		t.Errorf("a file named by a GitHub token was saved through the mount")
+	}
+	if err := os.Rename(filepath.Join(dir, "plain.md"), filepath.Join(dir, ant)); err == nil {
+		t.Errorf("a rename to an Anthropic key's name succeeded through the mount")
+	}
+	if err := os.Mkdir(filepath.Join(dir, gh), 0o755); err == nil {
+		t.Errorf("mkdir of a GitHub token's name succeeded through the mount")
+	}
+	e.settle(t)
+	out := e.cli(t, "--format", "json", "version", "list", store)
+	if strings.Contains(out, gh) || strings.Contains(out, ant) {
+		t.Errorf("a credential is in the store's history as a name:\n%s", out)
+	}
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, en := range entries {
+			if strings.Contains(en.Name(), gh) || strings.Contains(en.Name(), ant) {
+				t.Errorf("the mount shows %s", en.Name())
+			}
+		}
+	}
+}
