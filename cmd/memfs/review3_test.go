@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -475,5 +476,41 @@ func TestReview3GuardChecksNames(t *testing.T) {
 				t.Errorf("the mount shows %s", en.Name())
 			}
 		}
+	}
+}
+
+// Only refusals were rate-limited in the log: a store whose guard warns
+// wrote 10,000 WARN lines from 5 saves. Every line an agent can cause is
+// limited now, and the lines dropped are counted.
+func TestReview3LogLinesLimited(t *testing.T) {
+	needRoot(t)
+	e := newE2EEnv(t)
+	_, slug := e.createStore(t, "Warned")
+	e.cli(t, "store", "update", "Warned", "--guard", "warn")
+	mnt := mountDir(t)
+	d := e.startMount(t, mnt, "--store", "Warned")
+	dir := filepath.Join(mnt, slug)
+	for i := range 5 {
+		var b strings.Builder
+		for range 2000 {
+			b.WriteString(guardtest.One("github").Text)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("tokens-%d.md", i)), []byte(b.String()), 0o644); err != nil {
+			t.Fatalf("save %d: %v", i, err)
+		}
+	}
+	e.settle(t)
+	var log string
+	waitFor(func() bool {
+		log = d.stderr.String()
+		return strings.Contains(log, "dropped=")
+	}, time.Now(), 10*time.Second)
+	lines := strings.Count(log, "credential saved")
+	t.Logf("5 saves of 2,000 credentials each: %d log lines", lines)
+	if lines > 100 {
+		t.Errorf("5 saves of 2,000 credentials each logged %d lines, want the limit to hold", lines)
+	}
+	if !strings.Contains(log, "dropped=") {
+		t.Errorf("the log does not count the lines it dropped:\n%.2000s", log)
 	}
 }
