@@ -23,7 +23,7 @@ type VersionListOptions struct {
 }
 
 const versionCols = `seq, id, memory_id, operation, created_at, actor_type, actor_id, conflict,
-	redacted_at, redactor_type, redactor_id, path, sha, size, restored_from`
+	redacted_at, redactor_type, redactor_id, path, sha, size, restored_from, prev_path`
 
 func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent bool) (*Version, int64, error) {
 	v := Version{StoreID: storeID}
@@ -31,9 +31,9 @@ func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent
 	var op string
 	var id, actorType, actorID, redactorType, redactorID, path, sha, content sql.NullString
 	var redacted, size sql.NullInt64
-	var restoredFrom sql.NullString
+	var restoredFrom, prevPath sql.NullString
 	dest := []any{&seq, &id, &v.MemoryID, &op, &created, &actorType, &actorID, &v.Conflict,
-		&redacted, &redactorType, &redactorID, &path, &sha, &size, &restoredFrom}
+		&redacted, &redactorType, &redactorID, &path, &sha, &size, &restoredFrom, &prevPath}
 	if withContent {
 		dest = append(dest, &content)
 	}
@@ -64,7 +64,7 @@ func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent
 	if content.Valid {
 		v.Content = &content.String
 	}
-	v.RestoredFrom = restoredFrom.String
+	v.RestoredFrom, v.PreviousPath = restoredFrom.String, prevPath.String
 	return &v, seq, nil
 }
 
@@ -332,11 +332,10 @@ func (db *DB) Restore(ctx context.Context, storeID, versionID, path string, by A
 		if err != nil && ErrorCode(err) != CodeNotFound {
 			return err
 		}
-		if m != nil {
+		// A path other than the live memory's is a copy there, as git
+		// show REV:path > other: the live memory stays as it is.
+		if m != nil && (path == "" || path == m.Path) {
 			u := MemoryUpdate{Content: v.Content}
-			if path != "" {
-				u.Path = &path
-			}
 			head := m.VersionID
 			if err := guardUpdate(r, s, m, u, *v.ContentSHA256); err != nil {
 				return err

@@ -195,6 +195,9 @@ type Version struct {
 	// RestoredFrom is the version a restore took this version's content
 	// from. A memfs extension, present only when set.
 	RestoredFrom string `json:"restored_from,omitempty"`
+	// PreviousPath is the path a rename moved the memory from. A memfs
+	// extension, present only for a rename.
+	PreviousPath string `json:"previous_path,omitempty"`
 }
 
 func (v Version) MarshalJSON() ([]byte, error) {

@@ -162,19 +162,7 @@ func size(n *int) string {
 }
 
 // notes marks versions a person should notice in a listing.
-func notes(v versions.Version) string {
-	var n []string
-	if v.Conflict {
-		n = append(n, "conflict")
-	}
-	if v.RedactedAt != nil {
-		n = append(n, "redacted")
-	}
-	if v.RestoredFrom != "" {
-		n = append(n, "restored from "+shortID(v.RestoredFrom))
-	}
-	return strings.Join(n, ", ")
-}
+func notes(v versions.Version) string { return logNotes(v, nil) }
 
 // readContent returns the content given by --content or --file (a path or
 // "-" for stdin); ok is false when neither was given.

@@ -101,7 +101,7 @@ func mountAction(c *cli.Context) error {
 	bg := context.Background()
 	var sess *versions.Session
 	if sessionID != "" {
-		if sess, err = db.GetSession(bg, sessionID); err != nil {
+		if sess, err = resolveSession(bg, db, sessionID); err != nil {
 			return err
 		}
 	} else {

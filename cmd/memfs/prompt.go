@@ -57,7 +57,7 @@ func sessionPrompt(c *cli.Context) error {
 		return err
 	}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
-		sess, err := db.GetSession(ctx, c.Args().First())
+		sess, err := resolveSession(ctx, db, c.Args().First())
 		if err != nil {
 			return err
 		}

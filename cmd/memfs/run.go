@@ -202,7 +202,7 @@ func runSession(c *cli.Context, db *versions.DB, id string, stores []string, roo
 	var sess *versions.Session
 	var err error
 	if id != "" {
-		if sess, err = db.GetSession(cx, id); err != nil {
+		if sess, err = resolveSession(cx, db, id); err != nil {
 			return nil, "", err
 		}
 		if err := sess.CheckOpen(); err != nil {

@@ -126,7 +126,7 @@ func sessionGet(c *cli.Context) error {
 		return err
 	}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
-		sess, err := db.GetSession(ctx, c.Args().First())
+		sess, err := resolveSession(ctx, db, c.Args().First())
 		if err != nil {
 			return err
 		}
@@ -191,10 +191,55 @@ func sessionEnd(c *cli.Context) error {
 		return err
 	}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
-		sess, err := db.EndSession(ctx, c.Args().First())
+		sess, err := resolveSession(ctx, db, c.Args().First())
 		if err != nil {
+			return err
+		}
+		if sess.EndedAt != nil {
+			// As git branch -d of a deleted branch would not pretend.
+			return emit(c, sess, func(io.Writer) { confirm(c, "session %s had already ended (%s): nothing to do", sess.ID, when(*sess.EndedAt)) })
+		}
+		if sess, err = db.EndSession(ctx, sess.ID); err != nil {
 			return err
 		}
 		return emit(c, sess, func(io.Writer) { confirm(c, "ended session %s", sess.ID) })
 	})
+}
+
+// resolveSession finds the session a person names: its sesn_ id, or the
+// end of one (at least 6 characters) as memfs log and session list show
+// it. No such session is exit 3 wherever a session is named.
+func resolveSession(ctx context.Context, db *versions.DB, ref string) (*versions.Session, error) {
+	if strings.HasPrefix(ref, "sesn_") {
+		return db.GetSession(ctx, ref)
+	}
+	notFound := &versions.Error{Code: versions.CodeNotFound, Object: versions.ObjectSession, Message: fmt.Sprintf(
+		"no session %q: give a sesn_ id, or the last %d characters of one as memfs log and memfs session list show them", ref, shortIDLen)}
+	if len(ref) < 6 || strings.ContainsAny(ref, "_/ ") {
+		return nil, notFound
+	}
+	var found []versions.Session
+	o := versions.SessionListOptions{IncludeArchived: true, Limit: versions.MaxPageSize}
+	for {
+		page, err := db.ListSessions(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range page.Data {
+			if strings.HasSuffix(strings.ToUpper(s.ID), strings.ToUpper(ref)) {
+				found = append(found, s)
+			}
+		}
+		if page.NextPage == nil || *page.NextPage == "" {
+			break
+		}
+		o.Page = *page.NextPage
+	}
+	switch len(found) {
+	case 0:
+		return nil, notFound
+	case 1:
+		return &found[0], nil
+	}
+	return nil, invalidf("%d sessions end in %q (%s, …): give more characters", len(found), ref, found[0].ID)
 }

@@ -44,8 +44,11 @@ func toolRun(c *cli.Context) error {
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
 		tool := memtool.New(db, s.ID, cliActor())
 		if id := c.String("session"); id != "" {
-			var err error
-			if tool, err = memtool.ForSession(ctx, db, s.ID, id); err != nil {
+			sess, err := resolveSession(ctx, db, id)
+			if err != nil {
+				return err
+			}
+			if tool, err = memtool.ForSession(ctx, db, s.ID, sess.ID); err != nil {
 				return err
 			}
 		}
