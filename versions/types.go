@@ -315,7 +315,11 @@ type Attachment struct {
 	Name         string  `json:"name"`
 	Description  string  `json:"description"`
 	MountPath    string  `json:"mount_path"`
-	Slug         string  `json:"-"`
+	// WritePrefix: only this folder of the store is writable to the
+	// session (writeprefix.go). A memfs field the hosted API ignores,
+	// present only when set.
+	WritePrefix string `json:"write_prefix,omitempty"`
+	Slug        string `json:"-"`
 }
 
 func (a Attachment) MarshalJSON() ([]byte, error) {

@@ -48,6 +48,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "session", Usage: "run with the stores of session `ID` (it ends when CMD exits)"},
 			&cli.StringSliceFlag{Name: "store", KeepSpace: true, Usage: "attach `STORE[:read_only]` to a new session; repeat for more (at most 8)"},
 			&cli.StringSliceFlag{Name: "instructions", KeepSpace: true, Usage: "`STORE=TEXT`: instructions for the agent about a --store"},
+			&cli.StringSliceFlag{Name: "write-prefix", KeepSpace: true, Usage: "`STORE=/FOLDER/`: the session may write only in this folder of the store; the rest is read-only to it"},
 			runMountRootFlag("mount the stores at `DIR` inside the sandbox"),
 			&cli.StringFlag{Name: "user", Usage: "run CMD as `UID[:GID]` (numbers or names, below 65536) instead of root"},
 			&cli.StringFlag{Name: "log", Usage: "append the mount daemon's log to `FILE` (created 0600, never through a symlink) instead of standard error, off the screen of an interactive agent"},
@@ -81,6 +82,8 @@ func runSandboxed(c *cli.Context) error {
 		return usageFor(c, "give --session or --store, not both")
 	case sessionID != "" && len(c.StringSlice("instructions")) > 0:
 		return usageFor(c, "--instructions applies to --store: a session's instructions were fixed when it was created")
+	case sessionID != "" && len(c.StringSlice("write-prefix")) > 0:
+		return usageFor(c, "--write-prefix applies to --store: a session's write prefixes were fixed when it was created")
 	}
 	if err := versions.CheckAttachmentCount(len(stores)); sessionID == "" && err != nil {
 		return err
@@ -290,7 +293,7 @@ func runAttachments(ctx context.Context, c *cli.Context, db *versions.DB, stores
 		}
 		attach[i].Instructions = &text
 	}
-	return attach, nil
+	return attach, writePrefixes(ctx, c, db, attach, index)
 }
 
 // runInSandbox runs the command; everything the sandbox made, the mount root
