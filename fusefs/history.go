@@ -33,13 +33,15 @@ import (
 // historyName is the tree's name in the mount root.
 const historyName = ".history"
 
-// historyPage is how many versions one query of a listing reads.
+// historyPage is how many versions (or names) one query of a listing reads.
 const historyPage = 500
 
 // historyRoot is /.history: one directory per attached store.
 type historyRoot struct {
 	fs.Inode
-	srv *Server
+	srv  *Server
+	st   *historyState
+	asof asofCache // stores as of a moment: <slug>@<when> (asof.go)
 }
 
 // historyDir is the directory of one path of a store's history ("/" is the
@@ -47,6 +49,7 @@ type historyRoot struct {
 type historyDir struct {
 	fs.Inode
 	sm   *storeMount
+	st   *historyState
 	path string
 	// looked: the kernel looked the store's directory up, so it may hold
 	// names of the store's history (the store's directory only).
@@ -58,16 +61,25 @@ type historyDir struct {
 type historyEntry struct {
 	fs.Inode
 	sm   *storeMount
+	st   *historyState
 	path string
 	id   string
-	v    atomic.Pointer[versions.Version] // no content; nil: read it again
+	v    atomic.Pointer[entryVersion] // nil: read it again
 }
 
-func (s *Server) newHistoryRoot() *historyRoot { return &historyRoot{srv: s} }
+// entryVersion is what an entry shows of its version: the version without
+// its content, and whether the content is withheld
+// (versions.WithheldFromHistory).
+type entryVersion struct {
+	v        *versions.Version
+	withheld bool
+}
+
+func (s *Server) newHistoryRoot() *historyRoot { return &historyRoot{srv: s, st: newHistoryState()} }
 
 func (h *historyRoot) OnAdd(ctx context.Context) {
 	for _, sm := range h.srv.stores {
-		d := &historyDir{sm: sm, path: "/"}
+		d := &historyDir{sm: sm, st: h.st, path: "/"}
 		sm.history = d
 		h.AddChild(sm.slug, h.NewPersistentInode(ctx, d, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: historyDirIno(sm.id, "/")}), false)
 	}
@@ -81,6 +93,9 @@ func (h *historyRoot) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.At
 
 func (h *historyRoot) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	ch := h.GetChild(name)
+	if ch == nil && strings.Contains(name, "@") {
+		return h.lookupAsOf(ctx, name, out)
+	}
 	if ch == nil {
 		return nil, syscall.ENOENT
 	}
@@ -100,6 +115,7 @@ func (h *historyRoot) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno)
 	for _, sm := range h.srv.stores {
 		list = append(list, fuse.DirEntry{Name: sm.slug, Mode: syscall.S_IFDIR, Ino: historyDirIno(sm.id, "/")})
 	}
+	list = append(list, h.asofEntries(ctx)...)
 	return fs.NewListDirStream(list), 0
 }
 
@@ -137,10 +153,9 @@ func (d *historyDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut
 		}
 		switch {
 		case err == nil:
-			v.Content = nil
-			e := &historyEntry{sm: sm, path: d.path, id: id}
-			e.v.Store(v)
-			e.fillAttr(v, &out.Attr)
+			e := &historyEntry{sm: sm, st: d.st, path: d.path, id: id}
+			ev := e.keep(v)
+			e.fillAttr(ev, &out.Attr)
 			out.SetAttrTimeout(cacheTimeout)
 			out.SetEntryTimeout(cacheTimeout)
 			return d.NewInode(ctx, e, fs.StableAttr{Mode: syscall.S_IFREG, Ino: historyEntryIno(id)}), 0
@@ -165,13 +180,31 @@ func (d *historyDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut
 	sm.srv.historyDirAttr(ino, 2, &out.Attr)
 	out.SetAttrTimeout(cacheTimeout)
 	out.SetEntryTimeout(cacheTimeout)
-	return d.NewInode(ctx, &historyDir{sm: sm, path: p}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0
+	return d.NewInode(ctx, &historyDir{sm: sm, st: d.st, path: p}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0
 }
 
 // OpendirHandle lists at each opendir: the kernel keeps no listing of the
-// tree, so a version saved anywhere shows at the next ls.
+// tree, so a version saved anywhere shows at the next ls. An open
+// directory counts toward the mount's open history handles.
 func (d *historyDir) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	return &dirHandle{list: d.Readdir}, 0, 0
+	if !d.st.acquire() {
+		return nil, 0, d.sm.srv.tooManyHistoryHandles("opendir", d.show())
+	}
+	return &historyDirHandle{dirHandle: dirHandle{list: d.Readdir}, st: d.st}, 0, 0
+}
+
+// historyDirHandle is an open directory of the tree.
+type historyDirHandle struct {
+	dirHandle
+	st       *historyState
+	released atomic.Bool
+}
+
+func (h *historyDirHandle) Releasedir(ctx context.Context, flags uint32) {
+	h.dirHandle.Releasedir(ctx, flags)
+	if !h.released.Swap(true) {
+		h.st.release()
+	}
 }
 
 func (d *historyDir) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
@@ -179,40 +212,53 @@ func (d *historyDir) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) 
 	if sm.row.isGone() {
 		return nil, sm.refuseGone("readdir", d.show())
 	}
-	dir, err := sm.srv.db.HistoryChildren(detach(ctx), sm.id, d.path)
-	if err != nil {
-		return nil, sm.errnoOf("readdir", d.show(), err)
-	}
-	st := &historyStream{d: d, ctx: detach(ctx), more: dir.HasFiles}
+	st := &historyStream{d: d, ctx: detach(ctx), names: true}
 	st.head = append(st.head, dotEntries(&d.Inode)...)
-	for _, name := range dir.Names {
-		st.head = append(st.head, fuse.DirEntry{Name: name, Mode: syscall.S_IFDIR, Ino: historyDirIno(sm.id, childPath(d.path, name))})
-	}
 	return st, 0
 }
 
 // historyStream lists a directory of the tree: its subdirectories, then
-// its path's versions oldest first, a page at a time, so that a listing
-// holds one page of a long history at once.
+// its path's versions oldest first, each a page at a time from one ordered
+// scan, so that a listing holds one page of a long history or of a wide
+// directory at once.
 type historyStream struct {
-	d    *historyDir
-	ctx  context.Context
-	head []fuse.DirEntry // ".", "..", subdirectories
-	page []fuse.DirEntry
-	next string // the engine's cursor of the page after page
-	more bool   // versions are left to read
-	off  uint64
-	err  syscall.Errno
+	d     *historyDir
+	ctx   context.Context
+	head  []fuse.DirEntry // ".", ".."
+	page  []fuse.DirEntry
+	names bool   // names of subdirectories are left to read
+	after string // the engine's cursor of the next page of names
+	next  string // the engine's cursor of the page after page
+	more  bool   // versions are left to read
+	off   uint64
+	err   syscall.Errno
 }
 
 func (st *historyStream) HasNext() bool {
-	if len(st.head) > 0 || len(st.page) > 0 {
+	if len(st.head) > 0 || len(st.page) > 0 || st.err != 0 {
 		return true
 	}
-	if !st.more || st.err != 0 {
-		return st.err != 0
-	}
 	sm := st.d.sm
+	for st.names && len(st.page) == 0 {
+		p, err := sm.srv.db.HistoryNames(st.ctx, sm.id, st.d.path, st.after, historyPage)
+		if err != nil {
+			st.err = sm.errnoOf("readdir", st.d.show(), err)
+			return true
+		}
+		if st.after == "" {
+			st.more = p.HasFiles
+		}
+		for _, name := range p.Names {
+			st.page = append(st.page, fuse.DirEntry{Name: name, Mode: syscall.S_IFDIR, Ino: historyDirIno(sm.id, childPath(st.d.path, name))})
+		}
+		st.names, st.after = p.Next != "", p.Next
+	}
+	if len(st.page) > 0 {
+		return true
+	}
+	if !st.more {
+		return false
+	}
 	p, err := sm.srv.db.PathHistory(st.ctx, sm.id, st.d.path, versions.PathHistoryOptions{OldestFirst: true, Limit: historyPage, Page: st.next})
 	if err != nil {
 		st.err = sm.errnoOf("readdir", st.d.show(), err)
@@ -232,7 +278,7 @@ func (st *historyStream) HasNext() bool {
 func (st *historyStream) Next() (fuse.DirEntry, syscall.Errno) {
 	if st.err != 0 {
 		e := st.err
-		st.err, st.more = 0, false
+		st.err, st.more, st.names = 0, false, false
 		return fuse.DirEntry{}, e
 	}
 	var de fuse.DirEntry
@@ -286,32 +332,60 @@ func (e *historyEntry) show() string {
 }
 
 // version is what the entry shows: the version as last read, or read again.
-func (e *historyEntry) version(ctx context.Context) (*versions.Version, syscall.Errno) {
-	if v := e.v.Load(); v != nil {
-		return v, 0
+func (e *historyEntry) version(ctx context.Context) (*entryVersion, syscall.Errno) {
+	if ev := e.v.Load(); ev != nil {
+		return ev, 0
 	}
+	ev, _, errno := e.load(ctx, "stat")
+	return ev, errno
+}
+
+// load reads the version from the engine: what the entry shows of it, and
+// its content as the tree's shared copy.
+func (e *historyEntry) load(ctx context.Context, op string) (*entryVersion, *historyContent, syscall.Errno) {
 	if e.sm.row.isGone() {
-		return nil, e.sm.refuseGone("stat", e.show())
+		return nil, nil, e.sm.refuseGone(op, e.show())
 	}
 	v, err := e.sm.srv.db.HistoryVersion(detach(ctx), e.sm.id, e.path, e.id)
 	if err != nil {
-		return nil, e.sm.errnoOf("stat", e.show(), err)
+		return nil, nil, e.sm.errnoOf(op, e.show(), err)
 	}
+	withheld := versions.WithheldFromHistory(e.sm.row.guardPolicy(), v)
+	c := &historyContent{}
+	if v.Content != nil && v.RedactedAt == nil && !withheld {
+		c.data = []byte(*v.Content)
+	}
+	ev := e.keepWithheld(v, withheld)
+	return ev, e.st.put(e.id, c), 0
+}
+
+// keep records what the entry shows of v, a version read with its
+// content, and drops the content.
+func (e *historyEntry) keep(v *versions.Version) *entryVersion {
+	return e.keepWithheld(v, versions.WithheldFromHistory(e.sm.row.guardPolicy(), v))
+}
+
+func (e *historyEntry) keepWithheld(v *versions.Version, withheld bool) *entryVersion {
 	v.Content = nil
-	e.v.Store(v)
-	return v, 0
+	ev := &entryVersion{v: v, withheld: withheld}
+	e.v.Store(ev)
+	return ev
 }
 
 // stale makes the entry read its version again: it may have been redacted.
-func (e *historyEntry) stale() { e.v.Store(nil) }
+func (e *historyEntry) stale() {
+	e.v.Store(nil)
+	e.st.drop(e.id)
+}
 
-func (e *historyEntry) fillAttr(v *versions.Version, a *fuse.Attr) {
+func (e *historyEntry) fillAttr(ev *entryVersion, a *fuse.Attr) {
 	s := e.sm.srv
+	v := ev.v
 	a.Ino = historyEntryIno(e.id)
 	a.Mode = syscall.S_IFREG | 0o444
 	a.Nlink = 1
 	a.Size = 0
-	if v.ContentSize != nil && v.RedactedAt == nil {
+	if v.ContentSize != nil && v.RedactedAt == nil && !ev.withheld {
 		a.Size = uint64(*v.ContentSize)
 	}
 	a.Blocks = (a.Size + 511) / 512
@@ -321,49 +395,68 @@ func (e *historyEntry) fillAttr(v *versions.Version, a *fuse.Attr) {
 }
 
 func (e *historyEntry) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	v, errno := e.version(ctx)
+	ev, errno := e.version(ctx)
 	if errno != 0 {
 		return errno
 	}
-	e.fillAttr(v, &out.Attr)
+	e.fillAttr(ev, &out.Attr)
 	out.SetTimeout(cacheTimeout)
 	return 0
 }
 
-// historyHandle is an open entry: the version's content as it was at open.
-type historyHandle struct{ data []byte }
+// historyHandle is an open entry. It holds no content: reads take the
+// version's content from the tree's shared copy (historyState), so that a
+// thousand handles on one version cost one copy.
+type historyHandle struct {
+	st       *historyState
+	released atomic.Bool
+}
+
+func (h *historyHandle) Release(ctx context.Context) syscall.Errno {
+	if !h.released.Swap(true) {
+		h.st.release()
+	}
+	return 0
+}
 
 func (e *historyEntry) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
 		return nil, 0, e.sm.srv.readOnlyHistory("open for writing", e.show())
 	}
-	if e.sm.row.isGone() {
-		return nil, 0, e.sm.refuseGone("open", e.show())
+	if !e.st.acquire() {
+		return nil, 0, e.sm.srv.tooManyHistoryHandles("open", e.show())
 	}
-	v, err := e.sm.srv.db.HistoryVersion(detach(ctx), e.sm.id, e.path, e.id)
-	if err != nil {
-		return nil, 0, e.sm.errnoOf("open", e.show(), err)
+	if _, errno := e.content(ctx, "open"); errno != 0 {
+		e.st.release()
+		return nil, 0, errno
 	}
-	h := &historyHandle{}
-	if v.Content != nil && v.RedactedAt == nil {
-		h.data = []byte(*v.Content)
-	}
-	v.Content = nil
-	e.v.Store(v)
 	// A version's content never changes; a redaction drops the pages
 	// (changed).
-	return h, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
+	return &historyHandle{st: e.st}, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
+}
+
+// content is the version's content as the tree's shared copy: the one
+// held, else read again.
+func (e *historyEntry) content(ctx context.Context, op string) (*historyContent, syscall.Errno) {
+	if c := e.st.get(e.id); c != nil && e.v.Load() != nil {
+		return c, 0
+	}
+	_, c, errno := e.load(ctx, op)
+	return c, errno
 }
 
 func (e *historyEntry) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	h, ok := f.(*historyHandle)
-	if !ok {
+	if _, ok := f.(*historyHandle); !ok {
 		return nil, syscall.EBADF
 	}
-	if off >= int64(len(h.data)) {
+	c, errno := e.content(ctx, "read")
+	if errno != 0 {
+		return nil, errno
+	}
+	if off >= int64(len(c.data)) {
 		return fuse.ReadResultData(nil), 0
 	}
-	return fuse.ReadResultData(h.data[off:min(int64(len(h.data)), off+int64(len(dest)))]), 0
+	return fuse.ReadResultData(c.data[off:min(int64(len(c.data)), off+int64(len(dest)))]), 0
 }
 
 // The xattrs of an entry: those of a live file, and what the version did.
@@ -376,7 +469,8 @@ const (
 )
 
 // entryXattrs are the entry's attributes, in listing order.
-func entryXattrs(v *versions.Version, path string) [][2]string {
+func entryXattrs(ev *entryVersion, path string) [][2]string {
+	v := ev.v
 	out := [][2]string{{xattrID, v.MemoryID}, {xattrVersion, v.ID}}
 	if v.ContentSHA256 != nil {
 		out = append(out, [2]string{xattrSHA256, *v.ContentSHA256})
@@ -387,6 +481,8 @@ func entryXattrs(v *versions.Version, path string) [][2]string {
 	out = append(out, [2]string{xattrOperation, string(v.Operation)}, [2]string{xattrTime, v.CreatedAt.UTC().Format(time.RFC3339Nano)},
 		[2]string{xattrPath, path})
 	switch {
+	case ev.withheld:
+		out = append(out, [2]string{xattrEmpty, versions.WithheldReason})
 	case v.RedactedAt != nil:
 		why := "redacted at " + v.RedactedAt.UTC().Format(time.RFC3339Nano)
 		if v.RedactedBy != nil {
@@ -400,11 +496,11 @@ func entryXattrs(v *versions.Version, path string) [][2]string {
 }
 
 func (e *historyEntry) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	v, errno := e.version(ctx)
+	ev, errno := e.version(ctx)
 	if errno != 0 {
 		return 0, errno
 	}
-	for _, kv := range entryXattrs(v, e.path) {
+	for _, kv := range entryXattrs(ev, e.path) {
 		if kv[0] == attr {
 			return xattrReply([]byte(kv[1]), dest)
 		}
@@ -413,12 +509,12 @@ func (e *historyEntry) Getxattr(ctx context.Context, attr string, dest []byte) (
 }
 
 func (e *historyEntry) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	v, errno := e.version(ctx)
+	ev, errno := e.version(ctx)
 	if errno != 0 {
 		return 0, errno
 	}
 	var b []byte
-	for _, kv := range entryXattrs(v, e.path) {
+	for _, kv := range entryXattrs(ev, e.path) {
 		b = append(append(b, kv[0]...), 0)
 	}
 	return xattrReply(b, dest)

@@ -65,6 +65,9 @@ type Options struct {
 	// truncate that would pass it fails with ENOSPC. Zero means
 	// DefaultMaxUnsavedBytes.
 	MaxUnsavedBytes int64
+	// MaxScratchFiles bounds the scratch files the mount holds (a create
+	// or rename past it fails with ENOSPC); 0 means DefaultMaxScratchFiles.
+	MaxScratchFiles int
 }
 
 // Observer counts what a mount does; its methods must not block.
@@ -113,8 +116,10 @@ type Server struct {
 	contents *contents
 	// unsaved bounds the bytes of content not saved yet (budget.go).
 	unsaved *unsavedBudget
-	once    sync.Once
-	err     error
+	// scratchCap bounds the scratch files (scratchcap.go).
+	scratchCap *scratchCap
+	once       sync.Once
+	err        error
 
 	// refusals rate-limits the log of refusals (refusallog.go).
 	refusals refusalLog
@@ -122,6 +127,8 @@ type Server struct {
 	// lease is the mount instance's lease; its id owns the mount's pending
 	// files (versions/leases.go).
 	lease versions.MountLease
+	// epoch is the lease's epoch now (lease.go).
+	epoch atomic.Int64
 	// pendingIno numbers the files created in the mount (ino.go).
 	pendingIno pendingInos
 	// offline: a request was answered from the caches because the
@@ -155,6 +162,9 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	if o.MaxUnsavedBytes <= 0 {
 		o.MaxUnsavedBytes = DefaultMaxUnsavedBytes
 	}
+	if o.MaxScratchFiles <= 0 {
+		o.MaxScratchFiles = DefaultMaxScratchFiles
+	}
 	if o.ScratchPatterns == nil {
 		o.ScratchPatterns = DefaultScratchPatterns
 	}
@@ -170,7 +180,7 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	}
 	s := &Server{db: db, sess: sess, actor: versions.SessionActor(sess.ID), opts: o,
 		log: o.Logger.With("mount", mnt, "session", sess.ID), mnt: mnt, started: time.Now(), contents: newContents(),
-		unsaved: &unsavedBudget{max: o.MaxUnsavedBytes}}
+		unsaved: &unsavedBudget{max: o.MaxUnsavedBytes}, scratchCap: &scratchCap{max: int64(o.MaxScratchFiles)}}
 	if err := s.recoverStale(); err != nil {
 		return nil, err
 	}
@@ -282,43 +292,6 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	mounted = true
 	s.log.Info("mounted", "stores", len(s.stores), "strict", o.Strict)
 	return s, nil
-}
-
-// owner names this mount's pending files: its instance, never its path
-// (mounts in other namespaces or on other hosts may share that). When the
-// instance's lease lapses, whoever uses the database next publishes them,
-// attributed to the session that saved them (versions/leases.go).
-func (s *Server) owner() string { return s.lease.ID }
-
-// renewLease renews the mount's lease until the mount stops. A renewal the
-// database did not take is tried again at the next tick; one that finds
-// the lease lapsed (the daemon was stopped, or the database unreachable,
-// for longer than versions.LeaseTTL) means others published this mount's
-// temporary files and ended its session.
-func (s *Server) renewLease(ctx context.Context) {
-	t := time.NewTicker(versions.LeaseRenew)
-	defer t.Stop()
-	failing := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		lapsed, err := s.db.RenewMount(ctx, s.lease)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			if !failing {
-				s.log.Warn("renewing the mount's lease failed; retrying (after "+versions.LeaseTTL.String()+" others take this mount for dead and publish its temporary files)", "err", err)
-			}
-			failing = true
-		case lapsed:
-			s.log.Warn("the mount's lease had lapsed: others published its temporary files and ended its session; it holds a new lease now")
-			failing = false
-		case err == nil:
-			failing = false
-		}
-	}
 }
 
 // Mountpoint is the absolute path the session is mounted on.

@@ -28,12 +28,12 @@ func benchScan(b *testing.B, n int) {
 	}
 }
 
-// BenchmarkScanAddedLine100KiB is a save that adds a line to a 100 KiB memory.
-func BenchmarkScanAddedLine100KiB(b *testing.B) {
+// BenchmarkScanChangeLine100KiB is a save that adds a line to a 100 KiB memory.
+func BenchmarkScanChangeLine100KiB(b *testing.B) {
 	base := text(b, 100<<10)
 	i := strings.IndexByte(base[len(base)/2:], '\n') + len(base)/2 + 1
 	content := base[:i] + "a new line about the plan\n" + base[i:]
 	for b.Loop() {
-		guard.ScanAdded(base, content)
+		guard.ScanChange(base, content)
 	}
 }

@@ -90,6 +90,8 @@ type allowlist struct {
 type ruleSet struct {
 	rules  []*rule
 	global []allowlist
+	// multiline are the rules whose match may span lines.
+	multiline []*rule
 	// byKeyword lists, for each keyword (lower case), the rules it wakes.
 	byKeyword map[string][]*rule
 	// pairs maps the first two bytes of a keyword (in any case) to the
@@ -99,7 +101,7 @@ type ruleSet struct {
 }
 
 var rules = sync.OnceValue(func() *ruleSet {
-	rs := &ruleSet{byKeyword: map[string][]*rule{}, global: compileAllow(gitleaksGlobalAllowlists), groups: [][]string{nil}}
+	rs := &ruleSet{byKeyword: map[string][]*rule{}, global: compileAllow(append(append([]allowData{}, gitleaksGlobalAllowlists...), placeholderAllowlists...)), groups: [][]string{nil}}
 	for _, d := range append(append([]ruleData{}, gitleaksRules...), detectSecretsRules...) {
 		syn, err := syntax.Parse(d.Regex, syntax.Perl)
 		if err != nil {
@@ -107,6 +109,9 @@ var rules = sync.OnceValue(func() *ruleSet {
 		}
 		r := &rule{ruleData: d, re: regexp.MustCompile(d.Regex), minLen: minLen(syn), allow: compileAllow(d.Allowlists)}
 		rs.rules = append(rs.rules, r)
+		if d.Multiline {
+			rs.multiline = append(rs.multiline, r)
+		}
 		for _, k := range d.Keywords {
 			k = strings.ToLower(k)
 			if len(k) < 2 {
@@ -143,6 +148,19 @@ func compileAllow(ds []allowData) []allowlist {
 	return out
 }
 
+// placeholderAllowlists let through, for every rule, the placeholders
+// that vendors' documentation and templates write where a credential goes,
+// as docs/guard.md promises: AWS's documented examples (a key id or a
+// secret holding EXAMPLE, such as wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY),
+// a URL's password that is a placeholder word with digits at most
+// (changeme123, password123, yourpassword), and a Slack webhook whose ids
+// are runs of 0 or X.
+var placeholderAllowlists = []allowData{
+	{Regexes: []string{`EXAMPLE`}},
+	{Regexes: []string{`(?i)^(?:your|my|the|some|db|example|dummy|fake|sample|test|secret|super)?[-_]?(?:password|passwd|pass|pwd|secret|changeme|change[-_]?me|changethis|placeholder|example|redacted)[-_]?[0-9]*[!]?$`}},
+	{Target: "match", Regexes: []string{`(?i)hooks\.slack\.com/\w+/T[0X]{6,}/B[0X]{6,}/X{6,}`}},
+}
+
 // Rules returns the ids of the rules applied, in order.
 func Rules() []string {
 	var ids []string
@@ -160,20 +178,30 @@ func Source() string {
 // Scan returns the credentials in content, in order of line.
 func Scan(content string) []Finding { return scan(content, 0, len(content)) }
 
-// ScanAdded returns the credentials in the part of content that differs
-// from base: the lines between the two texts' common beginning and common
-// end. A save that changes a few lines of a large memory is checked on those
-// lines only; lines it keeps were checked when they were written.
-func ScanAdded(base, content string) []Finding {
-	if base == "" {
-		return Scan(content)
+// ScanChange returns the credentials that a change of a text from before
+// to after brings in: every finding of a full scan of after (Scan) whose
+// match touches the lines that differ between the two texts (between
+// their common beginning and common end). It is the one check of a save,
+// used by the engine when a save commits and by the mount at write():
+// the cost follows the change, not the file, yet what a full scan of the
+// result would refuse because of the change is never let through.
+//
+// A rule whose match may span lines (a private key block) is completed
+// with as much unchanged text as it needs: a key whose BEGIN line the
+// file already held (a template) and whose body and END line the change
+// fills in is found, as is a key written a line per save. Lines the
+// change keeps are not reported: they were checked when they were
+// written. A before of "" scans all of after.
+func ScanChange(before, after string) []Finding {
+	if before == "" {
+		return Scan(after)
 	}
-	lo := commonPrefix(base, content)
-	if lo == len(content) {
-		return nil // content is a prefix of base: nothing added
+	lo := commonPrefix(before, after)
+	if lo == len(after) {
+		return nil // after is a prefix of before: nothing added
 	}
-	hi := commonSuffix(base[lo:], content[lo:])
-	return scan(content, lo, len(content)-hi)
+	hi := commonSuffix(before[lo:], after[lo:])
+	return scan(after, lo, len(after)-hi)
 }
 
 // commonPrefix is the length of the longest common prefix of a and b,
@@ -202,8 +230,10 @@ func commonSuffix(a, b string) int {
 	return i
 }
 
-// scan looks for credentials whose keyword lies in the lines of content
-// that hold content[lo:hi].
+// scan looks for the credentials whose match touches the lines of content
+// that hold content[lo:hi]: those whose keyword lies in those lines, and
+// those of a rule whose match may span lines whose keyword comes before
+// them.
 func scan(content string, lo, hi int) []Finding {
 	lo = strings.LastIndexByte(content[:lo], '\n') + 1
 	if i := strings.IndexByte(content[hi:], '\n'); i >= 0 {
@@ -221,6 +251,22 @@ func scan(content string, lo, hi int) []Finding {
 	}
 	var seen map[window]bool
 	found := map[Finding]bool{}
+	// A multi-line match whose keyword lies in the unchanged text before
+	// the change counts when it reaches into the change.
+	for _, r := range rs.multiline {
+		for _, k := range r.Keywords {
+			for p := indexFold(content[:lo], k, 0); p >= 0; p = indexFold(content[:lo], k, p+1) {
+				start := strings.LastIndexByte(content[:p], '\n') + 1
+				if seen == nil {
+					seen = map[window]bool{}
+				}
+				if !seen[window{r, start}] {
+					seen[window{r, start}] = true
+					r.find(content, start, len(content), lo, found)
+				}
+			}
+		}
+	}
 	// One pass over the bytes finds every keyword, as gitleaks' keyword
 	// trie does; a keyword wakes its rules on the text around it.
 	for p := lo; p+1 < hi; p++ {
@@ -252,7 +298,7 @@ func scan(content string, lo, hi int) []Finding {
 					continue
 				}
 				seen[window{r, start}] = true
-				r.find(content, start, end, found)
+				r.find(content, start, end, 0, found)
 			}
 		}
 	}
@@ -289,10 +335,14 @@ func isSpace(c byte) bool {
 }
 
 // find adds to found the rule's matches in content[start:end] that pass its
-// entropy threshold, check and allowlists, as gitleaks' detectRule decides.
-func (r *rule) find(content string, start, end int, found map[Finding]bool) {
+// entropy threshold, check and allowlists, as gitleaks' detectRule decides,
+// and reach content[reach:] (reach 0: all).
+func (r *rule) find(content string, start, end, reach int, found map[Finding]bool) {
 	w := content[start:end]
 	for _, m := range r.re.FindAllStringIndex(w, -1) {
+		if start+m[1] <= reach {
+			continue
+		}
 		match := strings.Trim(w[m[0]:m[1]], "\n")
 		secret := match
 		if groups := r.re.FindStringSubmatch(match); len(groups) >= 2 {
@@ -414,6 +464,28 @@ func bothCases(c byte) []byte {
 		return []byte{c, c - 'A' + 'a'}
 	}
 	return []byte{c}
+}
+
+// indexFold is the first index from from of k (lower case) in s in any
+// case, or -1.
+func indexFold(s, k string, from int) int {
+	c0 := bothCases(k[0])
+	for from < len(s) {
+		i := -1
+		for _, c := range c0 {
+			if j := strings.IndexByte(s[from:], c); j >= 0 && (i < 0 || j < i) {
+				i = j
+			}
+		}
+		if i < 0 {
+			return -1
+		}
+		if hasPrefixFold(s[from+i:], k) {
+			return from + i
+		}
+		from += i + 1
+	}
+	return -1
 }
 
 // hasPrefixFold reports whether s starts with k (lower case) in any case.

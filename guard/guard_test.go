@@ -36,12 +36,12 @@ func TestEveryKind(t *testing.T) {
 	}
 }
 
-func TestScanAdded(t *testing.T) {
+func TestScanChange(t *testing.T) {
 	c := guardtest.One("github")
 	base := strings.Repeat("an ordinary line of notes\n", 200)
 	withSecret := base[:26*100] + c.Text + base[26*100:]
 	t.Run("AddedLine", func(t *testing.T) {
-		got := guard.ScanAdded(base, withSecret)
+		got := guard.ScanChange(base, withSecret)
 		if len(got) != 1 || got[0].Rule != "github-pat" || got[0].Line != 101 {
 			t.Fatalf("got %v, want github-pat at line 101", got)
 		}
@@ -50,7 +50,7 @@ func TestScanAdded(t *testing.T) {
 		// The credential was in the base already (a store on warn): an
 		// edit elsewhere adds nothing.
 		edited := withSecret + "one more line\n"
-		if got := guard.ScanAdded(withSecret, edited); len(got) != 0 {
+		if got := guard.ScanChange(withSecret, edited); len(got) != 0 {
 			t.Fatalf("got %v for a line the base had", got)
 		}
 	})
@@ -58,15 +58,64 @@ func TestScanAdded(t *testing.T) {
 		// A token completed by the edit is found: the changed bytes are
 		// widened to their whole lines.
 		half := base + c.Text[:len(c.Text)/2] + "\n"
-		if got := guard.ScanAdded(half, base+c.Text); len(got) != 1 {
+		if got := guard.ScanChange(half, base+c.Text); len(got) != 1 {
 			t.Fatalf("got %v, want the completed token", got)
 		}
 	})
 	t.Run("Removed", func(t *testing.T) {
-		if got := guard.ScanAdded(withSecret, base); len(got) != 0 {
+		if got := guard.ScanChange(withSecret, base); len(got) != 0 {
 			t.Fatalf("got %v for a removal", got)
 		}
 	})
+}
+
+// TestScanChangeCompletesKeys: a private key whose BEGIN line the file
+// already held (a template) is found when a save fills in its body and END
+// line, and so is a key written a line per save: whatever the steps, the
+// result of saves that each pass ScanChange never holds what Scan finds.
+func TestScanChangeCompletesKeys(t *testing.T) {
+	for _, kind := range []string{"pem", "openssh", "pgp"} {
+		c := guardtest.One(kind)
+		lines := strings.SplitAfter(c.Text, "\n")
+		t.Run(kind+"/Template", func(t *testing.T) {
+			head := "# deploy key\n\n"
+			template := head + lines[0] + "(paste the key here)\n" + lines[len(lines)-2] + "notes after\n"
+			if got := guard.Scan(template); len(got) != 0 {
+				t.Fatalf("the template alone: %v", got)
+			}
+			filled := head + c.Text + "notes after\n"
+			if got := guard.ScanChange(template, filled); len(got) == 0 || got[0].Rule != "private-key" {
+				t.Fatalf("filling in the template: %v, want private-key", got)
+			}
+			// Only the body changes: BEGIN and END are both unchanged.
+			bodyOnly := head + lines[0] + strings.Join(lines[1:len(lines)-2], "") + lines[len(lines)-2] + "notes after\n"
+			if got := guard.ScanChange(template, bodyOnly); len(got) == 0 {
+				t.Fatalf("filling in the body between kept BEGIN and END lines: no finding")
+			}
+		})
+		t.Run(kind+"/LinePerSave", func(t *testing.T) {
+			saved := "# notes\n"
+			for i, l := range lines {
+				next := saved + l
+				if got := guard.ScanChange(saved, next); len(got) > 0 {
+					if got[0].Rule != "private-key" {
+						t.Fatalf("line %d: %v", i, got)
+					}
+					return // refused: the saved text stays as it was
+				}
+				saved = next
+			}
+			t.Fatalf("every line passed; a full scan of the result finds %v", guard.Scan(saved))
+		})
+		t.Run(kind+"/Inserted", func(t *testing.T) {
+			// The body goes in before a trailing END line the file held.
+			before := "x\n" + lines[0] + lines[len(lines)-2]
+			after := "x\n" + c.Text
+			if got := guard.ScanChange(before, after); len(got) == 0 {
+				t.Fatalf("no finding")
+			}
+		})
+	}
 }
 
 // TestAllowlisted: values gitleaks' allowlists keep (placeholders,
@@ -77,6 +126,13 @@ func TestAllowlisted(t *testing.T) {
 		"DATABASE_URL=postgres://app:$DB_PASSWORD@db:5432/app\n",          // a variable, not a password
 		"url: postgres://memfs:CHANGE-ME@db.example:5432/memfs\n",         // a placeholder
 		"token: ghp_" + strings.Repeat("a", 36) + "\n",                    // too little entropy
+		// Placeholders the vendors' documentation writes (docs/guard.md).
+		"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+		"AWS_SECRET_ACCESS_KEY=\"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\"\n",
+		"DATABASE_URL=postgres://user:changeme123@localhost:5432/app\n",
+		"url: mysql://root:password123@db:3306/app\n",
+		"postgres://admin:yourpassword@db.example/app\n",
+		"SLACK_WEBHOOK=https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX\n",
 	} {
 		if got := guard.Scan(text); len(got) != 0 {
 			t.Errorf("%q: got %v", text, got)
@@ -163,4 +219,10 @@ https://example.com/path?key=value&token=TOKEN
 Authorization: Bearer <token>
 The JWT has three parts: header.payload.signature, each base64url-encoded.
 -----BEGIN and -----END lines frame a PEM block; this sentence is not one.
+aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
+aws_access_key_id = AKIAIOSFODNN7EXAMPLE
+DATABASE_URL=postgres://app:changeme123@localhost:5432/app
+mysql://root:password123@127.0.0.1:3306/test
+redis://default:yourpassword@cache:6379
+SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX
 `

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/memfs/memfs/versions"
@@ -81,6 +82,14 @@ type Server struct {
 	mux     *http.ServeMux
 	limit   *limiter
 	metrics *Metrics
+	// prefixes are handlers that own every path below a prefix and do
+	// their own authentication (the web UI's sign-in cookie).
+	prefixes []prefixHandler
+}
+
+type prefixHandler struct {
+	prefix string
+	h      http.Handler
 }
 
 // New makes the API's handler over db with every route of the memory-store
@@ -107,6 +116,13 @@ func (s *Server) Handle(pattern string, h HandlerFunc) {
 	s.mux.Handle(pattern, s.wrap(pattern, h))
 }
 
+// HandlePrefix gives h every request whose path is prefix (which ends in
+// "/") or lies below it, and the path without its trailing "/". h does its
+// own authentication: no API key is asked for. Register before serving.
+func (s *Server) HandlePrefix(prefix string, h http.Handler) {
+	s.prefixes = append(s.prefixes, prefixHandler{prefix, h})
+}
+
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("request-id", newRequestID())
@@ -115,6 +131,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.metrics.observe("bad_framing", http.StatusBadRequest, 0)
 		s.writeError(w, r, err)
 		return
+	}
+	for _, p := range s.prefixes {
+		if strings.HasPrefix(r.URL.Path, p.prefix) || r.URL.Path == strings.TrimSuffix(p.prefix, "/") {
+			p.h.ServeHTTP(w, r)
+			return
+		}
 	}
 	if err := checkRawPath(r); err != nil {
 		s.metrics.observe("invalid_path", http.StatusBadRequest, 0)

@@ -33,6 +33,8 @@ func (s *Server) routes() {
 	s.Handle("POST /v1/sessions/{session_id}/archive", s.archiveSession)
 	s.Handle("GET /v1/sessions/{session_id}/resources", s.listResources)
 	s.Handle("GET /v1/sessions/{session_id}/resources/{resource_id}", s.getResource)
+
+	s.searchRoutes()
 }
 
 // StoreID is the memory_store_id of a route's path, checked to be a

@@ -26,6 +26,13 @@ type Limits struct {
 	// Run fails when asked for one it cannot apply.
 	Memory int64   `json:"memory"`
 	CPUs   float64 `json:"cpus"`
+	// CPUWeight is the command's share of the CPU when it competes with
+	// other processes (cgroup v2's cpu.weight, 1 to 10000; a process
+	// outside the command's cgroup weighs 100): a command with a lower
+	// weight cannot starve the mount daemons on the host, its own
+	// included. 0 leaves the weight alone. Without a cpu controller it is
+	// not applied, and a warning says so.
+	CPUWeight int `json:"cpu_weight"`
 	// Tmp bounds, in bytes, what the command writes to its private /tmp
 	// (and its home there): a tmpfs, host memory outside any --memory
 	// limit. 0 means DefaultTmp.
@@ -38,6 +45,12 @@ const DefaultTmp = 64 << 20
 // DefaultPids is memfs run's process limit unless the operator sets one.
 const DefaultPids = 1024
 
+// DefaultCPUWeight is memfs run's CPU weight for the command unless the
+// operator sets one: a tenth of a daemon's (100), so that an agent
+// spinning every core still leaves its mount daemon, and every other
+// session's, the CPU they ask for.
+const DefaultCPUWeight = 10
+
 // cgroup is one run's cgroup: one directory on cgroup v2, one per
 // controller on v1. Each is a child of this process's own cgroup there.
 type cgroup struct {
@@ -48,7 +61,7 @@ type cgroup struct {
 // limit other than Pids cannot be applied (Pids then falls back to
 // RLIMIT_NPROC alone, logged).
 func makeCgroup(l Limits, name string) (*cgroup, error) {
-	if l.Pids == 0 && l.Memory == 0 && l.CPUs == 0 {
+	if l.Pids == 0 && l.Memory == 0 && l.CPUs == 0 && l.CPUWeight == 0 {
 		return &cgroup{}, nil
 	}
 	cg, err := tryCgroup(l, name)
@@ -57,6 +70,11 @@ func makeCgroup(l Limits, name string) (*cgroup, error) {
 	}
 	if l.Memory != 0 || l.CPUs != 0 {
 		return nil, errorf(KindSetup, "cannot apply --memory or --cpus: %v; give the limits to the container or service memfs runs in instead", err)
+	}
+	if l.CPUWeight != 0 {
+		slog.Warn("sandbox: cannot lower the command's CPU weight (no cgroup cpu controller): a busy command competes with the mount daemons as an equal", "reason", err.Error())
+		l.CPUWeight = 0
+		return makeCgroup(l, name)
 	}
 	slog.Warn("sandbox: no cgroup pids controller to limit the command's processes; RLIMIT_NPROC of its user limits them instead", "reason", err.Error())
 	return &cgroup{}, nil
@@ -82,6 +100,9 @@ func tryCgroup(l Limits, name string) (*cgroup, error) {
 	}
 	if l.CPUs > 0 {
 		want["cpu"] = []setting{{"cpu.max", fmt.Sprintf("%d 100000", int64(l.CPUs*100000))}}
+	}
+	if l.CPUWeight > 0 {
+		want["cpu"] = append(want["cpu"], setting{"cpu.weight", strconv.Itoa(l.CPUWeight)})
 	}
 	if root, ok := own[""]; ok && isCgroup2("/sys/fs/cgroup"+root) {
 		dir := filepath.Join("/sys/fs/cgroup", root)
@@ -120,9 +141,12 @@ func tryCgroup(l Limits, name string) (*cgroup, error) {
 		cg.dirs = append(cg.dirs, child)
 		for _, kv := range settings {
 			files := map[string]string{v1[kv.file]: kv.value}
-			if kv.file == "cpu.max" {
+			switch kv.file {
+			case "cpu.max":
 				q, _, _ := strings.Cut(kv.value, " ")
 				files = map[string]string{"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": q}
+			case "cpu.weight":
+				files = map[string]string{"cpu.shares": strconv.Itoa(v1Shares(l.CPUWeight))}
 			}
 			for f, v := range files {
 				if err := os.WriteFile(filepath.Join(child, f), []byte(v), 0); err != nil {
@@ -133,6 +157,10 @@ func tryCgroup(l Limits, name string) (*cgroup, error) {
 	}
 	return cg, nil
 }
+
+// v1Shares is cgroup v1's cpu.shares for a v2 cpu.weight: 100 is 1024,
+// the share of a process outside any child cgroup.
+func v1Shares(weight int) int { return max(2, weight*1024/100) }
 
 // ownCgroups maps each controller (v2: "") to this process's cgroup in it.
 func ownCgroups() (map[string]string, error) {

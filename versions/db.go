@@ -64,6 +64,8 @@ type Options struct {
 // transactions begin IMMEDIATE; on PostgreSQL: a lock on the store's row),
 // and readers that never queue behind the writers.
 type DB struct {
+	// writes counts the write transactions that committed (Writes).
+	writes atomic.Int64
 	// where names the database in messages and logs: a SQLite file's
 	// absolute path, or a PostgreSQL server's host, port and database
 	// (never a password).
@@ -74,10 +76,14 @@ type DB struct {
 	busyTimeout time.Duration
 	w, r        *sql.DB
 	wp, rp      *connPool
-	origin      string
-	originNum   int64 // origin as it is stored in versions
-	now         func() time.Time
-	ids         idGen
+	// lw and lp are the connection mount leases are renewed on
+	// (RenewMount), so that a renewal never queues behind the writers.
+	lw        *sql.DB
+	lp        *connPool
+	origin    string
+	originNum int64 // origin as it is stored in versions
+	now       func() time.Time
+	ids       idGen
 	// seqs caches store id → row number for the read paths a mount calls
 	// on every lookup; a store's row number never changes or is reused.
 	seqs      sync.Map
@@ -170,6 +176,12 @@ func (db *DB) Close() error {
 		}
 		if db.rp != nil {
 			db.rp.close()
+		}
+		if db.lp != nil {
+			db.lp.close()
+		}
+		if db.lw != nil {
+			db.lw.Close()
 		}
 		if db.r != nil && db.r != db.w {
 			db.closeErr = db.r.Close()
@@ -495,6 +507,9 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 		err = p.stale(ctx, c, err)
 		return err
 	}
+	if p := positionsOf(ctx); p != nil {
+		p.reset() // an attempt that rolled back recorded nothing
+	}
 	if err = fn(r); err == nil {
 		if r.changed && db.d.notify != "" {
 			// One round trip: a statement without arguments goes by the
@@ -546,6 +561,9 @@ func (db *DB) write(ctx context.Context, what string, fn func(r *run) error) err
 		err = db.group.write(ctx, db, fn)
 	} else {
 		err = db.writeAlone(ctx, fn)
+	}
+	if err == nil {
+		db.writes.Add(1)
 	}
 	return db.wrap(what, err)
 }

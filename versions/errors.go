@@ -66,6 +66,8 @@ const (
 	ObjectMemory  Object = "memory"
 	ObjectVersion Object = "memory_version"
 	ObjectSession Object = "session"
+	// ObjectCheckpoint is a named position of a store's history.
+	ObjectCheckpoint Object = "memory_checkpoint"
 )
 
 // objectError is an error about one object of a store (storeID "" for a

@@ -51,7 +51,7 @@ func guardCheck(r *run, s *storeRow, path, base, content string) error {
 	if s.Guard == guard.Off || content == "" {
 		return nil
 	}
-	found := guard.ScanAdded(base, content)
+	found := guard.ScanChange(base, content)
 	if len(found) == 0 {
 		return nil
 	}

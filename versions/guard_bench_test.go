@@ -16,7 +16,7 @@ import (
 // iteration saves the same content on a store whose guard is off and on one
 // whose guard refuses, one after the other, and times each save; the
 // medians of the two, and the median time of the guard's own check of that
-// content (guard.ScanAdded, or guard.Scan for a new memory), are printed
+// content (guard.ScanChange, or guard.Scan for a new memory), are printed
 // with the guard's share of a save. Medians of interleaved saves, because
 // the machine this runs on is shared: a mean would carry whatever else ran.
 //
@@ -70,7 +70,7 @@ func guardSaves(b *testing.B, kind, text string) {
 		on = append(on, save(1, n))
 		start := time.Now()
 		if kind == "edit" {
-			guard.ScanAdded(variants[(n+1)%2], variants[n%2])
+			guard.ScanChange(variants[(n+1)%2], variants[n%2])
 		} else {
 			guard.Scan(variants[n%2])
 		}

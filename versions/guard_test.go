@@ -36,13 +36,14 @@ func TestGuardRefuses(t *testing.T) {
 		t.Fatalf("new store's guard %q, want refuse", s.Guard)
 	}
 	m := create(t, db, s.ID, "/notes.md", "# notes\n")
+	holdLease(t, db, "mount-1")
 	for _, c := range guardtest.All() {
 		t.Run(c.Kind, func(t *testing.T) {
 			_, err := db.CreateMemory(ctx, s.ID, "/new-"+c.Kind+".md", c.Text, me)
 			wantRefused(t, err, c)
 			_, err = db.UpdateMemory(ctx, s.ID, m.ID, versions.MemoryUpdate{Content: ptr("# notes\n" + c.Text)}, me)
 			wantRefused(t, err, c)
-			_, err = db.SavePending(ctx, s.ID, "mount-1", "/pending-"+c.Kind+".md", c.Text, me, 0)
+			_, err = db.SavePending(ctx, s.ID, owned("mount-1"), "/pending-"+c.Kind+".md", c.Text, me, 0)
 			wantRefused(t, err, c)
 		})
 	}

@@ -23,7 +23,7 @@ type VersionListOptions struct {
 }
 
 const versionCols = `seq, id, memory_id, operation, created_at, actor_type, actor_id, conflict,
-	redacted_at, redactor_type, redactor_id, path, sha, size, restored_from, prev_path`
+	redacted_at, redactor_type, redactor_id, path, sha, size, restored_from, via_key, prev_path`
 
 func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent bool) (*Version, int64, error) {
 	v := Version{StoreID: storeID}
@@ -31,9 +31,9 @@ func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent
 	var op string
 	var id, actorType, actorID, redactorType, redactorID, path, sha, content sql.NullString
 	var redacted, size sql.NullInt64
-	var restoredFrom, prevPath sql.NullString
+	var restoredFrom, via, prevPath sql.NullString
 	dest := []any{&seq, &id, &v.MemoryID, &op, &created, &actorType, &actorID, &v.Conflict,
-		&redacted, &redactorType, &redactorID, &path, &sha, &size, &restoredFrom, &prevPath}
+		&redacted, &redactorType, &redactorID, &path, &sha, &size, &restoredFrom, &via, &prevPath}
 	if withContent {
 		dest = append(dest, &content)
 	}
@@ -46,7 +46,7 @@ func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent
 	}
 	v.Operation, v.CreatedAt, v.RedactedAt = Operation(op), fromNanos(created), nullTime(redacted)
 	if actorType.Valid {
-		v.CreatedBy = &Actor{Type: actorType.String, ID: actorID.String}
+		v.CreatedBy = &Actor{Type: actorType.String, ID: actorID.String, Via: via.String}
 	}
 	if redactorType.Valid {
 		v.RedactedBy = &Actor{Type: redactorType.String, ID: redactorID.String}
@@ -374,8 +374,12 @@ func markRestored(r *run, seq int64, fromID string) error {
 
 // victims selects the rows PruneVersions removes: of the store ?1's
 // versions (its rows ?4..?5), those older than ?3 beyond each memory's ?2
-// newest, and never a live memory's head.
-const victims = `SELECT seq FROM (SELECT seq, created_at,
+// newest, never a live memory's head, and never a version a checkpoint
+// other than a session's needs (checkpointNeeds).
+const victims = agedOut + ` AND seq NOT IN (` + checkpointNeeds + `)`
+
+// agedOut is victims without what checkpoints keep.
+const agedOut = `SELECT seq FROM (SELECT seq, created_at,
 		row_number() OVER (PARTITION BY memory_id ORDER BY seq DESC) AS rn
 		FROM versions WHERE seq > ?4 AND seq < ?5) AS ranked
 	WHERE rn > ?2 AND created_at < ?3 AND seq NOT IN (SELECT head FROM memories WHERE store = ?1)`
@@ -500,6 +504,9 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 		if err != nil {
 			return err
 		}
+		if err := expireSessionCheckpoints(r, s, olderThan); err != nil {
+			return err
+		}
 		var args []any
 		if out, args, err = pruneVictims(r, s, olderThan, keepLast); err != nil {
 			return err
@@ -529,8 +536,9 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 
 // Export calls emit with the store and its limits (a StoreExport), then
 // every memory (full view) in path order, every directory kept without a
-// memory below it (a DirExport) in path order, then every version (full)
-// oldest first, all from one snapshot: the format Import reads.
+// memory below it (a DirExport) in path order, every version (full)
+// oldest first, then every checkpoint (a Checkpoint), all from one
+// snapshot: the format Import reads.
 func (db *DB) Export(ctx context.Context, storeID string, emit func(v any) error) error {
 	return db.read(ctx, "export", func(r *run) error {
 		s, err := loadStore(r, storeID)
@@ -592,7 +600,10 @@ func (db *DB) Export(ctx context.Context, storeID string, emit func(v any) error
 				return err
 			}
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return exportCheckpoints(r, s, emit)
 	})
 }
 

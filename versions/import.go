@@ -23,6 +23,8 @@ import (
 //	memory_directory  each directory kept without a memory below it (mkdir),
 //	                  by path
 //	memory_version    every version with its content, oldest first
+//	memory_checkpoint each checkpoint, at the version it names
+//	                  (memory_version_id null: before every version)
 //
 // Several exports may follow each other in one stream: each memory_store
 // line begins the next store. Import reads exactly this; ids, times, actors,
@@ -76,6 +78,9 @@ type importStore struct {
 	dirs     []string
 	versions []Version
 	lines    map[string]int // version id → its line, for messages
+	// checkpoints are the store's checkpoints, each at the version its
+	// VersionID names ("": before every version).
+	checkpoints []Checkpoint
 }
 
 // Import reads JSON Lines as Export writes them and recreates each store
@@ -198,8 +203,14 @@ func readExport(in io.Reader) ([]*importStore, error) {
 			}
 			cur.versions = append(cur.versions, v)
 			cur.lines[v.ID] = n
+		case "memory_checkpoint":
+			c, err := readCheckpointLine(n, line, cur)
+			if err != nil {
+				return nil, err
+			}
+			cur.checkpoints = append(cur.checkpoints, *c)
 		default:
-			return nil, errorf(CodeInvalid, "import: line %d has type %q, not one of memory_store, memory, memory_directory, memory_version: give a file memfs export wrote", n, head.Type)
+			return nil, errorf(CodeInvalid, "import: line %d has type %q, not one of memory_store, memory, memory_directory, memory_version, memory_checkpoint: give a file memfs export wrote", n, head.Type)
 		}
 		if err == io.EOF {
 			break
@@ -475,6 +486,9 @@ func importOne(r *run, st *importStore) (Imported, error) {
 		if _, err := r.exec("INSERT INTO dirs (store, path) VALUES (?, ?)", seq, d); err != nil {
 			return Imported{}, err
 		}
+	}
+	if err := importCheckpoints(r, seq, st, heads); err != nil {
+		return Imported{}, err
 	}
 	// A mount whose session names this store id (deleted, now back) sees
 	// it reappear.

@@ -27,13 +27,13 @@ func TestLapsedLeasePublishes(t *testing.T) {
 	ok(t, err)
 	by := versions.SessionActor(sess.ID)
 	ok(t, dead.StartMount(ctx, versions.MountLease{ID: "mnt_dead", SessionID: sess.ID, Host: "a", Mountpoint: "/mnt/memory"}))
-	_, err = dead.SavePending(ctx, st.ID, "mnt_dead", "/.tmp-1-abc", "acknowledged", by, 0)
+	_, err = dead.SavePending(ctx, st.ID, owned("mnt_dead"), "/.tmp-1-abc", "acknowledged", by, 0)
 	ok(t, err)
 
 	// Another mount at the same path, alive: its file is its own.
 	alive := open(versions.Options{})
 	holdLease(t, alive, "mnt_alive")
-	_, err = alive.SavePending(ctx, st.ID, "mnt_alive", "/.tmp-2-def", "still being written", me, 0)
+	_, err = alive.SavePending(ctx, st.ID, owned("mnt_alive"), "/.tmp-2-def", "still being written", me, 0)
 	ok(t, err)
 
 	// Past the dead mount's lease; the live one renews meanwhile.

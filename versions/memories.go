@@ -291,13 +291,19 @@ func insertMemory(r *run, s *storeRow, path, content string, by Actor) (*Memory,
 // insertMemoryRoom is insertMemory for a memory whose slot of the store's
 // limit is already held (a pending file being published).
 func insertMemoryRoom(r *run, s *storeRow, path, content string, by Actor) (*Memory, error) {
+	return insertMemoryAs(r, s, path, content, by, false)
+}
+
+// insertMemoryAs is insertMemoryRoom with the version marked conflict (a
+// save whose base is gone).
+func insertMemoryAs(r *run, s *storeRow, path, content string, by Actor, conflict bool) (*Memory, error) {
 	now := r.db.nowNanos()
 	m := Memory{
 		ID: r.db.ids.make(prefixMemory, fromNanos(now)), StoreID: s.ID, Path: path,
 		Content: &content, ContentSHA256: sha256Hex(content), ContentSize: len(content),
 		CreatedAt: fromNanos(now), UpdatedAt: fromNanos(now),
 	}
-	head, vid, err := insertVersion(r, s, newVersion{memoryID: m.ID, op: OpCreated, path: path, content: &content, sha: m.ContentSHA256, at: now, by: by, live: 1})
+	head, vid, err := insertVersion(r, s, newVersion{memoryID: m.ID, op: OpCreated, path: path, content: &content, sha: m.ContentSHA256, at: now, by: by, live: 1, conflict: conflict})
 	if err != nil {
 		return nil, err
 	}
@@ -360,13 +366,20 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 	}
 	// SQLite rewrites an index whenever its column is SET, even to the same
 	// value: leave path out of a save that does not rename.
+	// A save that knew the memory's head but not its row (Save) finds
+	// it by id, and at the path it assumed.
+	cond := []any{m.Ino, m.head}
+	where := " WHERE ino = ? AND head = ?"
+	if m.Ino == 0 {
+		cond, where = []any{m.ID, m.head, oldPath}, " WHERE id = ? AND head = ? AND path = ?"
+	}
 	var res sql.Result
 	if pathChanged {
-		res, err = r.exec("UPDATE memories SET path = ?, head = ?, version_id = ?, sha = ?, size = ?, updated_at = ? WHERE ino = ? AND head = ?",
-			m.Path, head, vid, nv.sha, nv.size, now, m.Ino, m.head)
+		res, err = r.exec("UPDATE memories SET path = ?, head = ?, version_id = ?, sha = ?, size = ?, updated_at = ?"+where,
+			append([]any{m.Path, head, vid, nv.sha, nv.size, now}, cond...)...)
 	} else {
-		res, err = r.exec("UPDATE memories SET head = ?, version_id = ?, sha = ?, size = ?, updated_at = ? WHERE ino = ? AND head = ?",
-			head, vid, nv.sha, nv.size, now, m.Ino, m.head)
+		res, err = r.exec("UPDATE memories SET head = ?, version_id = ?, sha = ?, size = ?, updated_at = ?"+where,
+			append([]any{head, vid, nv.sha, nv.size, now}, cond...)...)
 	}
 	if err := readWasCurrent(res, err); err != nil {
 		return nil, err
@@ -427,19 +440,22 @@ type newVersion struct {
 // plus ?17 bytes and ?18 memories, so that a save writes no row of the
 // store.
 const insertVersionQuery = `INSERT INTO versions (seq, store, memory_id, operation, created_at, actor_type,
-	actor_id, conflict, origin, prev_path, path, sha, size, content_of, content, hist, live)
+	actor_id, conflict, origin, prev_path, path, sha, size, content_of, content, hist, live, via_key)
 	VALUES (coalesce((SELECT seq FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), ?1) + 1,
 	?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
 	(SELECT coalesce(c.content_of, c.seq) FROM versions c WHERE c.seq = ?15), ?16,
 	coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?17,
-	coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?18)
+	coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?18, ?19)
 	RETURNING seq, hist, live`
 
 // insertVersion appends v and returns its row and id.
 func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err error) {
-	var actorType, actorID, sha, size, content, contentOf, prev any
+	var actorType, actorID, via, sha, size, content, contentOf, prev any
 	if v.by.Type != "" {
 		actorType, actorID = v.by.Type, v.by.ID
+	}
+	if v.by.Via != "" {
+		via = v.by.Via
 	}
 	switch {
 	case v.content != nil:
@@ -458,7 +474,7 @@ func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err
 	cost := versionCost(v.size, v.path, v.by.ID)
 	err = r.scan(insertVersionQuery, []any{lo, hi,
 		s.seq, v.memoryID, string(v.op), v.at, actorType, actorID, v.conflict, r.db.originNum, prev, v.path, sha, size, contentOf, content,
-		cost, v.live}, &seq, &hist, &live)
+		cost, v.live, via}, &seq, &hist, &live)
 	if err != nil {
 		return 0, "", err
 	}
@@ -511,8 +527,14 @@ func VersionCost(v *Version) int {
 // Deletions carry no content and are never refused, so that a store over
 // its quota can still be cleaned up.
 func checkQuota(s *storeRow, n int) error {
-	if s.MaxHistoryBytes <= 0 || s.HistoryBytes <= s.MaxHistoryBytes {
+	// Files saved through mounts and not published yet count as the
+	// versions they become (pending.go).
+	if s.MaxHistoryBytes <= 0 || s.HistoryBytes+s.pendingBytes <= s.MaxHistoryBytes {
 		return nil
+	}
+	if s.pendingBytes > 0 {
+		return errorf(CodeOverQuota, "memory store %s (%q) retains %d bytes of history and %d of files saved through mounts and not published yet, and this change costs %d more (content, path and the version's record), past its quota of %d bytes: nothing was changed; run `memfs version prune` to remove old versions (or raise the store's history quota)",
+			s.ID, s.Name, s.HistoryBytes-n, s.pendingBytes, n, s.MaxHistoryBytes)
 	}
 	return errorf(CodeOverQuota, "memory store %s (%q) retains %d bytes of history and this change costs %d more (content, path and the version's record), past its quota of %d bytes: nothing was changed; run `memfs version prune` to remove old versions (or raise the store's history quota)",
 		s.ID, s.Name, s.HistoryBytes-n, n, s.MaxHistoryBytes)

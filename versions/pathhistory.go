@@ -163,13 +163,6 @@ const (
 				AND redacted_at IS NULL ORDER BY seq DESC LIMIT 1`
 )
 
-// The seeks that list a directory of the history: the next path after
-// one, or from one on.
-const (
-	nextPathAfter = "SELECT path FROM versions WHERE store = ? AND path > ? AND path < ? ORDER BY path LIMIT 1"
-	nextPathFrom  = "SELECT path FROM versions WHERE store = ? AND path >= ? AND path < ? ORDER BY path LIMIT 1"
-)
-
 // placedVersion is a redacted version and the path it was saved at.
 type placedVersion struct {
 	seq, at  int64
@@ -286,50 +279,140 @@ type HistoryDir struct {
 }
 
 // HistoryChildren lists one directory of the tree of every path the
-// store's memories ever had, live or deleted: a seek per name.
-// Errors: CodeNotFound (no store), CodeInvalid.
+// store's memories ever had, live or deleted, whole (HistoryNames a page at
+// a time). Errors: CodeNotFound (no store), CodeInvalid.
 func (db *DB) HistoryChildren(ctx context.Context, storeID, dir string) (*HistoryDir, error) {
+	out := &HistoryDir{}
+	after := ""
+	for {
+		p, err := db.HistoryNames(ctx, storeID, dir, after, historyNamesMax)
+		if err != nil {
+			return nil, err
+		}
+		if after == "" {
+			out.HasFiles = p.HasFiles
+		}
+		out.Names = append(out.Names, p.Names...)
+		if p.Next == "" {
+			break
+		}
+		after = p.Next
+	}
+	sort.Strings(out.Names)
+	return out, nil
+}
+
+// historyNamesMax is the most names HistoryNames returns at once.
+const historyNamesMax = 1000
+
+// HistoryNamesPage is a page of the names of a directory of the history
+// tree, in the order of the paths they come from (not sorted).
+type HistoryNamesPage struct {
+	Names []string
+	// HasFiles: the directory's own path has a history (first page only).
+	HasFiles bool
+	// Next is the cursor of the page after this one; "" at the end.
+	Next string
+}
+
+// historyNamesQuery is the one ordered scan a page of names is read from:
+// the paths of the directory's subtree from the cursor on, in order of the
+// versions_path index.
+const historyNamesQuery = "SELECT path FROM versions WHERE store = ? AND path > ? AND path < ? ORDER BY path"
+
+// HistoryNames lists a page of the names directly below dir in the tree
+// of every path the store's memories ever had (HistoryChildren), at most
+// limit of them, from after (a cursor of the page before; "" for the
+// first). A page is read from one ordered scan of the path index, not a
+// seek per name; a name that is both a file and a directory is looked up
+// once more, when the directory turns up. Errors: CodeNotFound (no store),
+// CodeInvalid.
+func (db *DB) HistoryNames(ctx context.Context, storeID, dir, after string, limit int) (*HistoryNamesPage, error) {
 	if dir != "/" {
 		if err := ValidatePath(dir); err != nil {
 			return nil, err
 		}
 	}
-	out := &HistoryDir{}
+	if limit <= 0 || limit > historyNamesMax {
+		limit = historyNamesMax
+	}
+	base, hi := subtree(dir)
+	from := base
+	if after != "" {
+		if !strings.HasPrefix(after, base) || after >= hi {
+			return nil, errorf(CodeInvalid, "invalid page cursor %q: list the directory again from its first page", after)
+		}
+		from = after
+	}
+	out := &HistoryNamesPage{}
 	err := db.read(ctx, "list the paths of a store's history", func(r *run) error {
-		out.Names, out.HasFiles = out.Names[:0], false
+		*out = HistoryNamesPage{}
 		seq, err := db.storeSeq(r, storeID)
 		if err != nil {
 			return err
 		}
-		base, hi := subtree(dir)
 		seen := map[string]bool{}
-		add := func(name string) {
-			if !seen[name] {
-				seen[name] = true
-				out.Names = append(out.Names, name)
-			}
+		var dirs []string // names first met as a directory on this page
+		rows, err := r.query(historyNamesQuery, seq, from, hi)
+		if err != nil {
+			return err
 		}
-		// Each query finds the next path; the next seek skips what that
-		// name holds: a file path's other versions, a directory's subtree.
-		q, lo := nextPathFrom, base
-		for {
+		last := ""
+		for rows.Next() {
 			var p string
-			err := r.scan(q, []any{seq, lo, hi}, &p)
-			if err == sql.ErrNoRows {
-				break
-			}
-			if err != nil {
+			if err := rows.Scan(&p); err != nil {
+				rows.Close()
 				return err
 			}
-			rest := p[len(base):]
-			if i := strings.IndexByte(rest, '/'); i >= 0 {
-				add(rest[:i])
-				q, lo = nextPathFrom, base+rest[:i]+"0"
+			name, isDir := p[len(base):], false
+			if i := strings.IndexByte(name, '/'); i >= 0 {
+				name, isDir = name[:i], true
+			}
+			if seen[name] {
+				last = p
 				continue
 			}
-			add(rest)
-			q, lo = nextPathAfter, p
+			if len(out.Names) == limit {
+				out.Next = last
+				break
+			}
+			seen[name] = true
+			last = p
+			if isDir {
+				dirs = append(dirs, name)
+			}
+			out.Names = append(out.Names, name)
 		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		// A name first met here as a directory whose path was a file's
+		// too was listed by an earlier page, when the file's path (which
+		// sorts before the directory's) came.
+		keep := out.Names[:0]
+		gone := map[string]bool{}
+		for _, name := range dirs {
+			if after == "" {
+				break
+			}
+			var one int
+			err := r.scan("SELECT 1 FROM versions WHERE store = ? AND path = ? LIMIT 1", []any{seq, base + name}, &one)
+			if err != nil && err != sql.ErrNoRows {
+				return err
+			}
+			gone[name] = err == nil
+		}
+		for _, name := range out.Names {
+			if !gone[name] {
+				keep = append(keep, name)
+			}
+		}
+		out.Names = keep
+		if after != "" {
+			return nil
+		}
+		// The first page also holds what only redacted versions left.
 		placed, err := redactedPlaces(r, seq, storeID)
 		if err != nil {
 			return err
@@ -342,7 +425,16 @@ func (db *DB) HistoryChildren(ctx context.Context, storeID, dir string) (*Histor
 				if i := strings.IndexByte(rest, '/'); i >= 0 {
 					rest = rest[:i]
 				}
-				add(rest)
+				if !seen[rest] {
+					in, err := inHistory(r, seq, base+rest)
+					if err != nil {
+						return err
+					}
+					if !in {
+						seen[rest] = true
+						out.Names = append(out.Names, rest)
+					}
+				}
 			}
 		}
 		if dir != "/" && !out.HasFiles {
@@ -353,7 +445,6 @@ func (db *DB) HistoryChildren(ctx context.Context, storeID, dir string) (*Histor
 			}
 			out.HasFiles = err == nil
 		}
-		sort.Strings(out.Names)
 		return nil
 	})
 	return out, err
@@ -371,24 +462,11 @@ func (db *DB) InHistory(ctx context.Context, storeID, path string) (bool, error)
 		if err != nil {
 			return err
 		}
-		lo, hi := subtree(path)
-		var one int
-		for _, q := range []struct {
-			sql  string
-			args []any
-		}{
-			{"SELECT 1 FROM versions WHERE store = ? AND path = ? LIMIT 1", []any{seq, path}},
-			{"SELECT 1 FROM versions WHERE store = ? AND path >= ? AND path < ? LIMIT 1", []any{seq, lo, hi}},
-		} {
-			err := r.scan(q.sql, q.args, &one)
-			if err != nil && err != sql.ErrNoRows {
-				return err
-			}
-			if in = err == nil; in {
-				return nil
-			}
+		if in, err = inHistory(r, seq, path); err != nil || in {
+			return err
 		}
 		placed, err := redactedPlaces(r, seq, storeID)
+		lo, _ := subtree(path)
 		for _, v := range placed {
 			if v.path == path || strings.HasPrefix(v.path, lo) {
 				in = true
@@ -397,6 +475,29 @@ func (db *DB) InHistory(ctx context.Context, storeID, path string) (bool, error)
 		return err
 	})
 	return in, err
+}
+
+// inHistory reports whether a version that is not redacted was saved at
+// path or below it.
+func inHistory(r *run, storeSeq int64, path string) (bool, error) {
+	lo, hi := subtree(path)
+	var one int
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{"SELECT 1 FROM versions WHERE store = ? AND path = ? LIMIT 1", []any{storeSeq, path}},
+		{"SELECT 1 FROM versions WHERE store = ? AND path >= ? AND path < ? LIMIT 1", []any{storeSeq, lo, hi}},
+	} {
+		err := r.scan(q.sql, q.args, &one)
+		if err != nil && err != sql.ErrNoRows {
+			return false, err
+		}
+		if err == nil {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // HistoryVersion is version versionID when it is in path's history (see

@@ -199,3 +199,48 @@ func TestPathHistoryRedactedRuns(t *testing.T) {
 		}
 	}
 }
+
+// HistoryNames pages a directory from one ordered scan: every name once,
+// across pages, a name that was a file and later a directory included,
+// though its paths do not sort together ("/d/n", "/d/n-x", "/d/n/a").
+func TestHistoryNamesPages(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	m := create(t, db, s.ID, "/d/n", "a file first")
+	if err := db.DeleteMemory(ctx, s.ID, m.ID, versions.MemoryDelete{}, me); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := range 7 {
+		name := fmt.Sprintf("n%c%d", "-.x"[i%3], i)
+		create(t, db, s.ID, "/d/"+name, "x")
+		want = append(want, name)
+	}
+	create(t, db, s.ID, "/d/n/a.md", "then a directory")
+	create(t, db, s.ID, "/d/n/b.md", "x")
+	create(t, db, s.ID, "/d/z/deep/c.md", "x")
+	want = append(want, "n", "z")
+	slices.Sort(want)
+	for _, limit := range []int{1, 2, 3, 100} {
+		var got []string
+		after := ""
+		for pages := 0; ; pages++ {
+			p, err := db.HistoryNames(ctx, s.ID, "/d", after, limit)
+			if err != nil {
+				t.Fatalf("HistoryNames: %v", err)
+			}
+			if len(p.Names) > limit || pages > len(want) {
+				t.Fatalf("limit %d: page of %d names, %d pages", limit, len(p.Names), pages)
+			}
+			got = append(got, p.Names...)
+			if p.Next == "" {
+				break
+			}
+			after = p.Next
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("limit %d: names %v, want %v", limit, got, want)
+		}
+	}
+}

@@ -18,9 +18,9 @@ func TestPending(t *testing.T) {
 	target := create(t, db, st.ID, "/notes.md", "v1")
 	holdLease(t, db, "mount-a")
 	holdLease(t, db, "mount-b")
-	id, err := db.SavePending(ctx, st.ID, "mount-a", "/sedAbc123", "half", me, 0)
+	id, err := db.SavePending(ctx, st.ID, owned("mount-a"), "/sedAbc123", "half", me, 0)
 	ok(t, err)
-	again, err := db.SavePending(ctx, st.ID, "mount-a", "/sedAbc123", "v2", me, id)
+	again, err := db.SavePending(ctx, st.ID, owned("mount-a"), "/sedAbc123", "v2", me, id)
 	ok(t, err)
 	if again != id {
 		t.Errorf("a second save of pending file %d made %d", id, again)
@@ -29,7 +29,7 @@ func TestPending(t *testing.T) {
 	if n := countVersions(t, db, st.ID); n != 1 {
 		t.Errorf("%d versions after pending saves, want 1", n)
 	}
-	m, created, err := db.PublishPending(ctx, st.ID, id, "/notes.md")
+	m, created, err := db.PublishPending(ctx, st.ID, owned("mount-a"), id, "/notes.md")
 	ok(t, err)
 	if m.ID != target.ID || created {
 		t.Errorf("published onto /notes.md as %s (created %v), want a version of the target %s", m.ID, created, target.ID)
@@ -42,18 +42,18 @@ func TestPending(t *testing.T) {
 	if h := history(t, db, st.ID, target.ID); len(h) != 2 || h[0].Operation != versions.OpModified {
 		t.Errorf("history %+v, want created then modified", h)
 	}
-	wantCode(t, errOf3(db.PublishPending(ctx, st.ID, id, "/notes.md")), versions.CodeNotFound)
+	wantCode(t, errOf3(db.PublishPending(ctx, st.ID, owned("mount-a"), id, "/notes.md")), versions.CodeNotFound)
 
-	id2, err := db.SavePending(ctx, st.ID, "mount-a", "/new.md", "new", me, 0)
+	id2, err := db.SavePending(ctx, st.ID, owned("mount-a"), "/new.md", "new", me, 0)
 	ok(t, err)
-	id3, err := db.SavePending(ctx, st.ID, "mount-b", "/gone.md", "gone", me, 0)
+	id3, err := db.SavePending(ctx, st.ID, owned("mount-b"), "/gone.md", "gone", me, 0)
 	ok(t, err)
 	left, err := db.ListPending(ctx, st.ID, "mount-a", time.Now().Add(-time.Hour))
 	ok(t, err)
 	if len(left) != 1 || left[0].ID != id2 || left[0].Content != "new" || left[0].By != me {
 		t.Errorf("mount-a's pending files: %+v", left)
 	}
-	m2, created, err := db.PublishPending(ctx, st.ID, id2, "/new.md")
+	m2, created, err := db.PublishPending(ctx, st.ID, owned("mount-a"), id2, "/new.md")
 	ok(t, err)
 	if !created {
 		t.Errorf("a new file published: created false, want true")
@@ -61,14 +61,14 @@ func TestPending(t *testing.T) {
 	if h := history(t, db, st.ID, m2.ID); len(h) != 1 || h[0].Operation != versions.OpCreated {
 		t.Errorf("a new file published: %+v, want one created", h)
 	}
-	ok(t, db.DropPending(ctx, st.ID, id3))
+	ok(t, db.DropPending(ctx, st.ID, owned("mount-b"), id3))
 	if left, _ := db.ListPending(ctx, st.ID, "mount-b", time.Now().Add(time.Hour)); len(left) != 0 {
 		t.Errorf("after drop: %+v", left)
 	}
 	if n := countVersions(t, db, st.ID); n != 3 {
 		t.Errorf("%d versions, want 3", n)
 	}
-	wantCode(t, errOf(db.SavePending(ctx, st.ID, "mount-a", "/bad.md", "\xff", me, 0)), versions.CodeNotUTF8)
+	wantCode(t, errOf(db.SavePending(ctx, st.ID, owned("mount-a"), "/bad.md", "\xff", me, 0)), versions.CodeNotUTF8)
 }
 
 // A pending file holds a slot of the store's memory limit from its first
@@ -82,34 +82,34 @@ func TestPendingHoldsASlot(t *testing.T) {
 	ok(t, db.DeleteMemory(ctx, st.ID, gone.ID, versions.MemoryDelete{}, me))
 	holdLease(t, db, "mount-a")
 	holdLease(t, db, "mount-b")
-	p1, err := db.SavePending(ctx, st.ID, "mount-a", "/p1.md", "p1", me, 0)
+	p1, err := db.SavePending(ctx, st.ID, owned("mount-a"), "/p1.md", "p1", me, 0)
 	ok(t, err)
-	p2, err := db.SavePending(ctx, st.ID, "mount-b", "/p2.md", "p2", me, 0)
+	p2, err := db.SavePending(ctx, st.ID, owned("mount-b"), "/p2.md", "p2", me, 0)
 	ok(t, err)
 
 	// One live memory and two pending files fill the limit of 3.
-	wantCode(t, errOf(db.SavePending(ctx, st.ID, "mount-a", "/p3.md", "p3", me, 0)), versions.CodeStoreFull)
+	wantCode(t, errOf(db.SavePending(ctx, st.ID, owned("mount-a"), "/p3.md", "p3", me, 0)), versions.CodeStoreFull)
 	wantCode(t, errOf(db.CreateMemory(ctx, st.ID, "/api.md", "api", me)), versions.CodeStoreFull)
 	wantCode(t, errOf(db.Restore(ctx, st.ID, gone.VersionID, "/gone.md", me)), versions.CodeStoreFull)
 	// Another save of a pending file keeps its slot.
-	if again, err := db.SavePending(ctx, st.ID, "mount-a", "/p1.md", "p1 v2", me, p1); err != nil || again != p1 {
+	if again, err := db.SavePending(ctx, st.ID, owned("mount-a"), "/p1.md", "p1 v2", me, p1); err != nil || again != p1 {
 		t.Errorf("second save of pending file %d: %d, %v", p1, again, err)
 	}
 
 	// Dropping a pending file releases its slot.
-	ok(t, db.DropPending(ctx, st.ID, p2))
-	p4, err := db.SavePending(ctx, st.ID, "mount-b", "/tmp4", "t2", me, 0)
+	ok(t, db.DropPending(ctx, st.ID, owned("mount-b"), p2))
+	p4, err := db.SavePending(ctx, st.ID, owned("mount-b"), "/tmp4", "t2", me, 0)
 	ok(t, err)
 	// So does renaming one onto an existing memory: it becomes a version.
-	ok(t, errOf3(db.PublishPending(ctx, st.ID, p4, "/target.md")))
+	ok(t, errOf3(db.PublishPending(ctx, st.ID, owned("mount-b"), p4, "/target.md")))
 	ok(t, errOf(db.CreateMemory(ctx, st.ID, "/api.md", "api", me)))
 	// The store is full with a pending file in it, and that file publishes.
 	wantCode(t, errOf(db.CreateMemory(ctx, st.ID, "/api2.md", "api", me)), versions.CodeStoreFull)
-	ok(t, errOf3(db.PublishPending(ctx, st.ID, p1, "/p1.md")))
+	ok(t, errOf3(db.PublishPending(ctx, st.ID, owned("mount-a"), p1, "/p1.md")))
 	if got, err := db.GetMemory(ctx, st.ID, "/target.md"); err != nil || *got.Content != "t2" || got.ID != target.ID {
 		t.Errorf("/target.md after the rename: %+v, %v", got, err)
 	}
-	wantCode(t, errOf(db.SavePending(ctx, st.ID, "mount-a", "/p5.md", "p5", me, 0)), versions.CodeStoreFull)
+	wantCode(t, errOf(db.SavePending(ctx, st.ID, owned("mount-a"), "/p5.md", "p5", me, 0)), versions.CodeStoreFull)
 }
 
 // Two processes (two mounts, or a mount and the API) filling one store at
@@ -131,7 +131,7 @@ func TestPendingLimitAcrossHandles(t *testing.T) {
 	holdLease(t, dbs[0], "mount-0")
 	holdLease(t, dbs[1], "mount-1")
 	var mu sync.Mutex
-	var pend []int64
+	pend := map[int64]int{} // pending file → the handle and mount that saved it
 	created := 0
 	var wg sync.WaitGroup
 	for i := range 2 * limit {
@@ -144,13 +144,13 @@ func TestPendingLimitAcrossHandles(t *testing.T) {
 			if i%3 == 0 {
 				_, err = db.CreateMemory(ctx, st.ID, fmt.Sprintf("/api%02d.md", i), "api", me)
 			} else {
-				id, err = db.SavePending(ctx, st.ID, fmt.Sprintf("mount-%d", i%2), fmt.Sprintf("/f%02d.md", i), "f", me, 0)
+				id, err = db.SavePending(ctx, st.ID, owned(fmt.Sprintf("mount-%d", i%2)), fmt.Sprintf("/f%02d.md", i), "f", me, 0)
 			}
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case err == nil && id != 0:
-				pend = append(pend, id)
+				pend[id] = i % 2
 			case err == nil:
 				created++
 			case versions.ErrorCode(err) != versions.CodeStoreFull:
@@ -162,8 +162,8 @@ func TestPendingLimitAcrossHandles(t *testing.T) {
 	if len(pend)+created != limit {
 		t.Fatalf("%d pending files and %d memories admitted to a store of %d", len(pend), created, limit)
 	}
-	for _, id := range pend {
-		if _, _, err := dbs[int(id)%2].PublishPending(ctx, st.ID, id, fmt.Sprintf("/published%02d.md", id)); err != nil {
+	for id, i := range pend {
+		if _, _, err := dbs[i].PublishPending(ctx, st.ID, owned(fmt.Sprintf("mount-%d", i)), id, fmt.Sprintf("/published%02d.md", id)); err != nil {
 			t.Errorf("publish pending file %d: %v", id, err)
 		}
 	}
@@ -173,6 +173,9 @@ func TestPendingLimitAcrossHandles(t *testing.T) {
 		t.Errorf("the store holds %d memories, want %d", s.MemoryCount, limit)
 	}
 }
+
+// owned is the owner of the pending files of a mount that holdLease holds.
+func owned(mount string) versions.PendingOwner { return versions.PendingOwner{Mount: mount} }
 
 // holdLease holds mount id's lease for the test, so that the pending files
 // saved as its own are not published by a sweep (leases.go).
@@ -189,7 +192,7 @@ func holdLease(t *testing.T, db *versions.DB, id string) {
 			case <-done:
 				return
 			case <-time.After(versions.LeaseRenew):
-				db.RenewMount(ctx, l)
+				db.RenewMount(ctx, &l)
 			}
 		}
 	}()

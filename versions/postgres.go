@@ -24,8 +24,10 @@ import (
 const (
 	pgWriters = 4
 	pgReaders = 4
-	// PostgresConnections is the most connections one DB holds.
-	PostgresConnections = pgWriters + pgReaders + 1
+	// PostgresConnections is the most connections one DB holds: the
+	// writers, the readers, LISTEN's and the one mount leases are renewed
+	// on.
+	PostgresConnections = pgWriters + pgReaders + 2
 )
 
 // On PostgreSQL, a transaction runs at READ COMMITTED and its first
@@ -145,6 +147,12 @@ func (db *DB) openPostgres(dsn string, opts Options) error {
 	db.w, db.r = sdb, sdb
 	db.wp, db.rp = newConnPool(sdb, pgWriters, nil), newConnPool(sdb, pgReaders, nil)
 	db.wp.broken, db.rp.broken = pgBroken, pgBroken
+	db.lw = stdlib.OpenDB(*cfg)
+	db.lw.SetMaxOpenConns(1)
+	db.lw.SetMaxIdleConns(1)
+	db.lw.SetConnMaxIdleTime(0)
+	db.lw.SetConnMaxLifetime(0)
+	db.lp = newConnPool(db.lw, 1, pgBroken)
 	ctx := context.Background()
 	if err := db.retry(ctx, func() error {
 		return db.inTx(ctx, db.rp, "", false, func(r *run) error { return r.c.c.PingContext(ctx) })

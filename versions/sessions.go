@@ -98,7 +98,7 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 	}
 	var out *Session
 	if p.Lease != nil {
-		db.leases.setOwn(p.Lease.ID, true)
+		db.leases.setOwn(p.Lease.ID, p.Lease.Epoch, true)
 	}
 	err = db.write(ctx, "create session", func(r *run) error {
 		// Attaching reads the stores and changes none: no store's row is
@@ -149,8 +149,7 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 			if err != nil {
 				return err
 			}
-			if _, err := r.exec("INSERT INTO mounts (id, session, host, mountpoint, started_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-				l.ID, sess.ID, l.Host, l.Mountpoint, lnow, lnow+int64(LeaseTTL)); err != nil {
+			if _, err := r.exec(insertLease, l.ID, sess.ID, l.Host, l.Mountpoint, lnow, lnow+int64(LeaseTTL), l.Epoch); err != nil {
 				return err
 			}
 		}
@@ -159,7 +158,7 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 	})
 	if p.Lease != nil {
 		if err != nil {
-			db.leases.setOwn(p.Lease.ID, false)
+			db.leases.setOwn(p.Lease.ID, 0, false)
 		} else {
 			p.Lease.SessionID = out.ID
 		}

@@ -64,13 +64,13 @@ func (db *DB) openSQLite(path string, opts Options) error {
 		db.readOnly, writeLock = true, "&_txlock=deferred"
 		params = fmt.Sprintf("_busy_timeout=%d&_foreign_keys=on&_cache_size=-4096", timeout.Milliseconds()) + ro
 	}
-	if db.w, err = sql.Open("sqlite3", base+"?"+params+writeLock); err != nil {
+	if db.w, err = sql.Open(sqliteDriver, base+"?"+params+writeLock); err != nil {
 		return fmt.Errorf("open database %s: %w", abs, err)
 	}
 	db.w.SetMaxOpenConns(1)
 	db.w.SetMaxIdleConns(1)
 	db.w.SetConnMaxLifetime(0)
-	if db.r, err = sql.Open("sqlite3", base+"?"+params+"&_txlock=deferred"); err != nil {
+	if db.r, err = sql.Open(sqliteDriver, base+"?"+params+"&_txlock=deferred"); err != nil {
 		return fmt.Errorf("open database %s: %w", abs, err)
 	}
 	n := max(4, runtime.NumCPU())
@@ -78,6 +78,13 @@ func (db *DB) openSQLite(path string, opts Options) error {
 	db.r.SetMaxIdleConns(n)
 	db.wp, db.rp = newConnPool(db.w, 1, db.d.broken), newConnPool(db.r, n, db.d.broken)
 	db.wp.init = writerInit
+	if db.lw, err = sql.Open("sqlite3", base+"?"+params+writeLock); err != nil {
+		return fmt.Errorf("open database %s: %w", abs, err)
+	}
+	db.lw.SetMaxOpenConns(1)
+	db.lw.SetMaxIdleConns(1)
+	db.lp = newConnPool(db.lw, 1, db.d.broken)
+	db.lp.init = writerInit
 
 	if db.readOnly {
 		return db.checkReadOnlySchema()

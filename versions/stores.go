@@ -60,6 +60,9 @@ type storeRow struct {
 	// and HistoryBytes are known once a version is inserted, or read by
 	// checkRoom.
 	liveBase, histBase int
+	// pendingBytes is what the store's pending files count toward its
+	// history quota (pending.go); read with the row by the writers.
+	pendingBytes int
 }
 
 // latestCount is a store's running count col (live or hist) as its latest
@@ -117,8 +120,8 @@ func loadStore(r *run, id string) (*storeRow, error) {
 	if err == nil && r.write {
 		// On PostgreSQL the statement that waited for the row's lock
 		// read the versions before the commit it waited for: count again.
-		err = r.scan("SELECT memory_count, history_bytes, memory_count + "+latestCount("live")+", history_bytes + "+latestCount("hist")+" FROM stores WHERE seq = ?",
-			[]any{st.seq}, &st.liveBase, &st.histBase, &st.MemoryCount, &st.HistoryBytes)
+		err = r.scan("SELECT memory_count, history_bytes, memory_count + "+latestCount("live")+", history_bytes + "+latestCount("hist")+", pending_bytes FROM stores WHERE seq = ?",
+			[]any{st.seq}, &st.liveBase, &st.histBase, &st.MemoryCount, &st.HistoryBytes, &st.pendingBytes)
 	}
 	return st, err
 }
@@ -141,8 +144,8 @@ func loadWritable(r *run, id string) (*storeRow, error) {
 func loadStoreLite(r *run, id string, writable bool) (*storeRow, error) {
 	s := storeRow{Store: Store{ID: id}}
 	var archived sql.NullInt64
-	err := r.scan("SELECT seq, name, max_memories, max_memory_bytes, memory_count, archived_at, max_history_bytes, history_bytes, guard FROM stores WHERE id = ?"+r.lockClause(),
-		[]any{id}, &s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.liveBase, &archived, &s.MaxHistoryBytes, &s.histBase, &s.Guard)
+	err := r.scan("SELECT seq, name, max_memories, max_memory_bytes, memory_count, archived_at, max_history_bytes, history_bytes, guard, pending_bytes FROM stores WHERE id = ?"+r.lockClause(),
+		[]any{id}, &s.seq, &s.Name, &s.MaxMemories, &s.MaxMemoryBytes, &s.liveBase, &archived, &s.MaxHistoryBytes, &s.histBase, &s.Guard, &s.pendingBytes)
 	if err == sql.ErrNoRows {
 		return nil, storeNotFound(id)
 	}

@@ -14,14 +14,16 @@ import (
 
 func restoreCommand() *cli.Command {
 	return &cli.Command{
-		Name:        "restore",
-		Usage:       "write an old version's content as a new version (recreating a deleted memory) and print the memory's id",
-		ArgsUsage:   "STORE VERSION",
-		Description: "VERSION is a memver_ id, its end as memfs log shows it, or PATH~N: N versions before the\nlast saved at PATH (the last that held content when it was deleted is PATH~1).",
-		Flags: []cli.Flag{
+		Name:      "restore",
+		Usage:     "write an old version's content as a new version (recreating a deleted memory) and print the memory's id",
+		ArgsUsage: "STORE VERSION | STORE --as-of WHEN",
+		Description: "VERSION is a memver_ id, its end as memfs log shows it, or PATH~N: N versions before the\nlast saved at PATH (the last that held content when it was deleted is PATH~1).\n" +
+			"With --as-of, the whole store goes back to how it was at WHEN: the plan is printed first, then one version\n" +
+			"is written per changed memory after a safety checkpoint. " + whenUsage,
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "path", Usage: "restore into a new memory at `PATH`, leaving the live one as it is (default: the memory's path now; for a deleted memory, the path the version records)"},
 			viewFlag("the object printed with --format json: basic (no content) or full"),
-		},
+		}, restoreAsOfFlags()...),
 		Action: restore,
 	}
 }
@@ -76,6 +78,12 @@ func exportCommand() *cli.Command {
 }
 
 func restore(c *cli.Context) error {
+	if c.IsSet("as-of") {
+		return restoreAsOf(c)
+	}
+	if c.Bool("dry-run") {
+		return usageFor(c, "--dry-run goes with --as-of")
+	}
 	if err := wantArgs(c, 2, "STORE", "VERSION"); err != nil {
 		return err
 	}

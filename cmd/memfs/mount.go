@@ -33,8 +33,10 @@ func mountCommand() *cli.Command {
 			&cli.IntFlag{Name: "gid", Value: -1, Usage: "group `GID` of every file (default: the daemon's)"},
 			&cli.BoolFlag{Name: "debug", Usage: "log every FUSE request (very verbose)"},
 			historyFlag(),
+			checkpointFlag(),
 			&cli.Int64Flag{Name: "max-unsaved-bytes", Value: fusefs.DefaultMaxUnsavedBytes, Usage: "hold at most `N` bytes of unsaved data (open buffers, files deleted while open, scratch files); a write past it fails with ENOSPC"},
-			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics (saves, refusals by errno, change-feed lag) at http://`ADDR`/metrics"},
+			&cli.IntFlag{Name: "max-scratch-files", Value: fusefs.DefaultMaxScratchFiles, Usage: "hold at most `N` scratch files (editors' swap, lock and backup files, kept in the daemon's memory only); creating one more fails with ENOSPC"},
+			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics (saves, refusals by errno, change-feed lag, lease lapses, recovery) at http://`ADDR`/metrics"},
 			&cli.BoolFlag{Name: "end-session", Usage: "end the --session when the mount exits, as a mount with --store does (memfs run's daemon: a killed run still ends its session)"},
 		},
 		Action: mountAction,
@@ -77,6 +79,9 @@ func mountAction(c *cli.Context) error {
 	if o.MaxUnsavedBytes <= 0 {
 		return usageFor(c, "--max-unsaved-bytes must be a positive number of bytes, not %d", o.MaxUnsavedBytes)
 	}
+	if o.MaxScratchFiles = c.Int("max-scratch-files"); o.MaxScratchFiles <= 0 {
+		return usageFor(c, "--max-scratch-files must be a positive number, not %d", o.MaxScratchFiles)
+	}
 	if uid, gid := c.Int("uid"), c.Int("gid"); uid >= 0 || gid >= 0 {
 		if uid < 0 || gid < 0 {
 			return usageFor(c, "give --uid and --gid together")
@@ -114,6 +119,15 @@ func mountAction(c *cli.Context) error {
 		}
 		slog.Info("created a session for this mount", "session", sess.ID)
 	}
+	if c.Bool("checkpoint") {
+		// A mount that cannot take it still serves: the checkpoint is
+		// for browsing and undoing later, not for the session's saves.
+		if cps, err := db.CheckpointSession(bg, sess.ID); err != nil {
+			slog.Warn("taking the session's checkpoint failed", "session", sess.ID, "err", err)
+		} else if len(cps) > 0 {
+			slog.Info("took the session's checkpoint", "session", sess.ID, "stores", len(cps))
+		}
+	}
 	if sessionID == "" || c.Bool("end-session") {
 		defer func() {
 			if _, err := db.EndSession(bg, sess.ID); err != nil {
@@ -123,6 +137,7 @@ func mountAction(c *cli.Context) error {
 	}
 	if addr := c.String("metrics-addr"); addr != "" {
 		m := newMountMetrics()
+		m.countLeases(db)
 		stop, err := m.serve(addr)
 		if err != nil {
 			return err

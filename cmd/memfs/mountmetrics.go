@@ -53,6 +53,36 @@ func newMountMetrics() *mountMetrics {
 	return m
 }
 
+// countLeases serves what db counts of its mount leases and of the
+// recovery of lapsed ones (versions.LeaseStats).
+func (m *mountMetrics) countLeases(db *versions.DB) {
+	stat := func(f func(versions.LeaseStats) int64) func() float64 {
+		return func() float64 { return float64(f(db.LeaseStats())) }
+	}
+	m.reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "memfs_mount_lease_lapses_total",
+			Help: "Times the mount found its lease lapsed (it was stopped or cut off from the database for longer than the lease) and took a new one; others published its temporary files.",
+		}, stat(func(s versions.LeaseStats) int64 { return s.Lapses })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "memfs_recovery_published_total",
+			Help: "Temporary files of lapsed mounts (anyone's) this daemon's recovery published.",
+		}, stat(func(s versions.LeaseStats) int64 { return s.Recovered })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "memfs_recovery_unpublishable_total",
+			Help: "Times this daemon's recovery could not publish a lapsed mount's file (its store archived or over its history quota) and set it aside; memfs pending list shows them.",
+		}, stat(func(s versions.LeaseStats) int64 { return s.Unpublishable })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "memfs_mount_lease_renewal_gap_max_seconds",
+			Help: "The longest time between two renewals of the mount's lease: it lapses past the lease's length.",
+		}, func() float64 { return db.LeaseStats().MaxRenewalGap.Seconds() }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "memfs_recovery_backlog",
+			Help: "Files of lapsed mounts still pending after this daemon's last recovery sweep (unpublishable ones included).",
+		}, stat(func(s versions.LeaseStats) int64 { return s.Backlog })),
+	)
+}
+
 func (m *mountMetrics) Saved() { m.saves.Inc() }
 
 func (m *mountMetrics) Refused(errno syscall.Errno) {

@@ -62,8 +62,10 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "memory", Usage: "at most `SIZE` of memory for CMD, e.g. 2G or 512M (needs a cgroup memory controller)"},
 			&cli.StringFlag{Name: "tmp-size", Value: "64M", Usage: "at most `SIZE` written to CMD's private /tmp and home there (host memory, outside --memory)"},
 			historyFlag(),
+			checkpointFlag(),
 			&cli.Int64Flag{Name: "max-unsaved-bytes", Value: fusefs.DefaultMaxUnsavedBytes, Usage: "the mount daemon holds at most `N` bytes of CMD's unsaved data (open buffers, files deleted while open, scratch files); a write past it fails with ENOSPC"},
 			&cli.Float64Flag{Name: "cpus", Usage: "at most `N` CPUs' time for CMD, e.g. 1.5 (needs a cgroup cpu controller)"},
+			&cli.IntFlag{Name: "cpu-weight", Value: sandbox.DefaultCPUWeight, Usage: "CMD's share of the CPU against other processes, as cgroup v2's cpu.weight (`W` from 1 to 10000; the mount daemons weigh 100), so that a busy CMD cannot starve them; 0 leaves it alone"},
 		},
 		Action: runSandboxed,
 	}
@@ -142,7 +144,7 @@ func runSandboxed(c *cli.Context) error {
 		return usageFor(c, "--max-unsaved-bytes must be a positive number of bytes, not %d", c.Int64("max-unsaved-bytes"))
 	}
 	spec.Serve = []string{self, "mount", "--ready-fd", "3", "--max-unsaved-bytes", strconv.FormatInt(c.Int64("max-unsaved-bytes"), 10),
-		"--history=" + strconv.FormatBool(c.Bool("history"))} // completed with the session below
+		"--history=" + strconv.FormatBool(c.Bool("history")), "--checkpoint=" + strconv.FormatBool(c.Bool("checkpoint"))} // completed with the session below
 	if err := spec.Validate(); err != nil {
 		return runSandboxError(err)
 	}
@@ -247,7 +249,7 @@ func runHoldLease(db *versions.DB, lease versions.MountLease) (stop func()) {
 			// At once first: rendering the prompt took part of the lease's
 			// time, and the daemon holds no lease of its own yet. A failed
 			// renewal is tried at the next tick.
-			if _, err := db.RenewMount(ctx, lease); err != nil && ctx.Err() == nil {
+			if _, err := db.RenewMount(ctx, &lease); err != nil && ctx.Err() == nil {
 				slog.Debug("memfs run: renew the session's lease", "err", err)
 			}
 			select {
@@ -462,9 +464,12 @@ func runRWDirs(dirs []string) ([]string, error) {
 
 // runLimits reads --pids, --memory and --cpus.
 func runLimits(c *cli.Context) (sandbox.Limits, error) {
-	l := sandbox.Limits{Pids: c.Int("pids"), CPUs: c.Float64("cpus")}
+	l := sandbox.Limits{Pids: c.Int("pids"), CPUs: c.Float64("cpus"), CPUWeight: c.Int("cpu-weight")}
 	if l.Pids < 0 || l.CPUs < 0 {
 		return l, usageFor(c, "--pids and --cpus must not be negative")
+	}
+	if l.CPUWeight < 0 || l.CPUWeight > 10000 {
+		return l, usageFor(c, "--cpu-weight must be from 1 to 10000 (or 0 to leave it alone), not %d", l.CPUWeight)
 	}
 	if m := c.String("memory"); m != "" {
 		n, err := parseSize(m)

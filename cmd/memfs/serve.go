@@ -7,12 +7,14 @@ import (
 	"net"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/httpapi"
 	"github.com/memfs/memfs/memtool"
 	"github.com/memfs/memfs/versions"
+	"github.com/memfs/memfs/webui"
 )
 
 func serveCommand() *cli.Command {
@@ -27,6 +29,8 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with the certificate in `FILE` (PEM; with --tls-key)"},
 			&cli.StringFlag{Name: "tls-key", Usage: "the TLS certificate's private key in `FILE` (PEM)"},
 			&cli.IntFlag{Name: "max-in-flight", Value: 64, Usage: "run at most `N` requests at once; more wait briefly, then get 503"},
+			&cli.BoolFlag{Name: "ui", Value: true, Usage: "serve the web page at /ui/ (sign in with an API key); --ui=false turns it off"},
+			&cli.DurationFlag{Name: "ui-idle", Value: 30 * time.Minute, Usage: "end a web page sign-in unused for `DURATION`"},
 		},
 		Action: serve,
 	}
@@ -39,6 +43,9 @@ func serve(c *cli.Context) error {
 	cert, key := c.String("tls-cert"), c.String("tls-key")
 	if (cert == "") != (key == "") {
 		return usageFor(c, "give --tls-cert and --tls-key together")
+	}
+	if c.Duration("ui-idle") <= 0 {
+		return usageFor(c, "--ui-idle must be a positive duration, such as 30m")
 	}
 	if c.Int("max-in-flight") < 1 {
 		return usageFor(c, "--max-in-flight must be at least 1")
@@ -69,7 +76,13 @@ func serve(c *cli.Context) error {
 	}
 	srv := httpapi.New(db, httpapi.Options{MaxInFlight: c.Int("max-in-flight"), Logger: slog.Default()})
 	srv.Handle("POST /v1/memory_stores/{id}/memory_tool", memtool.HTTPHandler(db, httpapi.Actor))
+	if c.Bool("ui") {
+		srv.HandlePrefix("/ui/", webui.New(db, webui.Options{IdleTimeout: c.Duration("ui-idle"), Logger: slog.Default()}))
+	}
 	slog.Info("serving the memory-store API", "addr", ln.Addr().String(), "url", scheme+"://"+ln.Addr().String())
+	if c.Bool("ui") {
+		slog.Info("serving the web page", "ui", scheme+"://"+ln.Addr().String()+"/ui/")
+	}
 	if err := srv.Serve(sctx, ln, cert, key); err != nil {
 		return err
 	}

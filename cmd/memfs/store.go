@@ -76,6 +76,7 @@ func storeCommand() *cli.Command {
 				Flags:     []cli.Flag{yesFlag()},
 				Action:    storeDelete,
 			},
+			storeForkCommand(),
 		},
 	}
 }

@@ -43,6 +43,12 @@ func versionCommand() *cli.Command {
 				Action:    versionRedact,
 			},
 			{
+				Name:      "resolve",
+				Usage:     "mark a conflicting version resolved, so that memfs lint no longer reports it",
+				ArgsUsage: "STORE VERSION",
+				Action:    versionResolve,
+			},
+			{
 				Name:      "prune",
 				Usage:     "delete old versions, keeping each memory's most recent ones, and list what was removed (asks first on a terminal)",
 				ArgsUsage: "STORE",
@@ -189,6 +195,23 @@ func versionRedact(c *cli.Context) error {
 	})
 }
 
+func versionResolve(c *cli.Context) error {
+	if err := wantArgs(c, 2, "STORE", "VERSION"); err != nil {
+		return err
+	}
+	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		v, err := resolveVersion(ctx, db, s.ID, c.Args().Get(1))
+		if err != nil {
+			return err
+		}
+		v, err = db.ResolveConflict(ctx, s.ID, v.ID, cliActor())
+		if err != nil {
+			return err
+		}
+		return emit(c, v, func(io.Writer) { confirm(c, "conflict %s of %s marked resolved", v.ID, orDash(v.Path)) })
+	})
+}
+
 func versionPrune(c *cli.Context) error {
 	if err := wantArgs(c, 1, "STORE"); err != nil {
 		return err
@@ -207,6 +230,11 @@ func versionPrune(c *cli.Context) error {
 			return err
 		}
 		if c.Bool("dry-run") {
+			kept, _, err := db.PruneReport(ctx, s.ID, olderThan, keep)
+			if err != nil {
+				return err
+			}
+			printPruneKept(c, kept, nil)
 			return emit(c, versions.Page[versions.Version]{Data: plan}, func(w io.Writer) {
 				if len(plan) > 0 {
 					printVersions(w, plan, time.Now())
@@ -214,6 +242,11 @@ func versionPrune(c *cli.Context) error {
 				confirm(c, "would prune %d versions older than %s from store %s, keeping each memory's %d most recent (dry run: nothing removed)", len(plan), formatAge(olderThan), s.ID, keep)
 			})
 		}
+		kept, expiring, err := db.PruneReport(ctx, s.ID, olderThan, keep)
+		if err != nil {
+			return err
+		}
+		printPruneKept(c, kept, expiring)
 		if len(plan) > 0 {
 			if err := confirmed(c, "prune %d versions of store %s (%s) for good?", len(plan), s.ID, s.Name); err != nil {
 				return err

@@ -50,6 +50,10 @@ func run(args []string, stdout io.Writer) int {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
+	if cfg.compare != "" {
+		// Each run of a pair has --timeout of its own.
+		return runCompare(ctx, cfg, stdout)
+	}
 	ctx, cancelTimeout := context.WithTimeout(ctx, cfg.timeout)
 	defer cancelTimeout()
 	// A hang inside a FUSE request or the engine may not heed ctx: give the
@@ -137,6 +141,12 @@ type config struct {
 	// pg is a PostgreSQL server: the phases also run on memfs over a new
 	// database there (the memfs-pg target).
 	pg string
+	// compare is the revision --compare measures against, compareBin its
+	// bench built by scripts/bench, and pairs how many alternated pairs of
+	// runs it makes.
+	compare    string
+	compareBin string
+	pairs      int
 }
 
 var allParts = []string{"phases", "writers", "visibility", "log", "rss"}
@@ -165,6 +175,9 @@ func parseFlags(args []string) (*config, error) {
 	fl.StringVar(&c.workDir, "workdir", os.TempDir(), "where the temporary databases go: use the disk memfs would use")
 	targets := fl.String("targets", "tmpfs,loopback,loopback-nopt,memfs,memfs-full", "comma-separated targets of the workload (the writers part runs on each but loopback-nopt)")
 	fl.StringVar(&c.pg, "db", "", "a PostgreSQL server `URL` (postgres://…, a role that may create databases): the phases also run on memfs over a new database there (target memfs-pg), dropped at the end")
+	fl.StringVar(&c.compare, "compare", "", "compare this build with the `REV`ision's: alternated pairs of runs of the phases and the writers on memfs (and memfs-pg with --db), printing new/old per phase as a median with its min–max (scripts/bench builds REV)")
+	fl.StringVar(&c.compareBin, "compare-bin", "", "REV's bench binary, for --compare (scripts/bench builds it)")
+	fl.IntVar(&c.pairs, "pairs", 5, "pairs of runs for --compare")
 	only := fl.String("only", strings.Join(allParts, ","), "comma-separated parts to run: "+strings.Join(allParts, ", "))
 	if err := fl.Parse(args); err != nil {
 		return nil, err
@@ -188,6 +201,10 @@ func parseFlags(args []string) (*config, error) {
 		if c.quick {
 			c.timeout = 2 * time.Minute
 		}
+	}
+	if c.compare != "" {
+		// With --compare, the pairs are the samples: one round per run.
+		def(&c.rounds, 1, 1)
 	}
 	def(&c.rounds, 5, 2)
 	def(&c.files, 2000, 200)
@@ -220,6 +237,23 @@ func parseFlags(args []string) (*config, error) {
 		}
 		if !slices.Contains(c.targets, "memfs-pg") {
 			c.targets = append(c.targets, "memfs-pg")
+		}
+	}
+	if c.compare != "" {
+		if c.compareBin == "" {
+			return nil, fmt.Errorf("--compare %s needs REV's bench binary: run it through scripts/bench, which builds it", c.compare)
+		}
+		if c.pairs < 1 {
+			return nil, fmt.Errorf("--pairs must be at least 1, not %d", c.pairs)
+		}
+		if c.format == "markdown" || c.markdown != "" || c.svg != "" {
+			return nil, fmt.Errorf("--compare prints text or JSON: drop --format markdown, --markdown and --svg")
+		}
+		if fl.Lookup("targets").Value.String() == fl.Lookup("targets").DefValue {
+			c.targets = []string{"memfs"}
+			if c.pg != "" {
+				c.targets = append(c.targets, "memfs-pg")
+			}
 		}
 	}
 	c.parts = map[string]bool{}

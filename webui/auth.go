@@ -1,0 +1,256 @@
+package webui
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// cookieName is the sign-in cookie; it is scoped to the UI's paths.
+const cookieName = "memfs_ui"
+
+// uiSession is one signed-in browser. It holds the key's id, never the key:
+// the key itself is read once, at sign-in, and each request reads the key
+// by id again (versions.DB.GetAPIKey), so that a revocation or a change of
+// scope takes effect at once.
+type uiSession struct {
+	keyID    string
+	csrf     string
+	lastSeen time.Time
+	started  time.Time
+}
+
+// sessions are the signed-in browsers of this process, by the SHA-256 of
+// their cookie. They live in memory: a restart, or a second `memfs serve`
+// behind the same address, asks for the key again (see docs/ui.md).
+type sessions struct {
+	mu      sync.Mutex // guards byHash; held for map operations only
+	byHash  map[[32]byte]*uiSession
+	idle    time.Duration
+	maxLife time.Duration
+	max     int
+	now     func() time.Time
+}
+
+func newSessions(idle, maxLife time.Duration, max int) *sessions {
+	return &sessions{byHash: map[[32]byte]*uiSession{}, idle: idle, maxLife: maxLife, max: max, now: time.Now}
+}
+
+func randomToken() string {
+	var b [32]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// start makes a session for keyID and returns its cookie value.
+func (s *sessions) start(keyID string) string {
+	token := randomToken()
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.byHash) >= s.max {
+		s.sweepLocked(now)
+	}
+	if len(s.byHash) >= s.max {
+		// Still full of live sessions: the oldest one goes.
+		var oldest [32]byte
+		var at time.Time
+		for h, u := range s.byHash {
+			if at.IsZero() || u.started.Before(at) {
+				oldest, at = h, u.started
+			}
+		}
+		delete(s.byHash, oldest)
+	}
+	s.byHash[sha256.Sum256([]byte(token))] = &uiSession{keyID: keyID, csrf: randomToken(), lastSeen: now, started: now}
+	return token
+}
+
+func (s *sessions) sweepLocked(now time.Time) {
+	for h, u := range s.byHash {
+		if s.expired(u, now) {
+			delete(s.byHash, h)
+		}
+	}
+}
+
+func (s *sessions) expired(u *uiSession, now time.Time) bool {
+	return now.Sub(u.lastSeen) > s.idle || now.Sub(u.started) > s.maxLife
+}
+
+// get returns the live session of a cookie value, or nil; touch marks it
+// used (a person's request does, a live page's wait does not).
+func (s *sessions) get(token string, touch bool) *uiSession {
+	h := sha256.Sum256([]byte(token))
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.byHash[h]
+	if !ok {
+		return nil
+	}
+	if s.expired(u, now) {
+		delete(s.byHash, h)
+		return nil
+	}
+	if touch {
+		u.lastSeen = now
+	}
+	cp := *u
+	return &cp
+}
+
+// end forgets a session (sign-out, or its key is gone).
+func (s *sessions) end(token string) {
+	h := sha256.Sum256([]byte(token))
+	s.mu.Lock()
+	delete(s.byHash, h)
+	s.mu.Unlock()
+}
+
+// signInLimiter bounds sign-in attempts per client address: a burst of
+// signInBurst, then one every signInEvery.
+type signInLimiter struct {
+	mu      sync.Mutex // guards buckets
+	buckets map[string]*bucket
+	now     func() time.Time
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+const (
+	signInBurst   = 10
+	signInEvery   = 6 * time.Second
+	maxSignInHost = 10000
+)
+
+func (l *signInLimiter) allow(host string) bool {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.buckets == nil {
+		l.buckets = map[string]*bucket{}
+	}
+	b, ok := l.buckets[host]
+	if !ok {
+		if len(l.buckets) >= maxSignInHost {
+			for h, o := range l.buckets {
+				if now.Sub(o.at) > signInBurst*signInEvery {
+					delete(l.buckets, h)
+				}
+			}
+			if len(l.buckets) >= maxSignInHost {
+				return false
+			}
+		}
+		b = &bucket{tokens: signInBurst, at: now}
+		l.buckets[host] = b
+	}
+	b.tokens = min(signInBurst, b.tokens+float64(now.Sub(b.at))/float64(signInEvery))
+	b.at = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// clientHost is the address a request came from, without its port.
+func clientHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// private tells whether a key may cross this connection: TLS, or a client
+// on this host (the loopback network never leaves it).
+func private(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	ip := net.ParseIP(clientHost(r))
+	return ip != nil && ip.IsLoopback()
+}
+
+// who is the signed-in browser of a request: its session and its key.
+type who struct {
+	token string
+	sess  *uiSession
+	key   *versions.APIKey
+}
+
+type whoKey struct{}
+
+func whoOf(r *http.Request) *who {
+	w, _ := r.Context().Value(whoKey{}).(*who)
+	return w
+}
+
+// authenticate finds the request's session and reads its key again; nil
+// when there is no live session or its key was revoked (the session then
+// ends).
+func (u *UI) authenticate(ctx context.Context, r *http.Request) (*who, error) {
+	return u.signedIn(ctx, r, true)
+}
+
+func (u *UI) signedIn(ctx context.Context, r *http.Request, touch bool) (*who, error) {
+	c, err := r.Cookie(cookieName)
+	if err != nil || c.Value == "" {
+		return nil, nil
+	}
+	sess := u.sessions.get(c.Value, touch)
+	if sess == nil {
+		return nil, nil
+	}
+	k, err := u.db.GetAPIKey(ctx, sess.keyID)
+	if versions.ErrorCode(err) == versions.CodeNotFound {
+		u.sessions.end(c.Value)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &who{token: c.Value, sess: sess, key: k}, nil
+}
+
+// csrfOK checks a change's form token against the session's.
+func (w *who) csrfOK(r *http.Request) bool {
+	got := r.PostFormValue("csrf")
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(w.sess.csrf)) == 1
+}
+
+// sameOrigin refuses a POST another site's page sent: browsers name the
+// sending page's origin (Origin) or its relation (Sec-Fetch-Site).
+func sameOrigin(r *http.Request) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return false
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		scheme := "http://"
+		if r.TLS != nil {
+			scheme = "https://"
+		}
+		return o == scheme+r.Host
+	}
+	return true
+}
+
+func setCookie(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{
+		Name: cookieName, Value: value, Path: "/ui/", MaxAge: maxAge,
+		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode,
+	})
+}
