@@ -345,7 +345,7 @@ func TestThirdPassWritePrefixToolAndHTTP(t *testing.T) {
 		t.Errorf("/shared.md after refused changes: %q", got)
 	}
 
-	key := e.apiKey(t)
+	key := strings.TrimSpace(e.cli(t, "apikey", "create", "--name", "harness", "--session", sess))
 	srv := e.startServe(t)
 	post := func(body string) (int, string) {
 		req, _ := http.NewRequest("POST", srv.url+"/v1/memory_stores/"+store+"/memory_tool", strings.NewReader(body))
@@ -366,7 +366,7 @@ func TestThirdPassWritePrefixToolAndHTTP(t *testing.T) {
 		t.Errorf("HTTP create outside the prefix: %d %s, want 403 permission_error", code, body)
 	}
 	req, _ := http.NewRequest("GET", srv.url+"/v1/sessions/"+sess, nil)
-	req.Header.Set("x-api-key", key)
+	req.Header.Set("x-api-key", e.apiKey(t))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
