@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -436,5 +437,59 @@ if echo out 2>` + e.out + `/err > /mnt/memory/agent-notes/out.md; then echo wrot
 	}
 	if got := e.ok(t, "memory", "get", "Agent Notes", "/projects/p1/in.md"); got != "in" {
 		t.Errorf("/projects/p1/in.md: %q", got)
+	}
+}
+
+// serve's failures have the documented exit codes, and every command that
+// destroys or rewrites needs --yes without a terminal.
+func TestThirdPassExitCodesAndYes(t *testing.T) {
+	e := newE2EEnv(t)
+	e.createStore(t, "Notes")
+	e.cli(t, "memory", "create", "Notes", "--path", "/a.md", "--content", "1")
+	e.cli(t, "memory", "update", "Notes", "/a.md", "--content", "2")
+	if _, errs, code := e.run(t, "serve", "--listen", "banana"); code != exitUsage || strings.Contains(errs, "another server") {
+		t.Errorf("serve --listen banana: exit %d %q, want %d", code, errs, exitUsage)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if _, errs, code := e.run(t, "serve", "--listen", ln.Addr().String()); code != exitConflict || !strings.Contains(errs, "another server") {
+		t.Errorf("serve on a port in use: exit %d %q, want %d", code, errs, exitConflict)
+	}
+	old := e.versionList(t, "Notes")[1].ID
+	for _, args := range [][]string{
+		{"store", "archive", "Notes"},
+		{"store", "delete", "Notes"},
+		{"version", "redact", "Notes", old},
+		{"version", "prune", "Notes", "--older-than", "0s", "--keep-last", "1"},
+	} {
+		if _, errs, code := e.run(t, args...); code != exitUsage || !strings.Contains(errs, "--yes") {
+			t.Errorf("memfs %s without a terminal or --yes: exit %d %q, want %d naming --yes", strings.Join(args, " "), code, errs, exitUsage)
+		}
+	}
+	if got := len(e.versionList(t, "Notes")); got != 2 {
+		t.Errorf("refused commands changed the history: %d versions", got)
+	}
+	e.cli(t, "version", "redact", "Notes", old, "--yes")
+}
+
+// run checks its command before it makes a session; scan counts in words.
+func TestThirdPassRunMissingCommandAndPlurals(t *testing.T) {
+	e := newE2EEnv(t)
+	e.createStore(t, "Notes")
+	_, errs, code := e.run(t, "run", "--store", "Notes", "--", "no-such-agent-xyz")
+	if code != 127 || !strings.Contains(errs, "command not found") || !strings.Contains(errs, "no session was made") {
+		t.Errorf("run of a missing command: exit %d %q, want 127 before any session", code, errs)
+	}
+	if got := strings.TrimSpace(e.cli(t, "session", "list")); strings.Contains(got, "sesn_") {
+		t.Errorf("run of a missing command made a session:\n%s", got)
+	}
+	e.cli(t, "store", "update", "Notes", "--guard", "warn")
+	e.cli(t, "memory", "create", "Notes", "--path", "/k.md", "--content", "AKIAIOSFODNN7EXAMPLQ aws\n")
+	_, errs, _ = e.run(t, "scan", "Notes")
+	if !strings.Contains(errs, "1 credential in 1 version ") {
+		t.Errorf("scan of one credential: %q, want 1 credential in 1 version", errs)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	osexec "os/exec"
 	"os/user"
 	"path/filepath"
 	"slices"
@@ -90,8 +91,12 @@ func runSandboxed(c *cli.Context) error {
 	if err := versions.CheckAttachmentCount(len(stores)); sessionID == "" && err != nil {
 		return err
 	}
+
 	root, err := runMountRoot(c)
 	if err != nil {
+		return err
+	}
+	if err := runCommandExists(argv[0], root); err != nil {
 		return err
 	}
 	who, err := runUser(c.String("user"))
@@ -632,7 +637,10 @@ func runLogFile(name string) (string, error) {
 // with a space is quoted by the handler, which escapes quotes, backslashes
 // and control characters, so in it only $ and ` are: sentences stay
 // readable ("a store's directory", not "store\x27s").
-func logSafe(_ []string, a slog.Attr) slog.Attr {
+func logSafe(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.MessageKey {
+		return a // memfs's own words, never a value an agent chose
+	}
 	var s string
 	switch v := a.Value.Resolve(); v.Kind() {
 	case slog.KindString:
@@ -676,4 +684,18 @@ func escapeLogValue(s string) string {
 		i += n
 	}
 	return b.String()
+}
+
+// runCommandExists refuses a command that cannot be found before a session
+// is made and stores are mounted for it: the sandbox sees the host's files,
+// so what is not on this PATH (or at this path) is not there either. Exit
+// 127, as a shell's "command not found".
+func runCommandExists(name, root string) error {
+	if strings.HasPrefix(name, strings.TrimSuffix(root, "/")+"/") {
+		return nil // in the session's own mount, which does not exist yet
+	}
+	if _, err := osexec.LookPath(name); err != nil {
+		return cli.Exit(fmt.Sprintf("run: %s: command not found (%v); give a command on PATH or its path; no session was made", name, err), 127)
+	}
+	return nil
 }
