@@ -101,7 +101,7 @@ type ruleSet struct {
 }
 
 var rules = sync.OnceValue(func() *ruleSet {
-	rs := &ruleSet{byKeyword: map[string][]*rule{}, global: compileAllow(gitleaksGlobalAllowlists), groups: [][]string{nil}}
+	rs := &ruleSet{byKeyword: map[string][]*rule{}, global: compileAllow(append(append([]allowData{}, gitleaksGlobalAllowlists...), placeholderAllowlists...)), groups: [][]string{nil}}
 	for _, d := range append(append([]ruleData{}, gitleaksRules...), detectSecretsRules...) {
 		syn, err := syntax.Parse(d.Regex, syntax.Perl)
 		if err != nil {
@@ -146,6 +146,19 @@ func compileAllow(ds []allowData) []allowlist {
 		}
 	}
 	return out
+}
+
+// placeholderAllowlists let through, for every rule, the placeholders
+// that vendors' documentation and templates write where a credential goes,
+// as docs/guard.md promises: AWS's documented examples (a key id or a
+// secret holding EXAMPLE, such as wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY),
+// a URL's password that is a placeholder word with digits at most
+// (changeme123, password123, yourpassword), and a Slack webhook whose ids
+// are runs of 0 or X.
+var placeholderAllowlists = []allowData{
+	{Regexes: []string{`EXAMPLE`}},
+	{Regexes: []string{`(?i)^(?:your|my|the|some|db|example|dummy|fake|sample|test|secret|super)?[-_]?(?:password|passwd|pass|pwd|secret|changeme|change[-_]?me|changethis|placeholder|example|redacted)[-_]?[0-9]*[!]?$`}},
+	{Target: "match", Regexes: []string{`(?i)hooks\.slack\.com/\w+/T[0X]{6,}/B[0X]{6,}/X{6,}`}},
 }
 
 // Rules returns the ids of the rules applied, in order.

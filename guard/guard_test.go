@@ -126,6 +126,13 @@ func TestAllowlisted(t *testing.T) {
 		"DATABASE_URL=postgres://app:$DB_PASSWORD@db:5432/app\n",          // a variable, not a password
 		"url: postgres://memfs:CHANGE-ME@db.example:5432/memfs\n",         // a placeholder
 		"token: ghp_" + strings.Repeat("a", 36) + "\n",                    // too little entropy
+		// Placeholders the vendors' documentation writes (docs/guard.md).
+		"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+		"AWS_SECRET_ACCESS_KEY=\"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\"\n",
+		"DATABASE_URL=postgres://user:changeme123@localhost:5432/app\n",
+		"url: mysql://root:password123@db:3306/app\n",
+		"postgres://admin:yourpassword@db.example/app\n",
+		"SLACK_WEBHOOK=https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX\n",
 	} {
 		if got := guard.Scan(text); len(got) != 0 {
 			t.Errorf("%q: got %v", text, got)
@@ -212,4 +219,10 @@ https://example.com/path?key=value&token=TOKEN
 Authorization: Bearer <token>
 The JWT has three parts: header.payload.signature, each base64url-encoded.
 -----BEGIN and -----END lines frame a PEM block; this sentence is not one.
+aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
+aws_access_key_id = AKIAIOSFODNN7EXAMPLE
+DATABASE_URL=postgres://app:changeme123@localhost:5432/app
+mysql://root:password123@127.0.0.1:3306/test
+redis://default:yourpassword@cache:6379
+SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX
 `

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/memfs/memfs/memtool"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -30,6 +31,12 @@ func checkScope(k *versions.APIKey, r *http.Request) error {
 		case r.URL.Path == "/v1/sessions" || strings.HasPrefix(r.URL.Path, "/v1/sessions/"):
 			return errorf(http.StatusForbidden, TypePermission, "this API key is scoped to some stores, and sessions are reached only with a key for every store (a session can attach any store): use such a key, or `memfs session`")
 		}
+	}
+	// Acting as a session is for a key made for that session, or a key
+	// of every store made to act as any: the answer says nothing of
+	// whether the session exists.
+	if sess := r.Header.Get(memtool.SessionHeader); sess != "" && !k.MayActAs(sess) {
+		return errorf(http.StatusForbidden, TypePermission, "this API key may not act as a session (%s header): use a key made for the session (`memfs apikey create --session ID`), or a key of every store made with --any-session", memtool.SessionHeader)
 	}
 	if k.ReadOnly && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return errorf(http.StatusForbidden, TypePermission, "this API key is read-only: %s %s would change something; use a read-write key", r.Method, r.URL.Path)

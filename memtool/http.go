@@ -13,7 +13,9 @@ import (
 
 // SessionHeader names the session a harness acts for over HTTP: the
 // command's writes are that session's (and its attachment's access holds)
-// instead of the API key's.
+// instead of the API key's, and record the key too. Only a key made for the
+// session, or a key of every store made to act as any session, may send it
+// (the server checks, before any route).
 const SessionHeader = "X-Memfs-Session"
 
 // maxBody bounds a request body: a command carries at most one memory's
@@ -46,9 +48,12 @@ func HTTPHandler(db *versions.DB, actor func(*http.Request) versions.Actor) func
 		}
 		tool := New(db, storeID, actor(r))
 		if sess := r.Header.Get(SessionHeader); sess != "" {
+			// The server let only a key that may act as the session
+			// through; its versions record that key.
 			if tool, err = ForSession(r.Context(), db, storeID, sess); err != nil {
 				return err
 			}
+			tool.actor.Via = actor(r).ID
 		}
 		var out bytes.Buffer
 		enc := json.NewEncoder(&out)

@@ -88,7 +88,7 @@ func TestHTTPHandler(t *testing.T) {
 	if by := page.Data[1].CreatedBy; by == nil || *by != (versions.Actor{Type: "api_actor", ID: "apikey_1"}) {
 		t.Errorf("the create is by %+v, want the API key", by)
 	}
-	if by := page.Data[0].CreatedBy; by == nil || *by != versions.SessionActor(sess.ID) {
+	if by := page.Data[0].CreatedBy; by == nil || *by != (versions.Actor{Type: "session_actor", ID: sess.ID, Via: "apikey_1"}) {
 		t.Errorf("the str_replace is by %+v, want session %s", by, sess.ID)
 	}
 }

@@ -33,6 +33,17 @@ type APIKeyScope struct {
 	StoreIDs []string `json:"store_ids"`
 	// ReadOnly keys change nothing.
 	ReadOnly bool `json:"read_only"`
+	// SessionID: the key was made for this session, and may act as it
+	// (X-Memfs-Session); its stores are the session's.
+	SessionID string `json:"session_id,omitempty"`
+	// AnySession: a key of every store made to act as any session.
+	AnySession bool `json:"any_session,omitempty"`
+}
+
+// MayActAs tells whether the key may act as session id: it was made for
+// that session, or it reaches every store and was made to act as any.
+func (s APIKeyScope) MayActAs(id string) bool {
+	return id != "" && (s.SessionID == id || s.AnySession && s.AllStores())
 }
 
 // Reaches tells whether the scope includes the store.
@@ -82,14 +93,38 @@ func (db *DB) CreateScopedAPIKey(ctx context.Context, name string, scope APIKeyS
 		return nil, "", err
 	}
 	secret := keyPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	if scope.AnySession && (scope.StoreIDs != nil || scope.SessionID != "") {
+		return nil, "", errorf(CodeInvalid, "only a key of every store may act as any session: leave out its stores and session, or make a key for one session")
+	}
 	var out *APIKey
 	err := db.write(ctx, "create API key", func(r *run) error {
 		now := r.db.nowNanos()
+		if scope.SessionID != "" {
+			// A key for a session reaches the session's stores.
+			sess, err := loadSession(r, scope.SessionID)
+			if err != nil {
+				return err
+			}
+			if err := sess.CheckOpen(); err != nil {
+				return err
+			}
+			if scope.StoreIDs != nil {
+				return errorf(CodeInvalid, "a key for a session reaches the session's stores: leave out --store")
+			}
+			scope.StoreIDs = []string{}
+			for _, a := range sess.Resources {
+				scope.StoreIDs = append(scope.StoreIDs, a.StoreID)
+			}
+		}
 		k := &APIKey{ID: r.db.ids.make(prefixAPIKey, fromNanos(now)), Name: name,
 			Hint: keyPrefix + "…" + secret[len(secret)-4:], CreatedAt: fromNanos(now),
-			APIKeyScope: APIKeyScope{ReadOnly: scope.ReadOnly}}
-		if _, err := r.exec("INSERT INTO api_keys (id, name, hash, hint, created_at, scoped, read_only) VALUES (?, ?, ?, ?, ?, ?, ?)",
-			k.ID, k.Name, hashKey(secret), k.Hint, now, scope.StoreIDs != nil, scope.ReadOnly); err != nil {
+			APIKeyScope: APIKeyScope{ReadOnly: scope.ReadOnly, SessionID: scope.SessionID, AnySession: scope.AnySession}}
+		var session any
+		if scope.SessionID != "" {
+			session = scope.SessionID
+		}
+		if _, err := r.exec("INSERT INTO api_keys (id, name, hash, hint, created_at, scoped, read_only, session, any_session) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			k.ID, k.Name, hashKey(secret), k.Hint, now, scope.StoreIDs != nil, scope.ReadOnly, session, scope.AnySession); err != nil {
 			return err
 		}
 		if scope.StoreIDs != nil {
@@ -118,16 +153,18 @@ func (db *DB) CreateScopedAPIKey(ctx context.Context, name string, scope APIKeyS
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
-const apiKeyCols = "id, name, hint, created_at, revoked_at, scoped, read_only"
+const apiKeyCols = "id, name, hint, created_at, revoked_at, scoped, read_only, session, any_session"
 
 func scanAPIKey(sc interface{ Scan(...any) error }) (*APIKey, error) {
 	var k APIKey
 	var created int64
 	var revoked sql.NullInt64
 	var scoped bool
-	if err := sc.Scan(&k.ID, &k.Name, &k.Hint, &created, &revoked, &scoped, &k.ReadOnly); err != nil {
+	var session sql.NullString
+	if err := sc.Scan(&k.ID, &k.Name, &k.Hint, &created, &revoked, &scoped, &k.ReadOnly, &session, &k.AnySession); err != nil {
 		return nil, err
 	}
+	k.SessionID = session.String
 	k.CreatedAt, k.RevokedAt = fromNanos(created), nullTime(revoked)
 	if scoped {
 		k.StoreIDs = []string{}

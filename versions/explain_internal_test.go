@@ -70,7 +70,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"feed-versions", changesQuery, []any{lo + 5, hi, "memstore_x", 2}, "INTEGER PRIMARY KEY"},
 		{"room", roomQuery, []any{1, lo, hi}, "COVERING INDEX pending_store"},
 		{"store-counts", "SELECT " + storeCols + " FROM stores WHERE id = ?", []any{"memstore_x"}, "INTEGER PRIMARY KEY"},
-		{"insert-version", insertVersionQuery, []any{lo, hi, 1, "mem_x", "modified", 1, nil, nil, false, 1, nil, "/a", nil, nil, lo + 1, nil, 0, 0}, "INTEGER PRIMARY KEY"},
+		{"insert-version", insertVersionQuery, []any{lo, hi, 1, "mem_x", "modified", 1, nil, nil, false, 1, nil, "/a", nil, nil, lo + 1, nil, 0, 0, nil}, "INTEGER PRIMARY KEY"},
 		{"version-by-stored-id", "SELECT seq FROM versions WHERE id = ? AND seq > ? AND seq < ?", []any{"memver_x", lo, hi}, "versions_id"},
 		{"path-history", pathHistoryQuery(false, true), []any{1, "/a", lo, hi, 0, 1 << 62, 100}, "versions_path"},
 		{"path-history-newest", pathHistoryQuery(true, false), []any{1, "/a", lo, hi, 0, 1 << 62, 100}, "versions_path"},

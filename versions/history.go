@@ -23,7 +23,7 @@ type VersionListOptions struct {
 }
 
 const versionCols = `seq, id, memory_id, operation, created_at, actor_type, actor_id, conflict,
-	redacted_at, redactor_type, redactor_id, path, sha, size, restored_from`
+	redacted_at, redactor_type, redactor_id, path, sha, size, restored_from, via_key`
 
 func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent bool) (*Version, int64, error) {
 	v := Version{StoreID: storeID}
@@ -31,9 +31,9 @@ func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent
 	var op string
 	var id, actorType, actorID, redactorType, redactorID, path, sha, content sql.NullString
 	var redacted, size sql.NullInt64
-	var restoredFrom sql.NullString
+	var restoredFrom, via sql.NullString
 	dest := []any{&seq, &id, &v.MemoryID, &op, &created, &actorType, &actorID, &v.Conflict,
-		&redacted, &redactorType, &redactorID, &path, &sha, &size, &restoredFrom}
+		&redacted, &redactorType, &redactorID, &path, &sha, &size, &restoredFrom, &via}
 	if withContent {
 		dest = append(dest, &content)
 	}
@@ -46,7 +46,7 @@ func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent
 	}
 	v.Operation, v.CreatedAt, v.RedactedAt = Operation(op), fromNanos(created), nullTime(redacted)
 	if actorType.Valid {
-		v.CreatedBy = &Actor{Type: actorType.String, ID: actorID.String}
+		v.CreatedBy = &Actor{Type: actorType.String, ID: actorID.String, Via: via.String}
 	}
 	if redactorType.Valid {
 		v.RedactedBy = &Actor{Type: redactorType.String, ID: redactorID.String}

@@ -440,19 +440,22 @@ type newVersion struct {
 // plus ?17 bytes and ?18 memories, so that a save writes no row of the
 // store.
 const insertVersionQuery = `INSERT INTO versions (seq, store, memory_id, operation, created_at, actor_type,
-	actor_id, conflict, origin, prev_path, path, sha, size, content_of, content, hist, live)
+	actor_id, conflict, origin, prev_path, path, sha, size, content_of, content, hist, live, via_key)
 	VALUES (coalesce((SELECT seq FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), ?1) + 1,
 	?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
 	(SELECT coalesce(c.content_of, c.seq) FROM versions c WHERE c.seq = ?15), ?16,
 	coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?17,
-	coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?18)
+	coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?18, ?19)
 	RETURNING seq, hist, live`
 
 // insertVersion appends v and returns its row and id.
 func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err error) {
-	var actorType, actorID, sha, size, content, contentOf, prev any
+	var actorType, actorID, via, sha, size, content, contentOf, prev any
 	if v.by.Type != "" {
 		actorType, actorID = v.by.Type, v.by.ID
+	}
+	if v.by.Via != "" {
+		via = v.by.Via
 	}
 	switch {
 	case v.content != nil:
@@ -471,7 +474,7 @@ func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err
 	cost := versionCost(v.size, v.path, v.by.ID)
 	err = r.scan(insertVersionQuery, []any{lo, hi,
 		s.seq, v.memoryID, string(v.op), v.at, actorType, actorID, v.conflict, r.db.originNum, prev, v.path, sha, size, contentOf, content,
-		cost, v.live}, &seq, &hist, &live)
+		cost, v.live, via}, &seq, &hist, &live)
 	if err != nil {
 		return 0, "", err
 	}

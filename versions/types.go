@@ -62,6 +62,9 @@ const (
 type Actor struct {
 	Type string
 	ID   string
+	// Via is the API key a session acted through over HTTP (a memfs
+	// extension, "via_api_key_id" in JSON); "" for every other write.
+	Via string
 }
 
 // SessionActor is the actor of writes made through a session's mount.
@@ -82,7 +85,11 @@ func (a Actor) MarshalJSON() ([]byte, error) {
 	if !ok {
 		field = "id"
 	}
-	return json.Marshal(map[string]string{"type": a.Type, field: a.ID})
+	m := map[string]string{"type": a.Type, field: a.ID}
+	if a.Via != "" {
+		m["via_api_key_id"] = a.Via
+	}
+	return json.Marshal(m)
 }
 
 func (a *Actor) UnmarshalJSON(b []byte) error {
@@ -90,7 +97,7 @@ func (a *Actor) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	a.Type = m["type"]
+	a.Type, a.Via = m["type"], m["via_api_key_id"]
 	field, ok := actorIDField[a.Type]
 	if !ok {
 		field = "id" // as MarshalJSON writes an actor of another type
@@ -151,6 +158,9 @@ type Memory struct {
 	// Seq is the feed position (Change.Seq) of the version the write that
 	// returned this memory committed; 0 from a read.
 	Seq int64 `json:"-"`
+	// ReplacedSeq is, for a rename over another file, the feed position of
+	// the source memory's deletion the same commit recorded.
+	ReplacedSeq int64 `json:"-"`
 }
 
 func (m Memory) MarshalJSON() ([]byte, error) {

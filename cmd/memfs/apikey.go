@@ -30,6 +30,8 @@ creates no stores and reaches no sessions. With --read-only every change
 					&cli.StringFlag{Name: "name", Usage: "what the key is for, e.g. the program that uses it (required)"},
 					&cli.StringSliceFlag{Name: "store", Usage: "limit the key to `STORE` (an id or a unique name; repeat for more)"},
 					&cli.BoolFlag{Name: "read-only", Usage: "the key reads and changes nothing"},
+					&cli.StringFlag{Name: "session", Usage: "a key for session `ID`: it reaches the session's stores and may act as the session (the memory tool's X-Memfs-Session header)"},
+					&cli.BoolFlag{Name: "any-session", Usage: "a key of every store that may act as any session (X-Memfs-Session): for a harness that runs sessions"},
 				},
 				Action: apikeyCreate,
 			},
@@ -78,7 +80,7 @@ func apikeyCreate(c *cli.Context) error {
 		return usageFor(c, "needs --name NAME")
 	}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
-		scope := versions.APIKeyScope{ReadOnly: c.Bool("read-only")}
+		scope := versions.APIKeyScope{ReadOnly: c.Bool("read-only"), SessionID: c.String("session"), AnySession: c.Bool("any-session")}
 		if c.IsSet("store") {
 			scope.StoreIDs = []string{}
 			for _, ref := range c.StringSlice("store") {
@@ -143,6 +145,12 @@ func scopeText(s versions.APIKeyScope) string {
 		stores = "no store (its stores were deleted)"
 	default:
 		stores = strings.Join(s.StoreIDs, ",")
+	}
+	switch {
+	case s.SessionID != "":
+		stores += ", as session " + s.SessionID
+	case s.AnySession:
+		stores += ", as any session"
 	}
 	if s.ReadOnly {
 		return stores + ", read-only"

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
@@ -109,16 +110,13 @@ func renderPrompt(sess *versions.Session, root string, maxBytes []int) string {
 		if !sameLimit {
 			mode += fmt.Sprintf(", files up to %d bytes", maxBytes[i])
 		}
-		fmt.Fprintf(&b, "- %s at %s (%s)", promptOneLine(a.Name), promptStoreDir(root, a), mode)
+		fmt.Fprintf(&b, "- %s at %s (%s).\n", promptOneLine(a.Name), promptStoreDir(root, a), mode)
 		if d := strings.TrimSpace(a.Description); d != "" {
-			b.WriteString(": " + promptSentence(d))
-		} else {
-			b.WriteString(".")
+			b.WriteString("  Its description, as the store's owner wrote it:\n" + promptQuote(d))
 		}
 		if a.Instructions != nil && strings.TrimSpace(*a.Instructions) != "" {
-			b.WriteString(" Instructions: " + promptSentence(strings.TrimSpace(*a.Instructions)))
+			b.WriteString("  Its instructions for this session:\n" + promptQuote(strings.TrimSpace(*a.Instructions)))
 		}
-		b.WriteString("\n")
 	}
 	b.WriteString("\n")
 	if sameLimit && n > 0 {
@@ -155,17 +153,36 @@ func promptStoreDir(root string, a versions.Attachment) string {
 	return strings.TrimSuffix(root, "/") + "/" + slug + "/"
 }
 
-// promptSentence ends s with a full stop unless it ends in punctuation already,
-// and indents its later lines so they stay inside the list item.
-func promptSentence(s string) string {
-	if !strings.ContainsAny(s[len(s)-1:], ".!?:;)") {
-		s += "."
+// promptQuote renders text that a store's owner or a session's creator
+// wrote (a description, instructions) as a quotation inside the list item:
+// every line starts with "  > ", so that nothing in it can pass as the
+// prompt's own structure (a heading, a list item, another store). Line and
+// paragraph separators of every kind end a line; other control and format
+// characters are dropped.
+func promptQuote(s string) string {
+	s = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\u2028", "\n", "\u2029", "\n", "\v", "\n", "\f", "\n", "\u0085", "\n").Replace(s)
+	var b strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.Map(func(r rune) rune {
+			if r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r)) {
+				return -1
+			}
+			return r
+		}, line)
+		b.WriteString(strings.TrimRight("  > "+line, " \t") + "\n")
 	}
-	return strings.ReplaceAll(s, "\n", "\n  ")
+	return b.String()
 }
 
 // promptOneLine keeps a name on its list item's line.
-func promptOneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func promptOneLine(s string) string {
+	return strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, s)), " ")
+}
 
 func promptPlural(n int, one, many string) string {
 	if n == 1 {

@@ -340,8 +340,8 @@ func TestSessionPrompt(t *testing.T) {
 		"--instructions", "Agent Notes=Keep one file per topic")
 	text := e.ok(t, "session", "prompt", id)
 	for _, want := range []string{
-		"- Agent Notes at /mnt/memory/agent-notes/ (read-write): What the agent learned. Instructions: Keep one file per topic.",
-		"- Reference at /mnt/memory/reference/ (read-only): House style.",
+		"- Agent Notes at /mnt/memory/agent-notes/ (read-write).\n  Its description, as the store's owner wrote it:\n  > What the agent learned\n  Its instructions for this session:\n  > Keep one file per topic\n",
+		"- Reference at /mnt/memory/reference/ (read-only).\n  Its description, as the store's owner wrote it:\n  > House style\n",
 		"at most 102400 bytes", "EROFS", "/mnt/memory/, which is itself read-only",
 	} {
 		if !strings.Contains(text, want) {
@@ -423,7 +423,7 @@ func TestRenderPrompt(t *testing.T) {
 	same := renderPrompt(sess, "/mnt/memory", []int{100, 100})
 	for _, want := range []string{
 		"You have 2 persistent memory stores",
-		"- Notes at /mnt/memory/notes/ (read-write): What I learned. Instructions: Keep one file per topic\n  and date every entry.\n",
+		"- Notes at /mnt/memory/notes/ (read-write).\n  Its description, as the store's owner wrote it:\n  > What I learned\n  Its instructions for this session:\n  > Keep one file per topic\n  > and date every entry\n",
 		"- Docs & more at /mnt/memory/docs-more/ (read-only).\n",
 		"at most 100 bytes each",
 	} {

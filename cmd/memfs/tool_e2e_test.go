@@ -188,7 +188,9 @@ func wantResults(t *testing.T, got []toolResult, want ...toolResult) {
 // API's error envelope.
 func TestToolOverHTTP(t *testing.T) {
 	e := newE2EEnv(t)
-	key := e.apiKey(t)
+	// A harness acting for the sessions it runs: a key of every store
+	// made to act as any session.
+	key := strings.TrimSpace(e.cli(t, "apikey", "create", "--name", t.Name(), "--any-session"))
 	srv := e.startServe(t)
 	store, _ := e.createStore(t, "Tool over HTTP")
 	sess := strings.TrimSpace(e.cli(t, "session", "create", "--store", store))
@@ -266,7 +268,7 @@ func TestToolOverHTTP(t *testing.T) {
 	if by := vs[1].CreatedBy; by == nil || *by != (versions.Actor{Type: "api_actor", ID: keys.Data[0].ID}) {
 		t.Errorf("by-key.md written by %+v, want the API key %s", by, keys.Data[0].ID)
 	}
-	if by := vs[0].CreatedBy; by == nil || *by != versions.SessionActor(sess) {
+	if by := vs[0].CreatedBy; by == nil || *by != (versions.Actor{Type: "session_actor", ID: sess, Via: keys.Data[0].ID}) {
 		t.Errorf("by-session.md written by %+v, want session %s", by, sess)
 	}
 }
