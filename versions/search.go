@@ -96,6 +96,9 @@ func (db *DB) Search(ctx context.Context, storeIDs []string, query string, o Sea
 	if len(storeIDs) == 0 {
 		return nil, errorf(CodeInvalid, "no store to search: name at least one")
 	}
+	if err := db.searchCatchUp(ctx, storeIDs); err != nil {
+		return nil, err
+	}
 	out := []SearchResult{}
 	err = db.read(ctx, "search", func(r *run) error {
 		out = out[:0]
@@ -376,6 +379,78 @@ func fillResults(r *run, q *fulltext.Query, out []SearchResult, o SearchOptions)
 		out[i].Lines = q.MatchingLines(c.String, o.MaxLines)
 		if out[i].Lines == nil {
 			out[i].Lines = []fulltext.Line{}
+		}
+	}
+	return nil
+}
+
+// searchCatchUp indexes the versions the stores gained since the index's
+// mark (search_indexed), so that a search sees every save before it. The
+// index is kept here rather than by each save so that it costs saves
+// nothing: a store is indexed once per search that follows new saves, in
+// one statement over the new versions. A store's versions are appended in
+// its commit order under its lock, so the versions after the mark that a
+// transaction sees are all there will be below the newest it sees. A
+// read-only handle cannot write the index and searches what it holds.
+func (db *DB) searchCatchUp(ctx context.Context, storeIDs []string) error {
+	if db.readOnly {
+		return nil
+	}
+	for _, id := range storeIDs {
+		var behind bool
+		err := db.read(ctx, "search", func(r *run) error {
+			seq, err := db.storeSeq(r, id)
+			if err != nil {
+				return err
+			}
+			lo, hi := versionRange(seq)
+			return r.scan(`SELECT coalesce((SELECT seq FROM search_indexed WHERE store = ?), ?)
+				< coalesce((SELECT max(seq) FROM versions WHERE seq > ? AND seq < ?), ?)`,
+				[]any{seq, lo, lo, hi, lo}, &behind)
+		})
+		if err != nil {
+			return err
+		}
+		if !behind {
+			continue
+		}
+		err = db.write(ctx, "index for search", func(r *run) error {
+			seq, err := db.storeSeq(r, id)
+			if err != nil {
+				return err
+			}
+			lo, hi := versionRange(seq)
+			var mark, last int64
+			if err := r.scan(`SELECT coalesce((SELECT seq FROM search_indexed WHERE store = ?), ?),
+				coalesce((SELECT max(seq) FROM versions WHERE seq > ? AND seq < ?), ?)`,
+				[]any{seq, lo, lo, hi, lo}, &mark, &last); err != nil {
+				return err
+			}
+			if last <= mark {
+				return nil
+			}
+			insert := `INSERT INTO search_versions (docid, path, content)
+				SELECT v.seq, memfs_search_fold(v.path), memfs_search_fold(coalesce(v.content, c.content))`
+			if db.d.name == "postgres" {
+				insert = `INSERT INTO search_versions (seq, tsv)
+				SELECT v.seq, memfs_search_doc(v.path, convert_from(coalesce(v.content, c.content), 'UTF8'))`
+			}
+			insert += `
+				FROM versions v LEFT JOIN versions c ON c.seq = v.content_of
+				WHERE v.seq > ? AND v.seq <= ? AND v.redacted_at IS NULL
+				AND (v.content IS NOT NULL OR v.content_of IS NOT NULL)`
+			if db.d.name == "postgres" {
+				insert += " ON CONFLICT DO NOTHING"
+			}
+			if _, err := r.exec(insert, mark, last); err != nil {
+				return err
+			}
+			_, err = r.exec(`INSERT INTO search_indexed (store, seq) VALUES (?, ?)
+				ON CONFLICT (store) DO UPDATE SET seq = excluded.seq WHERE excluded.seq > search_indexed.seq`, seq, last)
+			return err
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -153,7 +153,7 @@ func TestMeasureSearch(t *testing.T) {
 	// the second database), alternated.
 	with, without := open(), open()
 	err = without.write(ctx, "drop", func(r *run) error {
-		for _, tr := range []string{"search_versions_insert", "search_versions_redact", "search_versions_delete"} {
+		for _, tr := range []string{"search_versions_redact", "search_versions_delete"} {
 			if _, err := r.exec("DROP TRIGGER " + tr); err != nil {
 				return err
 			}

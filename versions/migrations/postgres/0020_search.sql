@@ -33,19 +33,15 @@ CREATE TABLE search_versions (
 );
 CREATE INDEX search_versions_tsv ON search_versions USING gin (tsv);
 
--- A version appended (a save, a restore, an import) is indexed; a redacted
--- one is dropped; a pruned one, or one deleted with its store, goes by the
+-- A save writes nothing here: the index is brought up to date by the
+-- search that needs it (versions/search.go, searchCatchUp), from
+-- search_indexed's mark onwards. A redacted version is dropped by the
+-- trigger below; a pruned one, or one deleted with its store, goes by the
 -- foreign key.
-CREATE FUNCTION search_versions_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	IF NEW.redacted_at IS NULL AND (NEW.content IS NOT NULL OR NEW.content_of IS NOT NULL) THEN
-		INSERT INTO search_versions (seq, tsv) VALUES (NEW.seq, memfs_search_doc(NEW.path,
-			convert_from(coalesce(NEW.content, (SELECT c.content FROM versions c WHERE c.seq = NEW.content_of)), 'UTF8')));
-	END IF;
-	RETURN NULL;
-END $$;
-CREATE TRIGGER search_versions_insert AFTER INSERT ON versions
-	FOR EACH ROW EXECUTE FUNCTION search_versions_insert();
+CREATE TABLE search_indexed (
+	store BIGINT PRIMARY KEY REFERENCES stores (seq) ON DELETE CASCADE,
+	seq   BIGINT NOT NULL
+);
 
 CREATE FUNCTION search_versions_redact() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -56,11 +52,8 @@ CREATE TRIGGER search_versions_redact AFTER UPDATE OF redacted_at ON versions
 	FOR EACH ROW WHEN (NEW.redacted_at IS NOT NULL AND OLD.redacted_at IS NULL)
 	EXECUTE FUNCTION search_versions_redact();
 
--- The versions written before this migration.
-INSERT INTO search_versions (seq, tsv)
-	SELECT v.seq, memfs_search_doc(v.path, convert_from(coalesce(v.content, c.content), 'UTF8'))
-	FROM versions v LEFT JOIN versions c ON c.seq = v.content_of
-	WHERE v.redacted_at IS NULL AND (v.content IS NOT NULL OR v.content_of IS NOT NULL);
+-- The versions written before this migration are indexed by each store's
+-- first search.
 
 -- A conflict stays open until a later save of the memory is based on it or
 -- someone marks it resolved (memfs version resolve).

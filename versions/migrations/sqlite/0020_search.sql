@@ -6,18 +6,18 @@
 -- the engine registers on every connection: lowercased words, and runs of
 -- Chinese, Japanese and Korean characters as overlapping bigrams.
 --
--- The triggers keep it in the transaction of each change: a version
--- appended (a save, a restore, an import), redacted, pruned, or deleted
--- with its store. A version is immutable but for redaction and for taking
--- over the content it referenced (which changes nothing the index holds).
+-- A save writes nothing here: the index is brought up to date by the
+-- search that needs it (versions/search.go, searchCatchUp), from
+-- search_indexed's mark onwards, so an index costs saves nothing. What
+-- takes a version away (redaction, pruning, its store's deletion) takes
+-- its row away in the same transaction, through the triggers below.
 CREATE VIRTUAL TABLE search_versions USING fts4(path, content, tokenize=simple);
 
-CREATE TRIGGER search_versions_insert AFTER INSERT ON versions
-WHEN NEW.redacted_at IS NULL AND (NEW.content IS NOT NULL OR NEW.content_of IS NOT NULL)
-BEGIN
-	INSERT INTO search_versions (docid, path, content) VALUES (NEW.seq, memfs_search_fold(NEW.path),
-		memfs_search_fold(coalesce(NEW.content, (SELECT c.content FROM versions c WHERE c.seq = NEW.content_of))));
-END;
+-- The last version of each store that the index holds (0: none).
+CREATE TABLE search_indexed (
+	store INTEGER PRIMARY KEY REFERENCES stores (seq) ON DELETE CASCADE,
+	seq   INTEGER NOT NULL
+);
 
 CREATE TRIGGER search_versions_redact AFTER UPDATE OF redacted_at ON versions
 WHEN NEW.redacted_at IS NOT NULL AND OLD.redacted_at IS NULL
@@ -31,11 +31,8 @@ BEGIN
 	DELETE FROM search_versions WHERE docid = OLD.seq;
 END;
 
--- The versions written before this migration.
-INSERT INTO search_versions (docid, path, content)
-	SELECT v.seq, memfs_search_fold(v.path), memfs_search_fold(coalesce(v.content, c.content))
-	FROM versions v LEFT JOIN versions c ON c.seq = v.content_of
-	WHERE v.redacted_at IS NULL AND (v.content IS NOT NULL OR v.content_of IS NOT NULL);
+-- The versions written before this migration are indexed by each store's
+-- first search.
 
 -- A conflict (a save whose writer had not seen the head it replaced) is
 -- open until a later save of the memory is based on it, or until someone
