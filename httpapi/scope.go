@@ -28,9 +28,7 @@ func checkScope(k *versions.APIKey, r *http.Request) error {
 		switch {
 		case r.URL.Path == "/v1/memory_stores" && r.Method == http.MethodPost:
 			return errorf(http.StatusForbidden, TypePermission, "this API key is scoped to some stores, and only a key for every store creates stores: create it with such a key, or with `memfs store create`")
-		case isForkRoute(r):
-			return errorf(http.StatusForbidden, TypePermission, "this API key is scoped to some stores, and a fork creates a store: fork with a key for every store, or with `memfs store fork`")
-		case r.URL.Path == "/v1/sessions" || strings.HasPrefix(r.URL.Path, "/v1/sessions/") || strings.HasPrefix(r.URL.Path, "/memfs/v1/sessions/"):
+		case r.URL.Path == "/v1/sessions" || strings.HasPrefix(r.URL.Path, "/v1/sessions/"):
 			return errorf(http.StatusForbidden, TypePermission, "this API key is scoped to some stores, and sessions are reached only with a key for every store (a session can attach any store): use such a key, or `memfs session`")
 		}
 	}

@@ -66,6 +66,8 @@ type Options struct {
 type DB struct {
 	// writes counts the write transactions that committed (Writes).
 	writes atomic.Int64
+	// statements counts the statements run (Statements).
+	statements atomic.Int64
 	// where names the database in messages and logs: a SQLite file's
 	// absolute path, or a PostgreSQL server's host, port and database
 	// (never a password).
@@ -401,6 +403,7 @@ func (r *run) stmtCtx(q string) (context.Context, context.CancelFunc) {
 // stmt prepares q once per connection. Statements are written with
 // SQLite's placeholders (? and ?NNN); the dialect rewrites them.
 func (r *run) stmt(q string) (*sql.Stmt, error) {
+	r.db.statements.Add(1)
 	if s, ok := r.c.stmts[q]; ok {
 		return s, nil
 	}

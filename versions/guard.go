@@ -79,23 +79,6 @@ func guardCheck(r *run, s *storeRow, path, base, content string) error {
 		path, s.ID, strings.Join(what, ", "), s.ID)
 }
 
-// guardUpdate applies the guard to an update of m that changes its
-// content to *u.Content (hash newSHA), against the content it replaces.
-func guardUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string) error {
-	if s.Guard == guard.Off || u.Content == nil || newSHA == m.ContentSHA256 {
-		return nil
-	}
-	base, err := headContent(r, m.head)
-	if err != nil {
-		return err
-	}
-	path := m.Path
-	if u.Path != nil {
-		path = *u.Path
-	}
-	return guardCheck(r, s, path, base, *u.Content)
-}
-
 // pendingContent is the content a mount's save of path starts from: the
 // pending file's (id, when it has one) or the memory's at path.
 func pendingContent(r *run, s *storeRow, id int64, path string) (string, error) {

@@ -47,6 +47,43 @@ type SessionUpdate struct {
 // MaxTitleChars bounds a session's title.
 const MaxTitleChars = 1024
 
+// Bounds on what a session records of its creator's words, as the hosted
+// API bounds its strings (a name, 255 characters; a description, 1,024):
+// the agent (an id string, or an object naming one) and the environment id.
+const (
+	MaxAgentIDChars       = 255
+	MaxAgentObjectBytes   = 1024
+	MaxEnvironmentIDChars = 255
+	// MaxOpenSessionsPerStore bounds the sessions that attach a store and
+	// have not ended: each keeps its attachments' instructions and the
+	// store's description.
+	MaxOpenSessionsPerStore = 1000
+)
+
+// validateAgent bounds the session's agent and environment id.
+func validateAgent(agent json.RawMessage, env *string) error {
+	if len(agent) > 0 {
+		var id string
+		if json.Unmarshal(agent, &id) == nil {
+			if n := utf8.RuneCountInString(id); n > MaxAgentIDChars || strings.ContainsFunc(id, isControl) {
+				return errorf(CodeInvalid, "the session's agent is %d characters, over the limit of %d (or holds control characters): give the agent's id", n, MaxAgentIDChars)
+			}
+		} else if len(agent) > MaxAgentObjectBytes {
+			return errorf(CodeInvalid, "the session's agent is %d bytes of JSON, over the limit of %d: give the agent's id and version only", len(agent), MaxAgentObjectBytes)
+		}
+	}
+	if env != nil {
+		if n := utf8.RuneCountInString(*env); !utf8.ValidString(*env) || n > MaxEnvironmentIDChars || strings.ContainsFunc(*env, isControl) {
+			return errorf(CodeInvalid, "the session's environment_id is %d characters, over the limit of %d (or not plain UTF-8 text): give the environment's id", n, MaxEnvironmentIDChars)
+		}
+	}
+	return nil
+}
+
+// openSessionsOf counts the sessions that attach the store and are open.
+const openSessionsOf = `SELECT count(*) FROM attachments a JOIN sessions s ON s.seq = a.session
+	WHERE a.store_id = ? AND s.ended_at IS NULL AND s.archived_at IS NULL`
+
 // CreateSession creates a session of the given attachments.
 func (db *DB) CreateSession(ctx context.Context, attach []AttachmentParams) (*Session, error) {
 	return db.CreateSessionFrom(ctx, SessionParams{Resources: attach})
@@ -64,6 +101,9 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 	}
 	if len(p.Agent) > 0 && !json.Valid(p.Agent) {
 		return nil, errorf(CodeInvalid, "the session's agent is not valid JSON")
+	}
+	if err := validateAgent(p.Agent, p.EnvironmentID); err != nil {
+		return nil, err
 	}
 	meta, err := json.Marshal(nonNil(p.Metadata))
 	if err != nil {
@@ -110,6 +150,13 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 			}
 			if s.ArchivedAt != nil {
 				return errorf(CodeReadOnly, "memory store %s (%q) is archived: archived stores cannot be attached to new sessions", s.ID, s.Name)
+			}
+			var open int
+			if err := r.scan(openSessionsOf, []any{s.ID}, &open); err != nil {
+				return err
+			}
+			if open >= MaxOpenSessionsPerStore {
+				return errorf(CodeInvalid, "memory store %s is attached to %d open sessions, the limit: end some (memfs session end ID) before you attach it to another", s.ID, open)
 			}
 			access := a.Access
 			if access == "" {

@@ -380,3 +380,46 @@ func TestReview3SessionHeaderNeedsItsKey(t *testing.T) {
 		t.Errorf("the session's save is recorded as %+v, want session %s through key %s", by, sess, keyID)
 	}
 }
+
+// A session's agent and environment_id took 200,000 characters each, and a
+// store could be attached to any number of open sessions. Both are bounded
+// now, as the hosted API bounds its strings.
+func TestReview3SessionFieldsBounded(t *testing.T) {
+	e := newE2EEnv(t)
+	store, _ := e.createStore(t, "Busy")
+	key := e.apiKey(t)
+	srv := e.startServe(t)
+	post := func(body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", srv.url+"/v1/sessions", strings.NewReader(body))
+		req.Header.Set("x-api-key", key)
+		req.Header.Set("content-type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	resources := `"resources":[{"type":"memory_store","memory_store_id":"` + store + `"}]`
+	huge := strings.Repeat("a", 200_000)
+	for _, body := range []string{
+		`{"agent":"` + huge + `","environment_id":"env_1",` + resources + `}`,
+		`{"agent":"agent_1","environment_id":"` + huge + `",` + resources + `}`,
+		`{"agent":{"type":"agent","id":"agent_1","version":1,"note":"` + huge + `"},"environment_id":"env_1",` + resources + `}`,
+	} {
+		if code, res := post(body); code != http.StatusBadRequest || !strings.Contains(res, "invalid_request_error") {
+			t.Errorf("a session with a 200,000-character field: %d %.200s, want 400", code, res)
+		}
+	}
+	ok := `{"agent":"agent_1","environment_id":"env_1",` + resources + `}`
+	for i := range 1000 {
+		if code, res := post(ok); code != http.StatusOK {
+			t.Fatalf("session %d: %d %s", i+1, code, res)
+		}
+	}
+	if code, res := post(ok); code != http.StatusBadRequest || !strings.Contains(res, "open sessions") {
+		t.Errorf("the 1,001st open session of one store: %d %s, want 400 naming the limit", code, res)
+	}
+}
