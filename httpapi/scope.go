@@ -13,8 +13,9 @@ import (
 // (those added with Handle too), before the route's handler runs:
 //   - a store outside a scoped key's stores does not exist for it: any
 //     route under /v1/memory_stores/{id} answers 404 as for an unknown id;
-//   - a scoped key creates no stores and reaches no sessions (a session
-//     attaches stores of any scope and its listing names them);
+//   - a scoped key creates no stores (a fork creates one too) and reaches
+//     no sessions (a session attaches stores of any scope and its listing
+//     names them);
 //   - a read-only key changes nothing: every method but GET and HEAD is
 //     403.
 //
@@ -28,7 +29,9 @@ func checkScope(k *versions.APIKey, r *http.Request) error {
 		switch {
 		case r.URL.Path == "/v1/memory_stores" && r.Method == http.MethodPost:
 			return errorf(http.StatusForbidden, TypePermission, "this API key is scoped to some stores, and only a key for every store creates stores: create it with such a key, or with `memfs store create`")
-		case r.URL.Path == "/v1/sessions" || strings.HasPrefix(r.URL.Path, "/v1/sessions/"):
+		case isForkRoute(r):
+			return errorf(http.StatusForbidden, TypePermission, "this API key is scoped to some stores, and a fork creates a store: fork with a key for every store, or with `memfs store fork`")
+		case r.URL.Path == "/v1/sessions" || strings.HasPrefix(r.URL.Path, "/v1/sessions/") || strings.HasPrefix(r.URL.Path, "/memfs/v1/sessions/"):
 			return errorf(http.StatusForbidden, TypePermission, "this API key is scoped to some stores, and sessions are reached only with a key for every store (a session can attach any store): use such a key, or `memfs session`")
 		}
 	}

@@ -251,13 +251,26 @@ func TestPruneKeepsCheckpointsAndExportCarriesThem(t *testing.T) {
 	}
 	update(t, db, s.ID, a.ID, versions.MemoryUpdate{Content: ptr("v2")})
 	update(t, db, s.ID, a.ID, versions.MemoryUpdate{Content: ptr("v3")})
-	kept, _, err := db.PruneReport(ctx, s.ID, 0, 1)
-	if err != nil || len(kept) != 1 || kept[0].Checkpoints[0] != "keep" {
-		t.Fatalf("PruneReport = %+v, %v", kept, err)
+	sess, err := db.CreateSession(ctx, []versions.AttachmentParams{{StoreID: s.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cps, err := db.CheckpointSession(ctx, sess.ID); err != nil || len(cps) != 1 {
+		t.Fatalf("CheckpointSession = %+v, %v", cps, err)
+	}
+	if cps, err := db.CheckpointSession(ctx, sess.ID); err != nil || len(cps) != 0 {
+		t.Fatalf("a second CheckpointSession took %+v, %v", cps, err)
+	}
+	kept, expiring, err := db.PruneReport(ctx, s.ID, 0, 1)
+	if err != nil || len(kept) != 1 || kept[0].Checkpoints[0] != "keep" || len(expiring) != 1 || expiring[0].Name != sess.ID {
+		t.Fatalf("PruneReport = %+v, %+v, %v", kept, expiring, err)
 	}
 	removed, err := db.PruneVersions(ctx, s.ID, 0, 1)
 	if err != nil || len(removed) != 1 {
 		t.Fatalf("PruneVersions removed %d, %v; want only v2", len(removed), err)
+	}
+	if _, err := db.GetCheckpoint(ctx, s.ID, sess.ID); versions.ErrorCode(err) != versions.CodeNotFound {
+		t.Errorf("the session checkpoint past the window survived the prune: %v", err)
 	}
 	if got := snapshotPaths(t, db, s.ID, "keep"); got["/a.md"] != "v1" {
 		t.Errorf("as of keep after prune: %v", got)

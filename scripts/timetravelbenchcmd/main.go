@@ -55,15 +55,17 @@ func main() {
 	fmt.Printf("ls -lR as of 'before':    median %.0f ms (runs %v)\n", a, rounded(asof))
 	fmt.Printf("as-of / live:             %.2fx (target <= 2x: %s)\n", a/l, met(a <= 2*l))
 
-	ms := timed("--db", dbPath, "restore", "bench", "--as-of", "before", "--yes")
-	fmt.Printf("restore --as-of, 2000 changed memories: %.0f ms (target <= 2000 ms: %s)\n", ms, met(ms <= 2000))
+	// Wall time is the figure; the command's CPU time (user + system)
+	// says how much of it was the machine's other work.
+	ms, cpu := timed("--db", dbPath, "restore", "bench", "--as-of", "before", "--yes")
+	fmt.Printf("restore --as-of, 2000 changed memories: %.0f ms, CPU %.0f ms (target <= 2000 ms: %s)\n", ms, cpu, met(ms <= 2000))
 
 	session := sessionWrites(dbPath, ids, 500)
-	ms = timed("--db", dbPath, "undo", "bench", "--session", session, "--yes")
-	fmt.Printf("undo of a session with 500 changes:     %.0f ms (target <= 1000 ms: %s)\n", ms, met(ms <= 1000))
+	ms, cpu = timed("--db", dbPath, "undo", "bench", "--session", session, "--yes")
+	fmt.Printf("undo of a session with 500 changes:     %.0f ms, CPU %.0f ms (target <= 1000 ms: %s)\n", ms, cpu, met(ms <= 1000))
 
-	ms = timed("--db", dbPath, "store", "fork", "bench", "--name", "fork")
-	fmt.Printf("store fork without history:             %.0f ms (target <= 1000 ms: %s)\n", ms, met(ms <= 1000))
+	ms, cpu = timed("--db", dbPath, "store", "fork", "bench", "--name", "fork")
+	fmt.Printf("store fork without history:             %.0f ms, CPU %.0f ms (target <= 1000 ms: %s)\n", ms, cpu, met(ms <= 1000))
 }
 
 func check(err error) {
@@ -170,14 +172,15 @@ func listing(work, dbPath, dir string) float64 {
 	return took
 }
 
-// timed runs memfs with args and returns its wall time.
-func timed(args ...string) float64 {
+// timed runs memfs with args and returns its wall and CPU time.
+func timed(args ...string) (wall, cpu float64) {
 	start := time.Now()
-	out, err := exec.Command(bin, args...).CombinedOutput()
+	cmd := exec.Command(bin, args...)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		check(fmt.Errorf("memfs %s: %v\n%s", strings.Join(args, " "), err, out))
 	}
-	return ms(time.Since(start))
+	return ms(time.Since(start)), ms(cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime())
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
