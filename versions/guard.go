@@ -48,6 +48,9 @@ func (db *DB) observeGuard(e GuardEvent) {
 // the write fails CodeCredential; on warn it is kept and its findings are
 // reported once it commits.
 func guardCheck(r *run, s *storeRow, path, base, content string) error {
+	if err := guardName(r, s, path); err != nil {
+		return err
+	}
 	if s.Guard == guard.Off || content == "" {
 		return nil
 	}
@@ -77,6 +80,46 @@ func guardCheck(r *run, s *storeRow, path, base, content string) error {
 	}
 	return errorf(CodeCredential, "credential found in %s (memory store %s): %s; nothing was saved: remove the credential and save again (memory outlives the session and every version is kept), or set the store's guard to warn or off (`memfs store update %s --guard warn`)",
 		path, s.ID, strings.Join(what, ", "), s.ID)
+}
+
+// guardName applies the store's guard to a name a write gives a memory or
+// a directory (a create, a rename, a mkdir): a credential in a name would
+// stay in history's paths, the mount's xattrs and logs, where redaction
+// cannot reach it. The refusal and the warning name the directory, not
+// the name that holds the credential.
+func guardName(r *run, s *storeRow, path string) error {
+	if s.Guard == guard.Off {
+		return nil
+	}
+	found := guard.ScanName(path)
+	if len(found) == 0 {
+		return nil
+	}
+	// Shown: the path down to the first name that holds a credential.
+	shown := ""
+	for _, seg := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
+		if len(guard.ScanName(seg)) > 0 {
+			break
+		}
+		shown += "/" + seg
+	}
+	shown += "/…"
+	refused := s.Guard != guard.Warn
+	var rules []string
+	for _, f := range found {
+		e := GuardEvent{StoreID: s.ID, Path: shown, Finding: f, Refused: refused}
+		if refused {
+			r.db.observeGuard(e)
+		} else {
+			r.guardWarnings = append(r.guardWarnings, e)
+		}
+		rules = append(rules, f.Rule)
+	}
+	if !refused {
+		return nil
+	}
+	return errorf(CodeCredential, "credential found in a name under %s (memory store %s): rule %s; nothing was saved: a name is kept in history, where redaction cannot reach it, so choose a name without the credential",
+		shown, s.ID, strings.Join(rules, ", "))
 }
 
 // pendingContent is the content a mount's save of path starts from: the

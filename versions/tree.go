@@ -96,6 +96,9 @@ func (db *DB) MoveTree(ctx context.Context, storeID, from, to string, by Actor) 
 		if m == nil && !dir {
 			return errorf(CodeNotFound, "nothing at %s in store %s to move", from, s.ID)
 		}
+		if err := guardName(r, s, to); err != nil {
+			return err
+		}
 		if dir && strings.HasPrefix(to, from+"/") {
 			return errorf(CodeInvalid, "cannot move directory %s into its own subtree (%s)", from, to)
 		}
