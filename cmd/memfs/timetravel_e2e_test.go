@@ -112,7 +112,7 @@ func timeTravel(t *testing.T, e *e2eEnv) {
 
 	// Undo: someone else changed c.md after the session: a conflict.
 	e.cli(t, "memory", "update", "Notes", "/c.md", "--content", "someone else\n")
-	stdout, stderr, code := e.run(t, "undo", "Notes", "--session", session)
+	stdout, stderr, code := e.run(t, "undo", "Notes", "--session", session, "--yes")
 	if code != 4 || !strings.Contains(stdout, "conflict") || !strings.Contains(stdout, "/c.md") {
 		t.Fatalf("undo with a conflict: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -121,8 +121,8 @@ func timeTravel(t *testing.T, e *e2eEnv) {
 	if strings.Join(sortedKeys(got), "|") != strings.Join(sortedKeys(want), "|") {
 		t.Errorf("after undo: %v, want %v", sortedKeys(got), sortedKeys(want))
 	}
-	e.cli(t, "undo", "Notes", "--session", session, "--force")
-	if _, stderr, code := e.run(t, "undo", "--session", session); code != 0 || !strings.Contains(stderr, "nothing to do") {
+	e.cli(t, "undo", "Notes", "--session", session, "--force", "--yes")
+	if _, stderr, code := e.run(t, "undo", "--session", session, "--yes"); code != 0 || !strings.Contains(stderr, "nothing to do") {
 		t.Errorf("a second undo: exit %d, %s", code, stderr)
 	}
 	if got := e.contents(t, "Notes"); strings.Join(sortedKeys(got), "|") != strings.Join(sortedKeys(before), "|") {
@@ -157,7 +157,7 @@ func timeTravel(t *testing.T, e *e2eEnv) {
 	if got := e.contents(t, "Notes"); strings.Join(sortedKeys(got), "|") != strings.Join(sortedKeys(before), "|") {
 		t.Errorf("after restore: %v, want %v", sortedKeys(got), sortedKeys(before))
 	}
-	e.cliJSON(t, &plan, "restore", "Notes", "--as-of", "before")
+	e.cliJSON(t, &plan, "restore", "Notes", "--as-of", "before", "--yes")
 	if plan.Applied || len(plan.Changes) != 0 {
 		t.Errorf("a second restore changed %+v", plan.Changes)
 	}
