@@ -77,7 +77,10 @@ os.rename(tmp, "x.md")`},
 // TestAtomicSaveConflict is the two-mount case: B's tool reads x.md (v1),
 // A saves v2, then the tool renames its temporary file over x.md. The
 // version it makes is flagged as a conflict, for each tool; in strict mode
-// the rename fails with ESTALE and x.md keeps v2. The same scenarios run
+// the rename fails with ESTALE and x.md keeps v2. The kernel retries a
+// rename that failed with ESTALE once, after looking the names up again:
+// the retry finds the base by the target's path, on whatever node the
+// kernel has for it then. The same scenarios run
 // without a mount in internal/mirror (AtomicSaveConflict).
 func TestAtomicSaveConflict(t *testing.T) {
 	for name, argv := range atomicSavers {
@@ -179,5 +182,33 @@ func TestAtomicSaveStrictRenameESTALE(t *testing.T) {
 	wantErrno(t, "rename over a memory changed since it was read", err, syscall.ESTALE)
 	if got := e.memory(t, st.ID, "/x.md"); got.ContentSize != 3 {
 		t.Errorf("x.md after the refused rename: %d bytes", got.ContentSize)
+	}
+}
+
+// TestAtomicSaveOneCommit counts the commits of an atomic save's rename:
+// one, the version and the temporary file's row consumed together (the
+// close before it saved the row, so that the content was durable when
+// close returned). The mirror's suite counts the same (AtomicSaveOneCommit).
+func TestAtomicSaveOneCommit(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "Commits")
+	_, dir := e.mountStore(t, st, Options{})
+	if err := os.WriteFile(filepath.Join(dir, "x.md"), []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, ".tmp-7-commits")
+	if err := os.WriteFile(tmp, []byte("v2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := e.db.Writes()
+	if err := os.Rename(tmp, filepath.Join(dir, "x.md")); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.db.Writes() - before; got != 1 {
+		t.Errorf("the rename of an atomic save made %d commits, want 1", got)
+	}
+	m := e.memory(t, st.ID, "/x.md")
+	if vs := e.versionsOf(t, st.ID, m.ID); len(vs) != 2 || vs[0].Conflict {
+		t.Errorf("versions %s", ops(vs))
 	}
 }

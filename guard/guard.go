@@ -204,6 +204,24 @@ func ScanChange(before, after string) []Finding {
 	return scan(after, lo, len(after)-hi)
 }
 
+// ScanName returns the credentials in a path's names (each segment, and
+// each part of a segment between dots, as a line of its own, so that a
+// token used as a file name with an extension is found). Their lines are
+// 0: a finding of a name has none.
+func ScanName(path string) []Finding {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	text := strings.Join(segs, "\n") + "\n" + strings.ReplaceAll(strings.Join(segs, "\n"), ".", "\n") + "\n"
+	seen := map[string]bool{}
+	var out []Finding
+	for _, f := range Scan(text) {
+		if !seen[f.Rule] {
+			seen[f.Rule] = true
+			out = append(out, Finding{Rule: f.Rule})
+		}
+	}
+	return out
+}
+
 // commonPrefix is the length of the longest common prefix of a and b,
 // compared a block at a time (string comparison is vectorised).
 func commonPrefix(a, b string) int {

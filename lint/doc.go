@@ -16,9 +16,9 @@ type line struct {
 	norm    string
 	words   []string
 	heading bool
-	// section is the folded text of the heading the line is under ("" at
-	// the top).
-	section string
+	// section is the path of headings the line is under, each folded,
+	// outermost first (empty at the top).
+	section []string
 }
 
 // doc is a memory parsed once for every check.
@@ -57,7 +57,8 @@ func parseDoc(m *Memory, idx int) *doc {
 		}
 	}
 	inCode := false
-	section := ""
+	var section []string
+	levels := []int{}
 	for i, t := range raw {
 		t = strings.TrimSpace(strings.TrimSuffix(t, "\r"))
 		l := line{n: offset + i + 1, text: t}
@@ -69,9 +70,13 @@ func parseDoc(m *Memory, idx int) *doc {
 		if !inCode {
 			l.words = fulltext.Words(t)
 			l.norm = strings.Join(l.words, " ")
-			if strings.HasPrefix(t, "#") {
+			if level := len(t) - len(strings.TrimLeft(t, "#")); level > 0 {
 				l.heading = true
-				section = l.norm
+				for len(levels) > 0 && levels[len(levels)-1] >= level {
+					levels, section = levels[:len(levels)-1], section[:len(section)-1]
+				}
+				levels = append(levels, level)
+				section = append(section[:len(section):len(section)], l.norm)
 			}
 			l.section = section
 			if l.norm != "" {

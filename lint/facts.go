@@ -27,7 +27,8 @@ const (
 type fact struct {
 	doc     *doc
 	line    line
-	subject string // section and key, folded
+	subject string // the key, folded
+	key     string // the key as written
 	value   string // folded words joined without spaces: "32 GB" = "32GB"
 	words   []string
 }
@@ -74,7 +75,7 @@ func facts(d *doc) []fact {
 		if len(kw) == 0 || len(kw) > maxKeyWords || hasDigit(k) || len(vw) == 0 || len(vw) > maxValueWords {
 			continue
 		}
-		out = append(out, fact{doc: d, line: l, subject: l.section + " › " + strings.Join(kw, " "), value: strings.Join(vw, ""), words: vw})
+		out = append(out, fact{doc: d, line: l, subject: strings.Join(kw, " "), key: strings.TrimSpace(k), value: strings.Join(vw, ""), words: vw})
 	}
 	return out
 }
@@ -130,14 +131,15 @@ func contradictions(docs []*doc, related map[pair]bool) []Finding {
 	all := make([][]fact, len(docs))
 	for i, d := range docs {
 		all[i] = facts(d)
-		// Within one memory: a subject stated exactly twice in a section,
-		// not as neighbouring items of one list.
+		// Within one memory: a key stated exactly twice, in one section or
+		// in a section and one below it, not as neighbouring items of one
+		// list.
 		by := map[string][]fact{}
 		for _, f := range all[i] {
 			by[f.subject] = append(by[f.subject], f)
 		}
 		for _, fs := range by {
-			if len(fs) == 2 && fs[1].line.n-fs[0].line.n > 1 && !compatible(fs[0], fs[1]) {
+			if len(fs) == 2 && fs[1].line.n-fs[0].line.n > 1 && nested(fs[0], fs[1]) && !compatible(fs[0], fs[1]) {
 				report(d, d, fs[0].line, fs[1].line, fmt.Sprintf("%q and %q give %s two values", fs[0].line.text, fs[1].line.text, keyOf(fs[0])))
 			}
 		}
@@ -168,7 +170,7 @@ func contradictions(docs []*doc, related map[pair]bool) []Finding {
 		}
 		fa, fb := once(all[p.a]), once(all[p.b])
 		for subj, a := range fa {
-			if b, ok := fb[subj]; ok && !compatible(a, b) {
+			if b, ok := fb[subj]; ok && nested(a, b) && !compatible(a, b) {
 				report(docs[p.a], docs[p.b], a.line, b.line, fmt.Sprintf("%q and %q give %s two values", a.line.text, b.line.text, keyOf(a)))
 			}
 		}
@@ -178,9 +180,22 @@ func contradictions(docs []*doc, related map[pair]bool) []Finding {
 	return out
 }
 
-func keyOf(f fact) string {
-	_, k, _ := strings.Cut(f.subject, " › ")
-	return fmt.Sprintf("%q", k)
+func keyOf(f fact) string { return fmt.Sprintf("%q", f.key) }
+
+// nested: one fact's headings are the other's or enclose them (a section
+// and its "Update" below it); facts under sibling headings ("## Anna",
+// "## Ben") are about different things.
+func nested(a, b fact) bool {
+	x, y := a.line.section, b.line.section
+	if len(x) > len(y) {
+		x, y = y, x
+	}
+	for i := range x {
+		if x[i] != y[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // statements compares lines that start with the same words: two that

@@ -27,7 +27,7 @@ func (t *Tool) create(ctx context.Context, c Command) Result {
 	if _, err := t.db.Stat(ctx, t.storeID, sp); err == nil {
 		return fail("File %s already exists", shown(c.Path))
 	}
-	_, err := t.db.CreateMemory(ctx, t.storeID, sp, *c.FileText, t.actor)
+	_, err := t.db.Save(ctx, versions.SaveReq{StoreID: t.storeID, Path: sp, Content: *c.FileText, By: t.actor, Exclusive: true})
 	if err != nil {
 		var e *versions.Error
 		if asEngine(err, &e) && e.Code == versions.CodePathConflict && (e.ConflictingPath == sp || e.ConflictingMemoryID == "") {
@@ -212,6 +212,9 @@ func (t *Tool) rename(ctx context.Context, c Command) Result {
 	}
 	if r := t.writable(ctx, "rename", c.OldPath); r != nil {
 		return *r
+	}
+	if r := t.writable(ctx, "rename", c.NewPath); r != nil {
+		return *r // into the write prefix from outside it, or out of it
 	}
 	if _, err := t.db.Stat(ctx, t.storeID, to); to == "/" || err == nil {
 		return fail("The destination %s already exists", shown(c.NewPath))

@@ -64,6 +64,8 @@ type Options struct {
 // transactions begin IMMEDIATE; on PostgreSQL: a lock on the store's row),
 // and readers that never queue behind the writers.
 type DB struct {
+	// statements counts the statements run (Statements).
+	statements atomic.Int64
 	// writes counts the write transactions that committed (Writes).
 	writes atomic.Int64
 	// where names the database in messages and logs: a SQLite file's
@@ -401,6 +403,7 @@ func (r *run) stmtCtx(q string) (context.Context, context.CancelFunc) {
 // stmt prepares q once per connection. Statements are written with
 // SQLite's placeholders (? and ?NNN); the dialect rewrites them.
 func (r *run) stmt(q string) (*sql.Stmt, error) {
+	r.db.statements.Add(1)
 	if s, ok := r.c.stmts[q]; ok {
 		return s, nil
 	}

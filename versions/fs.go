@@ -99,6 +99,9 @@ func (db *DB) MakeDir(ctx context.Context, storeID, path string) error {
 		if exists {
 			return &Error{Code: CodePathConflict, ConflictingPath: path, Message: "directory " + path + " already exists"}
 		}
+		if err := guardName(r, s, path); err != nil {
+			return err
+		}
 		if err := checkParent(r, s, path); err != nil {
 			return err
 		}
@@ -179,6 +182,9 @@ func (db *DB) Rename(ctx context.Context, storeID, from, to string, noReplace bo
 	err := db.write(ctx, "rename", func(r *run) error {
 		s, err := loadStoreLite(r, storeID, true)
 		if err != nil {
+			return err
+		}
+		if err := guardName(r, s, to); err != nil {
 			return err
 		}
 		src, err := memoryAt(r, s.seq, s.ID, from)

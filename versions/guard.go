@@ -48,6 +48,9 @@ func (db *DB) observeGuard(e GuardEvent) {
 // the write fails CodeCredential; on warn it is kept and its findings are
 // reported once it commits.
 func guardCheck(r *run, s *storeRow, path, base, content string) error {
+	if err := guardName(r, s, path); err != nil {
+		return err
+	}
 	if s.Guard == guard.Off || content == "" {
 		return nil
 	}
@@ -79,21 +82,44 @@ func guardCheck(r *run, s *storeRow, path, base, content string) error {
 		path, s.ID, strings.Join(what, ", "), s.ID)
 }
 
-// guardUpdate applies the guard to an update of m that changes its
-// content to *u.Content (hash newSHA), against the content it replaces.
-func guardUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string) error {
-	if s.Guard == guard.Off || u.Content == nil || newSHA == m.ContentSHA256 {
+// guardName applies the store's guard to a name a write gives a memory or
+// a directory (a create, a rename, a mkdir): a credential in a name would
+// stay in history's paths, the mount's xattrs and logs, where redaction
+// cannot reach it. The refusal and the warning name the directory, not
+// the name that holds the credential.
+func guardName(r *run, s *storeRow, path string) error {
+	if s.Guard == guard.Off {
 		return nil
 	}
-	base, err := headContent(r, m.head)
-	if err != nil {
-		return err
+	found := guard.ScanName(path)
+	if len(found) == 0 {
+		return nil
 	}
-	path := m.Path
-	if u.Path != nil {
-		path = *u.Path
+	// Shown: the path down to the first name that holds a credential.
+	shown := ""
+	for _, seg := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
+		if len(guard.ScanName(seg)) > 0 {
+			break
+		}
+		shown += "/" + seg
 	}
-	return guardCheck(r, s, path, base, *u.Content)
+	shown += "/…"
+	refused := s.Guard != guard.Warn
+	var rules []string
+	for _, f := range found {
+		e := GuardEvent{StoreID: s.ID, Path: shown, Finding: f, Refused: refused}
+		if refused {
+			r.db.observeGuard(e)
+		} else {
+			r.guardWarnings = append(r.guardWarnings, e)
+		}
+		rules = append(rules, f.Rule)
+	}
+	if !refused {
+		return nil
+	}
+	return errorf(CodeCredential, "credential found in a name under %s (memory store %s): rule %s; nothing was saved: a name is kept in history, where redaction cannot reach it, so choose a name without the credential",
+		shown, s.ID, strings.Join(rules, ", "))
 }
 
 // pendingContent is the content a mount's save of path starts from: the

@@ -6,6 +6,11 @@ import (
 	"strings"
 )
 
+// Statements is how many statements this handle ran, the BEGIN and
+// COMMIT of each transaction included: a benchmark counts what an
+// operation costs.
+func (db *DB) Statements() int64 { return db.statements.Load() }
+
 // SaveReq is one save of a file's whole content: the engine's one call for
 // creating a memory, saving a version of one, saving a temporary file's
 // content over a target (consuming its pending row) and saving a pending
@@ -245,7 +250,11 @@ func saveVersion(r *run, s *storeRow, m *memRow, req SaveReq, content, sha strin
 				return err
 			}
 		}
-		if err := guardCheck(r, s, ch.Path, base, content); err != nil {
+		at := m.Path
+		if u.Path != nil {
+			at = *u.Path
+		}
+		if err := guardCheck(r, s, at, base, content); err != nil {
 			return err
 		}
 	}

@@ -19,6 +19,9 @@ type AttachmentParams struct {
 	StoreID      string
 	Access       Access // "" = read_write
 	Instructions *string
+	// WritePrefix, when set ("/projects/p1/"), makes only that folder
+	// writable to the session (see writeprefix.go).
+	WritePrefix string
 }
 
 // SessionParams create a session. Agent (a JSON string or object) and
@@ -47,6 +50,43 @@ type SessionUpdate struct {
 // MaxTitleChars bounds a session's title.
 const MaxTitleChars = 1024
 
+// Bounds on what a session records of its creator's words, as the hosted
+// API bounds its strings (a name, 255 characters; a description, 1,024):
+// the agent (an id string, or an object naming one) and the environment id.
+const (
+	MaxAgentIDChars       = 255
+	MaxAgentObjectBytes   = 1024
+	MaxEnvironmentIDChars = 255
+	// MaxOpenSessionsPerStore bounds the sessions that attach a store and
+	// have not ended: each keeps its attachments' instructions and the
+	// store's description.
+	MaxOpenSessionsPerStore = 1000
+)
+
+// validateAgent bounds the session's agent and environment id.
+func validateAgent(agent json.RawMessage, env *string) error {
+	if len(agent) > 0 {
+		var id string
+		if json.Unmarshal(agent, &id) == nil {
+			if n := utf8.RuneCountInString(id); n > MaxAgentIDChars || strings.ContainsFunc(id, isControl) {
+				return errorf(CodeInvalid, "the session's agent is %d characters, over the limit of %d (or holds control characters): give the agent's id", n, MaxAgentIDChars)
+			}
+		} else if len(agent) > MaxAgentObjectBytes {
+			return errorf(CodeInvalid, "the session's agent is %d bytes of JSON, over the limit of %d: give the agent's id and version only", len(agent), MaxAgentObjectBytes)
+		}
+	}
+	if env != nil {
+		if n := utf8.RuneCountInString(*env); !utf8.ValidString(*env) || n > MaxEnvironmentIDChars || strings.ContainsFunc(*env, isControl) {
+			return errorf(CodeInvalid, "the session's environment_id is %d characters, over the limit of %d (or not plain UTF-8 text): give the environment's id", n, MaxEnvironmentIDChars)
+		}
+	}
+	return nil
+}
+
+// openSessionsOf counts the sessions that attach the store and are open.
+const openSessionsOf = `SELECT count(*) FROM attachments a JOIN sessions s ON s.seq = a.session
+	WHERE a.store_id = ? AND s.ended_at IS NULL AND s.archived_at IS NULL`
+
 // CreateSession creates a session of the given attachments.
 func (db *DB) CreateSession(ctx context.Context, attach []AttachmentParams) (*Session, error) {
 	return db.CreateSessionFrom(ctx, SessionParams{Resources: attach})
@@ -64,6 +104,9 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 	}
 	if len(p.Agent) > 0 && !json.Valid(p.Agent) {
 		return nil, errorf(CodeInvalid, "the session's agent is not valid JSON")
+	}
+	if err := validateAgent(p.Agent, p.EnvironmentID); err != nil {
+		return nil, err
 	}
 	meta, err := json.Marshal(nonNil(p.Metadata))
 	if err != nil {
@@ -89,6 +132,9 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 				return nil, err
 			}
 		}
+		if err := checkWritePrefix(a); err != nil {
+			return nil, err
+		}
 	}
 	var out *Session
 	if p.Lease != nil {
@@ -111,13 +157,20 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 			if s.ArchivedAt != nil {
 				return errorf(CodeReadOnly, "memory store %s (%q) is archived: archived stores cannot be attached to new sessions", s.ID, s.Name)
 			}
+			var open int
+			if err := r.scan(openSessionsOf, []any{s.ID}, &open); err != nil {
+				return err
+			}
+			if open >= MaxOpenSessionsPerStore {
+				return errorf(CodeInvalid, "memory store %s is attached to %d open sessions, the limit: end some (memfs session end ID) before you attach it to another", s.ID, open)
+			}
 			access := a.Access
 			if access == "" {
 				access = ReadWrite
 			}
 			names[i] = s.Name
 			sess.Resources = append(sess.Resources, Attachment{StoreID: s.ID, Access: access,
-				Instructions: a.Instructions, Name: s.Name, Description: s.Description})
+				Instructions: a.Instructions, Name: s.Name, Description: s.Description, WritePrefix: a.WritePrefix})
 		}
 		for i, slug := range slugify.Unique(names) {
 			sess.Resources[i].Slug = slug
@@ -129,8 +182,12 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 			return err
 		}
 		for i, a := range sess.Resources {
-			if _, err := r.exec(`INSERT INTO attachments (session, pos, store_id, access, instructions, name, description, slug)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, seq, i, a.StoreID, string(a.Access), a.Instructions, a.Name, a.Description, a.Slug); err != nil {
+			var prefix any
+			if a.WritePrefix != "" {
+				prefix = a.WritePrefix
+			}
+			if _, err := r.exec(`INSERT INTO attachments (session, pos, store_id, access, instructions, name, description, slug, write_prefix)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, seq, i, a.StoreID, string(a.Access), a.Instructions, a.Name, a.Description, a.Slug, prefix); err != nil {
 				return err
 			}
 		}
@@ -231,7 +288,7 @@ func loadSession(r *run, id string) (*Session, error) {
 	if err := json.Unmarshal([]byte(meta), &s.Metadata); err != nil {
 		return nil, fmt.Errorf("session %s: metadata: %w", id, err)
 	}
-	rows, err := r.query("SELECT store_id, access, instructions, name, description, slug FROM attachments WHERE session = ? ORDER BY pos", seq)
+	rows, err := r.query("SELECT store_id, access, instructions, name, description, slug, write_prefix FROM attachments WHERE session = ? ORDER BY pos", seq)
 	if err != nil {
 		return nil, err
 	}
@@ -239,11 +296,11 @@ func loadSession(r *run, id string) (*Session, error) {
 	for rows.Next() {
 		var a Attachment
 		var access string
-		var instr sql.NullString
-		if err := rows.Scan(&a.StoreID, &access, &instr, &a.Name, &a.Description, &a.Slug); err != nil {
+		var instr, prefix sql.NullString
+		if err := rows.Scan(&a.StoreID, &access, &instr, &a.Name, &a.Description, &a.Slug, &prefix); err != nil {
 			return nil, err
 		}
-		a.Access, a.MountPath = Access(access), MountRoot+"/"+a.Slug
+		a.Access, a.MountPath, a.WritePrefix = Access(access), MountRoot+"/"+a.Slug, prefix.String
 		if instr.Valid {
 			a.Instructions = &instr.String
 		}

@@ -96,6 +96,9 @@ func (db *DB) MoveTree(ctx context.Context, storeID, from, to string, by Actor) 
 		if m == nil && !dir {
 			return errorf(CodeNotFound, "nothing at %s in store %s to move", from, s.ID)
 		}
+		if err := guardName(r, s, to); err != nil {
+			return err
+		}
 		if dir && strings.HasPrefix(to, from+"/") {
 			return errorf(CodeInvalid, "cannot move directory %s into its own subtree (%s)", from, to)
 		}
@@ -168,12 +171,14 @@ func (db *DB) EditMemory(ctx context.Context, storeID, path string, edit func(co
 			refused = err
 			return errEditRefused
 		}
-		u := MemoryUpdate{Content: &next}
-		if err := guardUpdate(r, s, m, u, sha256Hex(next)); err != nil {
+		// A save of the edited content, on the head just read.
+		var saved Memory
+		var ch Change
+		if err := saveVersion(r, s, m, SaveReq{StoreID: s.ID, Path: path, Memory: &saved}, next, sha256Hex(next), &content, by, &ch); err != nil {
 			return err
 		}
-		out, err = applyUpdate(r, s, m, u, sha256Hex(next), by)
-		return err
+		out = &saved
+		return nil
 	})
 	if refused != nil {
 		return nil, refused

@@ -35,7 +35,7 @@ const (
 )
 
 func main() {
-	slog.SetDefault(slog.New(slog.NewTextHandler(logOutput(), &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: logSafe})))
+	slog.SetDefault(slog.New(newRateHandler(slog.NewTextHandler(logOutput(), &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: logSafe}))))
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 

@@ -88,11 +88,11 @@ func memoryCreate(c *cli.Context) error {
 		return usageFor(c, "needs --path and one of --content or --file")
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		m, err := db.CreateMemory(ctx, s.ID, c.String("path"), content, cliActor())
-		if err != nil {
+		var m versions.Memory
+		if _, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: c.String("path"), Content: content, By: cliActor(), Exclusive: true, Memory: &m}); err != nil {
 			return err
 		}
-		return emit(c, basic(m, view), func(w io.Writer) { fmt.Fprintln(w, m.ID) })
+		return emit(c, basic(&m, view), func(w io.Writer) { fmt.Fprintln(w, m.ID) })
 	})
 }
 
@@ -101,7 +101,22 @@ func memoryGet(c *cli.Context) error {
 		return err
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		m, err := db.GetMemory(ctx, s.ID, c.Args().Get(1))
+		ref := c.Args().Get(1)
+		m, err := db.GetMemory(ctx, s.ID, ref)
+		if err != nil && versions.ErrorCode(err) == versions.CodeNotFound && backRef.MatchString(ref) {
+			// PATH~N: that version's content, as git show REV:path.
+			v, verr := resolveVersion(ctx, db, s.ID, ref)
+			if verr != nil {
+				return verr
+			}
+			if v.Content == nil {
+				return invalidf("version %s (%s) has no content to show: %s; see memfs log %s %s", v.ID, ref, noContentReason(v), s.ID, orDash(v.Path))
+			}
+			return emit(c, v, func(w io.Writer) { io.WriteString(w, *v.Content) })
+		}
+		if err != nil && !strings.HasPrefix(ref, "/") && !strings.HasPrefix(ref, "mem_") && versions.ErrorCode(err) == versions.CodeNotFound {
+			return usageFor(c, "%q is neither a path (paths start with /, as /%s) nor a mem_ id", ref, ref)
+		}
 		if err != nil {
 			return err
 		}
@@ -188,7 +203,19 @@ func memoryUpdate(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		m, err := db.UpdateMemory(ctx, s.ID, cur.ID, u, cliActor())
+		var m *versions.Memory
+		if u.Content != nil {
+			// A save on the head just read: the engine reads none of it
+			// again unless another writer moved it on meanwhile.
+			m = new(versions.Memory)
+			req := versions.SaveReq{StoreID: s.ID, MemoryID: cur.ID, Content: *u.Content, By: cliActor(), IfSHA256: u.IfSHA256, Memory: m}
+			if u.Path != nil {
+				req.Path = *u.Path
+			}
+			_, err = db.Save(ctx, req)
+		} else {
+			m, err = db.UpdateMemory(ctx, s.ID, cur.ID, u, cliActor())
+		}
 		if err != nil {
 			return err
 		}

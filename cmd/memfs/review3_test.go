@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -378,5 +379,193 @@ func TestReview3SessionHeaderNeedsItsKey(t *testing.T) {
 	}
 	if by := vs[0].CreatedBy; by == nil || *by != (versions.Actor{Type: "session_actor", ID: sess, Via: keyID}) {
 		t.Errorf("the session's save is recorded as %+v, want session %s through key %s", by, sess, keyID)
+	}
+}
+
+// A session's agent and environment_id took 200,000 characters each, and a
+// store could be attached to any number of open sessions. Both are bounded
+// now, as the hosted API bounds its strings.
+func TestReview3SessionFieldsBounded(t *testing.T) {
+	e := newE2EEnv(t)
+	store, _ := e.createStore(t, "Busy")
+	key := e.apiKey(t)
+	srv := e.startServe(t)
+	post := func(body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", srv.url+"/v1/sessions", strings.NewReader(body))
+		req.Header.Set("x-api-key", key)
+		req.Header.Set("content-type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	resources := `"resources":[{"type":"memory_store","memory_store_id":"` + store + `"}]`
+	huge := strings.Repeat("a", 200_000)
+	for _, body := range []string{
+		`{"agent":"` + huge + `","environment_id":"env_1",` + resources + `}`,
+		`{"agent":"agent_1","environment_id":"` + huge + `",` + resources + `}`,
+		`{"agent":{"type":"agent","id":"agent_1","version":1,"note":"` + huge + `"},"environment_id":"env_1",` + resources + `}`,
+	} {
+		if code, res := post(body); code != http.StatusBadRequest || !strings.Contains(res, "invalid_request_error") {
+			t.Errorf("a session with a 200,000-character field: %d %.200s, want 400", code, res)
+		}
+	}
+	ok := `{"agent":"agent_1","environment_id":"env_1",` + resources + `}`
+	for i := range 1000 {
+		if code, res := post(ok); code != http.StatusOK {
+			t.Fatalf("session %d: %d %s", i+1, code, res)
+		}
+	}
+	if code, res := post(ok); code != http.StatusBadRequest || !strings.Contains(res, "open sessions") {
+		t.Errorf("the 1,001st open session of one store: %d %s, want 400 naming the limit", code, res)
+	}
+}
+
+// The guard never scanned names: a GitHub token and an Anthropic key used
+// as file and directory names were saved, into history's paths where
+// redaction cannot reach them. Names are checked now on create, rename and
+// mkdir, on every surface.
+func TestReview3GuardChecksNames(t *testing.T) {
+	needRoot(t)
+	e := newE2EEnv(t)
+	store, slug := e.createStore(t, "Named")
+	gh, ant := guardtest.One("github").Secret, guardtest.One("anthropic").Secret
+	e.cli(t, "memory", "create", store, "--path", "/plain.md", "--content", "x\n")
+	// The CLI.
+	for _, p := range []string{"/" + gh + ".md", "/" + ant + "/notes.md", "/dir/" + ant} {
+		if _, errOut, code := e.run(t, "memory", "create", store, "--path", p, "--content", "x\n"); code == 0 {
+			t.Errorf("memory create --path with a credential in the name: exit 0")
+		} else if strings.Contains(errOut, gh) || strings.Contains(errOut, ant) {
+			t.Errorf("the refusal repeats the credential: %s", errOut)
+		}
+	}
+	if _, _, code := e.run(t, "memory", "update", store, "/plain.md", "--path", "/keys/"+gh); code == 0 {
+		t.Errorf("memory update --path to a credential's name: exit 0")
+	}
+	// HTTP.
+	key := e.apiKey(t)
+	srv := e.startServe(t)
+	c := anthropic.NewClient(option.WithBaseURL(srv.url), option.WithAPIKey(key))
+	_, err := c.Beta.MemoryStores.Memories.New(bg, store, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/" + ant, Content: param.NewOpt("x")})
+	wantStatus(t, err, 400, "invalid_request_error")
+	// The mount: a new file, a rename and a mkdir.
+	mnt := mountDir(t)
+	e.startMount(t, mnt, "--store", store)
+	dir := filepath.Join(mnt, slug)
+	if err := os.WriteFile(filepath.Join(dir, gh+".txt"), []byte("x\n"), 0o644); err == nil {
+		t.Errorf("a file named by a GitHub token was saved through the mount")
+	}
+	if err := os.Rename(filepath.Join(dir, "plain.md"), filepath.Join(dir, ant)); err == nil {
+		t.Errorf("a rename to an Anthropic key's name succeeded through the mount")
+	}
+	if err := os.Mkdir(filepath.Join(dir, gh), 0o755); err == nil {
+		t.Errorf("mkdir of a GitHub token's name succeeded through the mount")
+	}
+	e.settle(t)
+	out := e.cli(t, "--format", "json", "version", "list", store)
+	if strings.Contains(out, gh) || strings.Contains(out, ant) {
+		t.Errorf("a credential is in the store's history as a name:\n%s", out)
+	}
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, en := range entries {
+			if strings.Contains(en.Name(), gh) || strings.Contains(en.Name(), ant) {
+				t.Errorf("the mount shows %s", en.Name())
+			}
+		}
+	}
+}
+
+// Only refusals were rate-limited in the log: a store whose guard warns
+// wrote 10,000 WARN lines from 5 saves. Every line an agent can cause is
+// limited now, and the lines dropped are counted.
+func TestReview3LogLinesLimited(t *testing.T) {
+	needRoot(t)
+	e := newE2EEnv(t)
+	_, slug := e.createStore(t, "Warned")
+	e.cli(t, "store", "update", "Warned", "--guard", "warn")
+	mnt := mountDir(t)
+	d := e.startMount(t, mnt, "--store", "Warned")
+	dir := filepath.Join(mnt, slug)
+	for i := range 5 {
+		var b strings.Builder
+		for range 2000 {
+			b.WriteString(guardtest.One("github").Text)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("tokens-%d.md", i)), []byte(b.String()), 0o644); err != nil {
+			t.Fatalf("save %d: %v", i, err)
+		}
+	}
+	e.settle(t)
+	var log string
+	waitFor(func() bool {
+		log = d.stderr.String()
+		return strings.Contains(log, "dropped=")
+	}, time.Now(), 10*time.Second)
+	lines := strings.Count(log, "credential saved")
+	t.Logf("5 saves of 2,000 credentials each: %d log lines", lines)
+	if lines > 100 {
+		t.Errorf("5 saves of 2,000 credentials each logged %d lines, want the limit to hold", lines)
+	}
+	if !strings.Contains(log, "dropped=") {
+		t.Errorf("the log does not count the lines it dropped:\n%.2000s", log)
+	}
+}
+
+// A .history listing cost one index seek per name ever saved in the
+// directory, and an open listing held every name: 20,000 past names took
+// 0.35–1.8 s to list and 2.5 MB per held directory handle. Listings are now
+// paged from one ordered scan: 40 directory handles held open over 10,000
+// long names, each having read its first entries, hold a page each.
+func TestReview3HistoryListingPaged(t *testing.T) {
+	needRoot(t)
+	e := newE2EEnv(t)
+	store, slug := e.createStore(t, "Wide")
+	e.cli(t, "memory", "create", store, "--path", "/d/start.md", "--content", "x\n")
+	db, err := versions.Open(e.dbPath, versions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := "/d/start.md"
+	for i := range 10_000 {
+		to := fmt.Sprintf("/d/%s-%05d.md", strings.Repeat("n", 190), i)
+		if _, err := db.Rename(bg, store, from, to, false, versions.UserActor("test")); err != nil {
+			t.Fatalf("rename %d: %v", i, err)
+		}
+		from = to
+	}
+	db.Close()
+	mnt := mountDir(t)
+	d := e.startMount(t, mnt, "--store", store)
+	dir := filepath.Join(mnt, ".history", slug, "d")
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) != 10_001 {
+		t.Fatalf("ls %s: %d names, %v; want 10,001", dir, len(ents), err)
+	}
+	before := rssBytes(t, d.cmd.Process.Pid)
+	buf := make([]byte, 4096)
+	var held []int
+	defer func() {
+		for _, fd := range held {
+			unix.Close(fd)
+		}
+	}()
+	for range 40 {
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, fd)
+		if _, err := unix.Getdents(fd, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grew := rssBytes(t, d.cmd.Process.Pid) - before
+	t.Logf("40 held listings of 10,001 names: the daemon grew %.1f MiB", float64(grew)/(1<<20))
+	if grew > 48<<20 {
+		t.Errorf("40 held listings of a .history directory of 10,001 names grew the daemon by %.0f MiB: each holds every name", float64(grew)/(1<<20))
 	}
 }

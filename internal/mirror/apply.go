@@ -25,7 +25,7 @@ func (m *Mirror) Apply(e Event) Plan {
 	case Create:
 		return m.created(e)
 	case Open:
-		return m.opened1(e)
+		return m.openFile(e)
 	case Write:
 		return m.wrote(e)
 	case Flush:
@@ -114,7 +114,7 @@ func (m *Mirror) newHandle(f *File, tgid int, write, app bool) *Handle {
 	return h
 }
 
-func (m *Mirror) opened1(e Open) Plan {
+func (m *Mirror) openFile(e Open) Plan {
 	f := m.files[e.File]
 	if f == nil || f.State == StateUnlinked {
 		return Plan{Errno: syscall.ENOENT}
@@ -123,11 +123,13 @@ func (m *Mirror) opened1(e Open) Plan {
 		if f.State != StateMemory {
 			f.Buf, f.Loaded = nil, true
 		} else {
-			return Plan{Ask: &Request{Kind: AskLoad, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "opened"}}
+			return Plan{Ask: &Request{Kind: AskLoad, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "opened"}, Again: true}
 		}
 	}
 	if f.State == StateMemory {
-		m.opened.Note(e.Tgid, f.MemID, f.Base)
+		// By path: the rename that ends an atomic save names its target
+		// by path, whether or not the mirror still has a file there.
+		m.opened.Note(e.Tgid, f.Path, f.Base)
 	}
 	h := m.newHandle(f, e.Tgid, e.Write, e.Append)
 	if e.Trunc && len(f.Buf) > 0 {
@@ -167,7 +169,12 @@ func (m *Mirror) wrote(e Write) Plan {
 
 // baseContent is what the store has of f, as far as the mirror holds it:
 // the guard does not refuse at write() a line the store has already.
-func (m *Mirror) baseContent(f *File) string { return "" }
+func (m *Mirror) baseContent(f *File) string {
+	if f.State == StateMemory {
+		return f.Stored
+	}
+	return ""
+}
 
 // flushed: a close(2) or fsync(2). A handle that only truncated saves
 // nothing at close: the write that follows, or its release, decides.
@@ -258,7 +265,7 @@ func (m *Mirror) close(f *File, h *Handle) Plan {
 		if !f.Dirty {
 			f.Size = int64(len(f.Buf))
 		}
-		f.Buf, f.Loaded, f.Dirty = nil, false, false
+		f.Buf, f.Loaded, f.Dirty, f.Stored = nil, false, false, ""
 		return p
 	}
 	return Plan{}
@@ -274,7 +281,7 @@ func (m *Mirror) truncated(e Truncate) Plan {
 	}
 	if !f.Loaded {
 		if f.State == StateMemory {
-			return Plan{Ask: &Request{Kind: AskLoad, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "truncated"}}
+			return Plan{Ask: &Request{Kind: AskLoad, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "truncated"}, Again: true}
 		}
 		f.Loaded = true
 	}
@@ -322,6 +329,11 @@ func (m *Mirror) renamed(e Rename) Plan {
 	var dst *File
 	if id, ok := m.byPath[e.To]; ok && id != sid {
 		dst = m.files[id]
+	}
+	if dst != nil && dst.State == StateTemporary {
+		// The replaced temporary file's row goes first; then the rename.
+		return Plan{Ask: &Request{Kind: AskDrop, File: dst.ID, Pending: dst.Pending, Path: dst.Path, Cause: "replaced"}, Again: true,
+			Timers: []Timer{{Event: GraceEnded{dst.ID}, Stop: true}}}
 	}
 	toScratch, toTemp := m.isScratch(e.To), m.isTemp(e.To)
 	local := func(f *File) bool {
@@ -383,14 +395,16 @@ func (m *Mirror) renamed(e Rename) Plan {
 // consuming src's pending row in the same commit.
 func (m *Mirror) saveOver(src, dst *File, e Rename, pending int64) *Request {
 	r := &Request{Kind: AskSave, File: src.ID, Path: e.To, From: e.From, Content: string(src.Buf), Pending: pending, Cause: "renamed", Strict: m.o.Strict, Dirty: src.Dirty}
+	if v, ok := m.opened.Version(e.Tgid, e.To); ok {
+		r.Base = v
+	} else if v, ok := src.Siblings[path.Base(e.To)]; ok {
+		r.Base = v
+	}
 	switch {
 	case dst != nil && dst.State == StateMemory:
 		r.MemID, r.Over = dst.MemID, dst.ID
-		r.Base = dst.Head
-		if v, ok := m.opened.Version(e.Tgid, dst.MemID); ok {
-			r.Base = v
-		} else if v, ok := src.Siblings[path.Base(e.To)]; ok {
-			r.Base = v
+		if r.Base == "" {
+			r.Base = dst.Head
 		}
 	case m.held[e.To] != nil:
 		hd := m.held[e.To]
@@ -477,6 +491,7 @@ func (m *Mirror) answered(e Answered) Plan {
 	case AskLoad:
 		if f != nil {
 			f.Buf, f.Loaded, f.Base, f.Head, f.Dirty = []byte(e.Content), true, e.Mem.VersionID, e.Mem.VersionID, false
+			f.Stored = e.Content
 		}
 		return Plan{}
 	case AskSavePending:
@@ -504,8 +519,11 @@ func (m *Mirror) answered(e Answered) Plan {
 		m.memIno[e.Mem.ID] = f.Ino
 		f.MemID, f.Head, f.Base, f.Pending, f.Siblings, f.HeldAt = e.Mem.ID, e.Mem.VersionID, e.Mem.VersionID, 0, nil, ""
 		f.Size = int64(e.Mem.ContentSize)
-		if r.Kind == AskSave && r.Content == string(f.Buf) {
-			f.Dirty = false
+		if r.Kind == AskSave {
+			f.Stored = r.Content
+			if r.Content == string(f.Buf) {
+				f.Dirty = false
+			}
 		}
 		m.clean(r.Handle)
 		m.move(f, StateMemory, r.Cause)

@@ -67,6 +67,7 @@ type File struct {
 	Loaded  bool   // Buf holds the content
 	Base    string // the version Buf started from
 	Dirty   bool   // Buf differs from what the store has
+	Stored  string // while loaded: the content at Base
 	Size    int64  // when no buffer is loaded
 	handles map[HandleID]*Handle
 }

@@ -8,47 +8,56 @@ import (
 	"sync"
 )
 
-// LastOpened remembers, per thread group, the version of each memory it last
+// LastOpened remembers the version of each memory each thread last
 // opened: an atomic save (write a temporary file, rename it over the
 // target) is based on the version its process read. A FUSE request names
-// the calling thread; runtimes such as Node read and rename from different
-// threads, so the key is the thread group. Reads the kernel serves from its
-// page cache never reach the mount: "last opened" is what can be known.
-// Bounded: the oldest thread groups and entries are forgotten first.
+// the calling thread, and runtimes such as Node read and rename from
+// different threads, so the rename looks in its thread group: the
+// renaming thread first, then the group's other threads (/proc), the most
+// recent open winning. An open costs a map update, no /proc read. Reads
+// the kernel serves from its page cache never reach the mount: "last
+// opened" is what can be known. Bounded: the oldest threads and entries
+// are forgotten first.
 type LastOpened struct {
 	mu      sync.Mutex
-	maxTgid int
+	maxTids int
 	maxEach int
-	order   []int // thread groups, oldest first
+	order   []int // threads, oldest first
 	by      map[int]*openedBy
+	tick    uint64
 }
 
 type openedBy struct {
 	order []string
-	ver   map[string]string
+	ver   map[string]openedAt
 }
 
-// NewLastOpened keeps up to maxTgid thread groups of up to maxEach memories.
-func NewLastOpened(maxTgid, maxEach int) *LastOpened {
-	return &LastOpened{maxTgid: maxTgid, maxEach: maxEach, by: map[int]*openedBy{}}
+type openedAt struct {
+	version string
+	tick    uint64
 }
 
-// Note records that tgid opened version ver of memory mem.
-func (o *LastOpened) Note(tgid int, mem, ver string) {
-	if tgid <= 0 || mem == "" || ver == "" {
+// NewLastOpened keeps up to maxTids threads of up to maxEach memories.
+func NewLastOpened(maxTids, maxEach int) *LastOpened {
+	return &LastOpened{maxTids: maxTids, maxEach: maxEach, by: map[int]*openedBy{}}
+}
+
+// Note records that thread tid opened version ver of mem (a memory id or a path).
+func (o *LastOpened) Note(tid int, mem, ver string) {
+	if tid <= 0 || mem == "" || ver == "" {
 		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	b := o.by[tgid]
+	b := o.by[tid]
 	if b == nil {
-		if len(o.order) >= o.maxTgid {
+		if len(o.order) >= o.maxTids {
 			delete(o.by, o.order[0])
 			o.order = o.order[1:]
 		}
-		b = &openedBy{ver: map[string]string{}}
-		o.by[tgid] = b
-		o.order = append(o.order, tgid)
+		b = &openedBy{ver: map[string]openedAt{}}
+		o.by[tid] = b
+		o.order = append(o.order, tid)
 	}
 	if _, ok := b.ver[mem]; !ok {
 		if len(b.order) >= o.maxEach {
@@ -57,19 +66,51 @@ func (o *LastOpened) Note(tgid int, mem, ver string) {
 		}
 		b.order = append(b.order, mem)
 	}
-	b.ver[mem] = ver
+	o.tick++
+	b.ver[mem] = openedAt{ver, o.tick}
 }
 
-// Version is the version of mem that tgid last opened.
-func (o *LastOpened) Version(tgid int, mem string) (string, bool) {
+// Version is the version of mem that thread tid's thread group last
+// opened.
+func (o *LastOpened) Version(tid int, mem string) (string, bool) {
+	if v, ok := o.lookup([]int{tid}, mem); ok {
+		return v, true
+	}
+	return o.lookup(threadsOf(tid), mem)
+}
+
+func (o *LastOpened) lookup(tids []int, mem string) (string, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	b := o.by[tgid]
-	if b == nil {
-		return "", false
+	var best openedAt
+	for _, t := range tids {
+		if b := o.by[t]; b != nil {
+			if v, ok := b.ver[mem]; ok && v.tick > best.tick {
+				best = v
+			}
+		}
 	}
-	v, ok := b.ver[mem]
-	return v, ok
+	return best.version, best.tick > 0
+}
+
+// threadsOf lists the threads of tid's thread group (/proc), its group
+// leader first; none when /proc cannot tell.
+func threadsOf(tid int) []int {
+	if tid <= 0 {
+		return nil
+	}
+	tgid := Tgid(uint32(tid))
+	out := []int{tgid}
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", tgid))
+	if err != nil {
+		return out
+	}
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n != tgid {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Tgid is the thread group of thread pid, from /proc; pid itself when it

@@ -3,7 +3,6 @@ package mirror_test
 import (
 	"context"
 	"errors"
-	"path"
 	"path/filepath"
 	"sort"
 	"syscall"
@@ -90,15 +89,12 @@ func (r *rig) do(e mirror.Event) (mirror.Plan, syscall.Errno) {
 		before := r.db.Writes()
 		a := r.eng.Execute(ctx, *p.Ask)
 		r.writes += r.db.Writes() - before
-		load := p.Ask.Kind == mirror.AskLoad
+		again := p.Again
 		p = r.m.Apply(a)
-		if load && a.Err == nil {
+		if again && a.Err == nil {
 			p = r.m.Apply(e)
 			first = p
 		}
-	}
-	if first.Handle == 0 && first.File == 0 {
-		first.File = 0
 	}
 	p.File, p.Ino, p.Handle = first.File, first.Ino, first.Handle
 	if p.Errno != 0 {
@@ -333,5 +329,3 @@ func (r *rig) state(p string) mirror.State {
 	f, _ := r.m.File(id)
 	return f.State
 }
-
-var _ = path.Base
