@@ -293,7 +293,8 @@ func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 	if e != 0 {
 		return nil, e
 	}
-	if err := n.sm.srv.db.MakeDir(detach(ctx), n.sm.id, p); err != nil {
+	wctx, pos := versions.WithPositions(detach(ctx))
+	if err := n.sm.srv.db.MakeDir(wctx, n.sm.id, p); err != nil {
 		if versions.ErrorCode(err) == versions.CodePathConflict {
 			// Made elsewhere since the kernel looked: it must look again
 			// (not from inside this request, which holds the directory).
@@ -302,7 +303,7 @@ func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 		return nil, n.sm.failed("mkdir", p, err)
 	}
 	sm := n.sm
-	sm.own.note(p)
+	sm.own.noteDirSeq(pos.Seqs()...)
 	sm.idx.madeDir(p)
 	now := time.Now()
 	sm.meta.setDir(p, attrs{mode: mode & 0o1777, atime: now, mtime: now, ctime: now})
@@ -322,10 +323,11 @@ func (n *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 		return n.sm.refuse("rmdir", p, syscall.ENOTEMPTY, "it holds scratch files (editors' swap or backup files); remove them first")
 	}
 	n.sm.pub.publishNow() // files only this mount has make it non-empty
-	if err := n.sm.srv.db.RemoveDir(detach(ctx), n.sm.id, p); err != nil {
+	wctx, pos := versions.WithPositions(detach(ctx))
+	if err := n.sm.srv.db.RemoveDir(wctx, n.sm.id, p); err != nil {
 		return n.sm.failed("rmdir", p, err)
 	}
-	n.sm.own.note(p)
+	n.sm.own.noteDirSeq(pos.Seqs()...)
 	n.sm.idx.removed(p)
 	n.sm.ino.bumpDir(p)
 	n.sm.meta.removedDir(p)
@@ -345,13 +347,18 @@ func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 		return nil, nil, 0, n.sm.errnoOf("create", p, err)
 	}
 	scratch := n.sm.scratch.match(name)
-	if !scratch {
-		if e := n.sm.reserveCreate(ctx, p); e != 0 {
+	if scratch {
+		if e := n.sm.scratchRoom("create", p); e != 0 {
 			return nil, nil, 0, e
 		}
+	} else if e := n.sm.reserveCreate(ctx, p); e != 0 {
+		return nil, nil, 0, e
 	}
 	n.sm.meta.entriesChanged(path.Dir(p))
 	f, h := newPendingFile(ctx, n.sm, mode&0o777, flags, scratch)
+	if n.sm.temp.match(name) {
+		f.siblings = n.siblingHeads()
+	}
 	f.fillAttr(&out.Attr)
 	// Persistent while only this mount has it: the kernel forgetting the
 	// inode must not lose the file (ForgetPersistent when it is published
@@ -429,6 +436,10 @@ func (sm *storeMount) failed(op, path string, err error) syscall.Errno {
 		sm.row.markArchived()
 	case versions.CodeNotFound, versions.CodePathConflict, versions.CodeNotDir, versions.CodeIsDir, versions.CodeNotEmpty:
 		sm.idx.drop()
+	case versions.CodeOverQuota:
+		sm.row.overQuota()
+	case versions.CodeUnavailable:
+		sm.srv.servingCached(err)
 	}
 	return sm.errnoOf(op, path, err)
 }
@@ -500,4 +511,20 @@ func dotEntries(in *fs.Inode) []fuse.DirEntry {
 		{Name: ".", Mode: syscall.S_IFDIR, Ino: in.StableAttr().Ino},
 		{Name: "..", Mode: syscall.S_IFDIR, Ino: parent.StableAttr().Ino},
 	}
+}
+
+// siblingHeads are the heads of the memories the kernel knows in the
+// directory, by name.
+func (n *dirNode) siblingHeads() map[string]string {
+	out := map[string]string{}
+	for name, ch := range n.Children() {
+		if f, ok := ch.Operations().(*fileNode); ok {
+			f.mu.Lock()
+			if f.memID != "" && f.head != "" && !f.localLocked() {
+				out[name] = f.head
+			}
+			f.mu.Unlock()
+		}
+	}
+	return out
 }

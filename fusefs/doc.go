@@ -34,7 +34,10 @@ package fusefs
 //
 // States of a file name. Every file the mount shows is in one of these
 // (fileNode.stateLocked names it from file.go's fields; held is a scratch
-// node whose memory the publisher holds by its old path):
+// node whose memory the publisher holds by its old path). They are
+// internal/mirror's states, whose package doc holds the transition table
+// its tests hold the code to; this mount makes the same decisions in its
+// nodes until they move onto the mirror:
 //
 //	state      what it is                                 the store has
 //	memory     a memory (memID set)                       the memory
@@ -54,13 +57,19 @@ package fusefs
 //	new        rename to any other name           save at the new name      memory/temporary
 //	new        last close with nothing saved      -                         gone
 //	temporary  close/fsync                        SavePending (same row)    temporary
-//	temporary  rename over a name                 PublishPending there      memory
+//	temporary  rename over a memory               Save there, row consumed  memory
+//	           (one commit; based on the version the renaming process last
+//	           opened, else the target's head at the temporary's creation:
+//	           a conflict, or ESTALE in strict mode; rename.go atomicBase)
+//	temporary  rename to a free name              PublishPending there      memory
 //	temporary  the grace ends, unmount, rmdir     PublishPending            memory
 //	temporary  unlink, rename to a scratch name   DropPending               gone/scratch
 //	temporary  its mount dies                     others PublishPending     (the store's)
 //	scratch    rename to an ordinary name         save at the new name      memory/temporary
 //	scratch    unlink                             -                         gone
 //	memory     save                               UpdateMemory              memory
+//	memory     close of a handle that only        -                         memory
+//	           truncated (the write's close, or the last release, saves)
 //	memory     rename to a scratch name           - (hold)                  held
 //	memory     unlink, replaced by a rename       DeleteMemory/Rename       unlinked
 //	held       a new file saved at the old path   UpdateMemory of it        scratch (+memory)

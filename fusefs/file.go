@@ -55,6 +55,13 @@ type fileNode struct {
 	// charged is what the buffer holds of the mount's unsaved budget
 	// (budget.go).
 	charged int64
+	// siblings: for a file created with a temporary name, the heads of
+	// the memories beside it then. Renamed over one of them, the save is
+	// based on that head when the renaming process opened none (rename.go).
+	siblings map[string]string
+	// renameBase is the base of the save a rename over a memory makes of
+	// a file never saved (saveAtLocked).
+	renameBase string
 }
 
 // buffer is the content of an open file.
@@ -71,6 +78,15 @@ type buffer struct {
 	// EILSEQ until the content starts over, as for overLimit: what was
 	// written around the refused bytes is not a version either.
 	notText bool
+	// refused: a write was refused as its save would be (the guard, the
+	// history quota, the backend offline: refuse.go); every save fails
+	// with this errno until the content starts over, as for overLimit.
+	refused syscall.Errno
+	// truncOnly: the change since the last save is an O_TRUNC or a
+	// truncation to nothing, with no write since. A close saves nothing
+	// yet (a shell's `> f` closes a duplicate of the descriptor before the
+	// write that follows); the write's close, or the last release, saves.
+	truncOnly bool
 }
 
 // handle is one open file description. Handles are used by one request at
@@ -372,17 +388,24 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 		fuseFlags |= fuse.FOPEN_NOFLUSH
 	}
 	n.opens++
+	if n.memID != "" && !n.localLocked() {
+		// By path: the rename that ends an atomic save names the target
+		// by path, and the kernel may have a new node for it by then.
+		if p, ok := n.path(); ok {
+			n.sm.opened.Note(int(callerTID(ctx)), p, n.buf.base)
+		}
+	}
 	h := &handle{append: flags&syscall.O_APPEND != 0}
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
 		h.noteUser(ctx) // only a handle that can write ever saves
 	}
 	if flags&syscall.O_TRUNC != 0 {
-		n.buf.overLimit, n.buf.notText = false, false
+		n.buf.overLimit, n.buf.notText, n.buf.refused = false, false, 0
 		if len(n.buf.data) > 0 {
 			n.buf.data = n.buf.data[:0]
 			n.buf.dirty = true
+			n.buf.truncOnly = true
 			n.modifiedLocked()
-			h.wrote = true
 		}
 		n.settleLocked()
 	}
@@ -439,6 +462,11 @@ func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 		p, _ := n.path()
 		return 0, n.sm.refuse("write", p, syscall.EILSEQ, "the written bytes are not valid UTF-8: the write was refused, and this save fails whole (the previous version stays the head); write UTF-8 text")
 	}
+	if !n.scratch {
+		if e := n.refuseWriteLocked(ctx, h, data, off); e != 0 {
+			return 0, e
+		}
+	}
 	if end := off + int64(len(data)); end > int64(len(n.buf.data)) {
 		p, _ := n.path()
 		if e := n.growLocked("write", p, end); e != 0 {
@@ -449,6 +477,7 @@ func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 	copy(n.buf.data[off:], data)
 	n.kernelSize = max(n.kernelSize, off+int64(len(data)))
 	n.buf.dirty = true
+	n.buf.truncOnly = false
 	n.modifiedLocked()
 	if h != nil {
 		h.wrote = true
@@ -559,7 +588,9 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	ghost, discarded := false, false
 	if n.opens <= 0 {
 		n.opens = 0
-		if n.pending && !n.unlinked && n.buf != nil {
+		if n.buf != nil && !n.unlinked && (n.pending || n.buf.dirty && n.buf.truncOnly) {
+			// Created and never saved (touch), or emptied and not
+			// written since (`: > f`): saved once, now.
 			n.saveLocked(ctx, "release")
 		}
 		if n.buf != nil && n.buf.dirty && !n.unlinked {
@@ -574,7 +605,7 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 			n.pagesSync = false
 			discarded = true
 			if n.unpublished {
-				n.buf.data, n.buf.dirty, n.buf.overLimit, n.buf.notText = []byte(n.pendSaved), false, false, false
+				n.buf.data, n.buf.dirty, n.buf.overLimit, n.buf.notText, n.buf.refused = []byte(n.pendSaved), false, false, false, 0
 			}
 		}
 		if !(n.unpublished || n.scratch) || n.unlinked {
@@ -656,7 +687,7 @@ func (n *fileNode) truncateLocked(ctx context.Context, h *handle, p string, size
 		return e
 	}
 	if size == 0 {
-		n.buf.overLimit, n.buf.notText = false, false
+		n.buf.overLimit, n.buf.notText, n.buf.refused = false, false, 0
 	}
 	if int64(size) > int64(len(n.buf.data)) {
 		if e := n.growLocked("truncate", p, int64(size)); e != 0 {
@@ -674,7 +705,11 @@ func (n *fileNode) truncateLocked(ctx context.Context, h *handle, p string, size
 	}
 	switch {
 	case h != nil:
-		h.wrote = h.wrote || n.buf.dirty
+		if size == 0 && n.buf.dirty && !h.wrote {
+			n.buf.truncOnly = true // as an O_TRUNC: the write that follows decides
+		} else if n.buf.dirty {
+			h.wrote, n.buf.truncOnly = true, false
+		}
 		h.noteUser(ctx)
 	case n.buf.dirty || n.pending:
 		e := n.saveLocked(ctx, "truncate")

@@ -92,10 +92,10 @@ func (h *historyRoot) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.At
 }
 
 func (h *historyRoot) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	ch := h.GetChild(name)
-	if ch == nil && strings.Contains(name, "@") {
+	if strings.Contains(name, "@") { // never in a slug
 		return h.lookupAsOf(ctx, name, out)
 	}
+	ch := h.GetChild(name)
 	if ch == nil {
 		return nil, syscall.ENOENT
 	}

@@ -65,6 +65,9 @@ type Options struct {
 	// truncate that would pass it fails with ENOSPC. Zero means
 	// DefaultMaxUnsavedBytes.
 	MaxUnsavedBytes int64
+	// MaxScratchFiles bounds the scratch files the mount holds (a create
+	// or rename past it fails with ENOSPC); 0 means DefaultMaxScratchFiles.
+	MaxScratchFiles int
 }
 
 // Observer counts what a mount does; its methods must not block.
@@ -113,8 +116,10 @@ type Server struct {
 	contents *contents
 	// unsaved bounds the bytes of content not saved yet (budget.go).
 	unsaved *unsavedBudget
-	once    sync.Once
-	err     error
+	// scratchCap bounds the scratch files (scratchcap.go).
+	scratchCap *scratchCap
+	once       sync.Once
+	err        error
 
 	// refusals rate-limits the log of refusals (refusallog.go).
 	refusals refusalLog
@@ -157,6 +162,9 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	if o.MaxUnsavedBytes <= 0 {
 		o.MaxUnsavedBytes = DefaultMaxUnsavedBytes
 	}
+	if o.MaxScratchFiles <= 0 {
+		o.MaxScratchFiles = DefaultMaxScratchFiles
+	}
 	if o.ScratchPatterns == nil {
 		o.ScratchPatterns = DefaultScratchPatterns
 	}
@@ -172,7 +180,7 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	}
 	s := &Server{db: db, sess: sess, actor: versions.SessionActor(sess.ID), opts: o,
 		log: o.Logger.With("mount", mnt, "session", sess.ID), mnt: mnt, started: time.Now(), contents: newContents(),
-		unsaved: &unsavedBudget{max: o.MaxUnsavedBytes}}
+		unsaved: &unsavedBudget{max: o.MaxUnsavedBytes}, scratchCap: &scratchCap{max: int64(o.MaxScratchFiles)}}
 	if err := s.recoverStale(); err != nil {
 		return nil, err
 	}

@@ -273,16 +273,25 @@ func (n *fileNode) publish(ctx context.Context) {
 	if !ok {
 		return
 	}
-	n.publishLocked(ctx, p)
+	n.publishLocked(ctx, p, "")
 }
 
 // publishLocked publishes the pending file at path: a new memory, or a
-// version of the memory already there.
-func (n *fileNode) publishLocked(ctx context.Context, at string) (*versions.Memory, syscall.Errno) {
+// version of the memory already there, based on version base (an atomic
+// save: a conflict when the head moved on, ESTALE in strict mode; "" for
+// none). One commit drops the row and writes the version.
+func (n *fileNode) publishLocked(ctx context.Context, at, base string) (*versions.Memory, syscall.Errno) {
 	sm, s := n.sm, n.sm.srv
 	// Over a held memory, the publication is a version of it.
 	sm.pub.take(at)
-	m, created, err := s.db.PublishPending(detach(ctx), sm.id, s.owner(), n.pendID, at)
+	var m *versions.Memory
+	var created bool
+	var err error
+	if base == "" {
+		m, created, err = s.db.PublishPending(detach(ctx), sm.id, s.owner(), n.pendID, at)
+	} else {
+		m, created, err = sm.saveOverPending(ctx, n.pendID, at, base)
+	}
 	if versions.IsPendingLost(err) {
 		n.lostLocked(ctx, at, err)
 		return nil, sm.lostErrno("publish", at)
@@ -379,4 +388,19 @@ func (n *fileNode) forgetPendingLocked() {
 		n.sm.pub.unschedule(n)
 		n.pendID = 0
 	}
+}
+
+// saveOverPending is an atomic save: the pending row id's content saved
+// over the memory at path as a version based on base, the row consumed in
+// the same commit (versions.Save).
+func (sm *storeMount) saveOverPending(ctx context.Context, id int64, at, base string) (*versions.Memory, bool, error) {
+	s := sm.srv
+	var m versions.Memory
+	ch, err := s.db.Save(detach(ctx), versions.SaveReq{StoreID: sm.id, Path: at, By: s.actor, PendingID: id, FromPending: true, Owner: s.owner(),
+		BaseVersionID: base, Strict: s.opts.Strict, Memory: &m})
+	if err != nil {
+		return nil, false, err
+	}
+	m.Seq, m.Content = ch.Seq, nil
+	return &m, ch.Op == versions.ChangeCreated, nil
 }

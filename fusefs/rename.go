@@ -92,19 +92,17 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 		sm.pub.publishNow()
 		collectMoved(src, from, to, &movedDirs, &movedFiles)
 	}
-	moved, err := s.db.Rename(detach(ctx), sm.id, from, to, flags&renameNoReplace != 0, s.actor)
+	wctx, pos := versions.WithPositions(detach(ctx))
+	moved, err := s.db.Rename(wctx, sm.id, from, to, flags&renameNoReplace != 0, s.actor)
 	if err != nil {
 		return sm.failed("rename", from+" -> "+to, err)
 	}
-	switch {
-	case moved == nil:
-		sm.own.note(from, to) // a directory
-	case srcMemory != "" && srcMemory != moved.ID:
-		// Onto another file: its memory modified, the source's deleted
-		// at the next position.
-		sm.own.noteSeq(moved.Seq, moved.Seq+1)
-	default:
-		sm.own.noteSeq(moved.Seq)
+	// The directories the rename made, removed or kept, and the versions
+	// it wrote (onto another file: the destination modified, the source
+	// deleted), each at its own feed position.
+	sm.own.noteDirSeq(pos.Seqs()...)
+	if moved != nil {
+		sm.own.noteSeq(moved.Seq, moved.ReplacedSeq)
 	}
 	sm.meta.entriesChanged(path.Dir(from), path.Dir(to))
 	if moved != nil {
@@ -186,6 +184,11 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 	sf.mu.Lock()
 	defer sf.mu.Unlock()
 	local := sf.localLocked() && !sf.unlinked
+	if toScratch && !sf.scratch && (local || sf.memID != "") {
+		if e := sm.scratchRoom("rename", to); e != 0 {
+			return true, e
+		}
+	}
 	switch {
 	case local && toScratch:
 		// The row first: a file the store would publish later must not
@@ -226,16 +229,20 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 				df.markUnlinked()
 			}
 		}
+		base := sm.atomicBase(ctx, sf, df, to, newName)
 		if sf.pendID == 0 {
 			// Never saved: its first save is at its new name, so that the
 			// old one leaves nothing in the history.
 			if sf.buf == nil {
 				sf.buf = &buffer{}
 			}
-			if e := sf.saveAtLocked(ctx, "rename", to); e != 0 {
+			sf.renameBase = base
+			e := sf.saveAtLocked(ctx, "rename", to)
+			sf.renameBase = ""
+			if e != 0 {
 				return true, e
 			}
-		} else if _, e := sf.publishLocked(ctx, to); e != 0 {
+		} else if _, e := sf.publishLocked(ctx, to, base); e != 0 {
 			return true, e
 		}
 		sm.scratchFiles.drop(sf) // a file of the store now
@@ -266,4 +273,29 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 		return false, 0
 	}
 	return true, 0
+}
+
+// atomicBase is the version an atomic save of sf over the file at to
+// started from: the version at to that the renaming process (its thread
+// group: a runtime may read and rename from different threads) last
+// opened; else the head of the memory there when sf was created with a
+// temporary name beside it; else the head of df, the node the kernel has
+// there; "" when nothing is known (no conflict can be told). Called under
+// sf's lock; takes df's (source then destination, doc.go).
+func (sm *storeMount) atomicBase(ctx context.Context, sf, df *fileNode, to, newName string) string {
+	if v, ok := sm.opened.Version(int(callerTID(ctx)), to); ok {
+		return v
+	}
+	if v, ok := sf.siblings[newName]; ok {
+		return v
+	}
+	if df == nil {
+		return ""
+	}
+	df.mu.Lock()
+	defer df.mu.Unlock()
+	if df.localLocked() {
+		return ""
+	}
+	return df.head
 }

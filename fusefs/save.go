@@ -43,6 +43,9 @@ func (n *fileNode) saveAtLocked(ctx context.Context, op, path string) syscall.Er
 		_, maxBytes := sm.row.limits()
 		return sm.refuse(op, path, syscall.EFBIG, tooLarge(maxBytes)+"; a write or truncate of this content went past it, so nothing of this save was kept and the previous version stays the head")
 	}
+	if n.buf.refused != 0 {
+		return sm.refuse(op, path, n.buf.refused, "a write of this content was refused (see the write's error): nothing of this save was kept and the previous version stays the head; write the file again from its start")
+	}
 	if n.buf.notText || !utf8.Valid(n.buf.data) {
 		return sm.refuse(op, path, syscall.EILSEQ, "content is not valid UTF-8: nothing was saved, the previous version is intact; write UTF-8 text")
 	}
@@ -64,7 +67,10 @@ func (n *fileNode) saveAtLocked(ctx context.Context, op, path string) syscall.Er
 		if versions.ErrorCode(err) == versions.CodePathConflict {
 			// Created elsewhere since the kernel looked: as an open with
 			// O_CREAT of a file that exists, this save is its next version.
-			if m2, err2 := s.db.UpdateMemory(detach(ctx), sm.id, path, versions.MemoryUpdate{Content: &content}, s.actor); versions.ErrorCode(err2) != versions.CodeNotFound {
+			// Over a memory by a rename, the save is based on what the
+			// renaming process read (renameBase).
+			u := versions.MemoryUpdate{Content: &content, BaseVersionID: n.renameBase, Strict: s.opts.Strict}
+			if m2, err2 := s.db.UpdateMemory(detach(ctx), sm.id, path, u, s.actor); versions.ErrorCode(err2) != versions.CodeNotFound {
 				m, err = m2, err2
 			}
 		}
@@ -129,9 +135,10 @@ func (n *fileNode) saveAtLocked(ctx context.Context, op, path string) syscall.Er
 		s.opts.Observer.Saved()
 	}
 	sm.idx.saved(path, m)
+	sm.row.addHistory(versionCost(len(content), path))
 	s.contents.put(m.ID, m.VersionID, content)
 	n.memID, n.head = m.ID, m.VersionID
-	n.buf.base, n.buf.dirty, n.buf.stale = m.VersionID, false, false
+	n.buf.base, n.buf.dirty, n.buf.stale, n.buf.truncOnly = m.VersionID, false, false, false
 	n.size = int64(m.ContentSize)
 	n.keepMetaLocked()
 	return 0

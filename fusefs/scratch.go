@@ -45,10 +45,12 @@ type scratchFiles struct {
 	// byDir is keyed by directory path, then name.
 	byDir map[string]map[string]*fileNode
 	at    map[*fileNode]string
+	// cap counts them against the mount's cap (scratchcap.go).
+	cap *scratchCap
 }
 
-func newScratchFiles() *scratchFiles {
-	return &scratchFiles{byDir: map[string]map[string]*fileNode{}, at: map[*fileNode]string{}}
+func newScratchFiles(c *scratchCap) *scratchFiles {
+	return &scratchFiles{byDir: map[string]map[string]*fileNode{}, at: map[*fileNode]string{}, cap: c}
 }
 
 // put records f at p, in place of what was there, and off its old path.
@@ -60,7 +62,9 @@ func (s *scratchFiles) put(p string, f *fileNode) {
 	dir = cleanDir(dir)
 	if old := s.byDir[dir][name]; old != nil {
 		delete(s.at, old)
+		s.cap.files.Add(-1)
 	}
+	s.cap.files.Add(1)
 	if s.byDir[dir] == nil {
 		s.byDir[dir] = map[string]*fileNode{}
 	}
@@ -81,6 +85,7 @@ func (s *scratchFiles) dropLocked(f *fileNode) {
 		return
 	}
 	delete(s.at, f)
+	s.cap.files.Add(-1)
 	dir, name := path.Split(p)
 	dir = cleanDir(dir)
 	if s.byDir[dir][name] == f {

@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"context"
+	"github.com/memfs/memfs/internal/mirror"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,19 +44,23 @@ type storeMount struct {
 	// history is the store's directory in the history tree, nil when the
 	// mount shows none (history.go); set before the mount serves.
 	history *historyDir
+	// opened is the version of each memory each process last opened: an
+	// atomic save's base (rename.go).
+	opened *mirror.LastOpened
 }
 
 func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq versions.FeedPos) *storeMount {
 	sm := &storeMount{srv: s, id: a.StoreID, seq: seq, slug: a.Slug, readOnly: a.Access == versions.ReadOnly,
-		row: storeRow{st: *st}, own: ownChanges{marks: map[string]ownMark{}}, ino: inodes{store: a.StoreID, gen: map[string]uint64{}}, meta: newMetaTable(s.started)}
+		row: storeRow{st: *st}, ino: inodes{store: a.StoreID, gen: map[string]uint64{}}, meta: newMetaTable(s.started)}
 	if sm.slug == "" {
 		sm.slug = strings.TrimPrefix(a.MountPath, "/mnt/memory/")
 	}
 	sm.top = &dirNode{sm: sm}
+	sm.opened = mirror.NewLastOpened(256, 1024)
 	sm.pub = newPublisher(sm, s.opts.Grace)
 	sm.scratch = namePatterns(s.opts.ScratchPatterns)
 	sm.temp = namePatterns(s.opts.TempPatterns)
-	sm.scratchFiles = newScratchFiles()
+	sm.scratchFiles = newScratchFiles(s.scratchCap)
 	sm.idx = newIndex()
 	return sm
 }
@@ -152,6 +157,28 @@ func (r *storeRow) limits() (maxMemories, maxBytes int) {
 	return
 }
 
+// addHistory counts n more bytes of retained history (a save seen by the
+// mount), so that writes past the quota are refused before their close.
+func (r *storeRow) addHistory(n int) {
+	r.mu.Lock()
+	r.st.HistoryBytes += n
+	r.mu.Unlock()
+}
+
+// overQuota records a save refused for the history quota.
+func (r *storeRow) overQuota() {
+	r.mu.Lock()
+	r.st.HistoryBytes = max(r.st.HistoryBytes, r.st.MaxHistoryBytes)
+	r.mu.Unlock()
+}
+
+// refusals is what a write is checked against before its close (refuse.go).
+func (r *storeRow) refusals() mirror.StoreInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return mirror.StoreInfo{Guard: r.st.Guard, MaxHistoryBytes: r.st.MaxHistoryBytes, HistoryBytes: r.st.HistoryBytes}
+}
+
 // set replaces the cached row (the watcher refreshes it).
 func (r *storeRow) set(st *versions.Store) {
 	r.mu.Lock()
@@ -241,30 +268,44 @@ func (c *memoryCounts) published(created bool) {
 	c.mu.Unlock()
 }
 
-// ownChanges remembers this mount's own changes, so the watcher skips them
-// in the change feed: a memory's change by the feed position its commit
-// returned (Memory.Seq, MemoryDelete.Seq), exact whatever else changed the
-// path meanwhile; a directory's, which the engine gives no position, by
-// path for a short while. Its lock is a leaf.
+// ownChanges remembers this mount's own changes by the feed positions
+// their commits returned, so the watcher skips them in the change feed,
+// exactly whatever else changed the path meanwhile: a memory's
+// (Memory.Seq, Memory.ReplacedSeq, MemoryDelete.Seq) and a directory's
+// (versions.WithPositions). Memories and directories have positions of
+// their own. Its lock is a leaf.
 type ownChanges struct {
-	mu    sync.Mutex
-	marks map[string]ownMark
-	seqs  map[int64]bool
+	mu   sync.Mutex
+	seqs map[int64]bool
+	dirs map[int64]bool
 }
 
 // noteSeq records the feed positions of memory changes this mount
 // committed; 0 (unknown) is ignored.
 func (o *ownChanges) noteSeq(seqs ...int64) {
 	o.mu.Lock()
+	o.seqs = addSeqs(o.seqs, seqs)
+	o.mu.Unlock()
+}
+
+// noteDirSeq records the feed positions of directory changes this mount
+// committed.
+func (o *ownChanges) noteDirSeq(seqs ...int64) {
+	o.mu.Lock()
+	o.dirs = addSeqs(o.dirs, seqs)
+	o.mu.Unlock()
+}
+
+func addSeqs(set map[int64]bool, seqs []int64) map[int64]bool {
 	for _, s := range seqs {
 		if s > 0 {
-			if o.seqs == nil {
-				o.seqs = map[int64]bool{}
+			if set == nil {
+				set = map[int64]bool{}
 			}
-			o.seqs[s] = true
+			set[s] = true
 		}
 	}
-	o.mu.Unlock()
+	return set
 }
 
 // takeSeq reports whether the memory change at feed position seq is this
@@ -279,59 +320,30 @@ func (o *ownChanges) takeSeq(seq int64) bool {
 	return true
 }
 
-// passed forgets the positions up to seq that the feed went past without
-// them (a commit noted after the watcher had read its change): one
-// store's memory changes come in commit order.
-func (o *ownChanges) passed(seq int64) {
-	o.mu.Lock()
-	for s := range o.seqs {
-		if s <= seq {
-			delete(o.seqs, s)
-		}
-	}
-	o.mu.Unlock()
-}
-
-type ownMark struct {
-	n    int
-	when time.Time
-}
-
-// note records one change at each path.
-func (o *ownChanges) note(paths ...string) {
-	now := time.Now()
-	o.mu.Lock()
-	for _, p := range paths {
-		m := o.marks[p]
-		o.marks[p] = ownMark{n: m.n + 1, when: now}
-	}
-	o.mu.Unlock()
-}
-
-// take consumes one mark for path.
-func (o *ownChanges) take(path string) bool {
+// takeDirSeq is takeSeq for a directory change.
+func (o *ownChanges) takeDirSeq(seq int64) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	m, ok := o.marks[path]
-	if !ok {
+	if !o.dirs[seq] {
 		return false
 	}
-	if m.n <= 1 {
-		delete(o.marks, path)
-	} else {
-		o.marks[path] = ownMark{n: m.n - 1, when: m.when}
-	}
+	delete(o.dirs, seq)
 	return true
 }
 
-// expire forgets marks the feed never matched (an operation that logged
-// fewer changes than expected), so they cannot hide a later foreign change.
-func (o *ownChanges) expire(olderThan time.Duration) {
-	cut := time.Now().Add(-olderThan)
+// passed forgets the positions up to mem and dir that the feed went past
+// without them (a commit noted after the watcher had read its change): one
+// store's changes of each kind come in commit order.
+func (o *ownChanges) passed(mem, dir int64) {
 	o.mu.Lock()
-	for p, m := range o.marks {
-		if m.when.Before(cut) {
-			delete(o.marks, p)
+	for s := range o.seqs {
+		if s <= mem {
+			delete(o.seqs, s)
+		}
+	}
+	for s := range o.dirs {
+		if s <= dir {
+			delete(o.dirs, s)
 		}
 	}
 	o.mu.Unlock()

@@ -38,6 +38,10 @@ func (s *Server) watch(ctx context.Context) {
 			if !failing {
 				s.log.Error("reading the change feed failed; retrying", "err", err)
 			}
+			if isUnavailable(err) {
+				// Writes are refused at once while it is (refuse.go).
+				s.servingCached(err)
+			}
 			failing = true
 			select {
 			case <-ctx.Done():
@@ -91,7 +95,6 @@ func (sm *storeMount) poll(ctx context.Context) error {
 		}
 		sm.history.changed(paths, whole)
 	}
-	sm.own.expire(2 * time.Second)
 	if err := sm.apply(ctx, changes, whole); err != nil {
 		return err
 	}
@@ -106,8 +109,8 @@ func (sm *storeMount) poll(ctx context.Context) error {
 func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whole bool) error {
 	origin := sm.srv.db.Origin()
 	done := map[string]bool{}
-	var lastMemory int64
-	defer func() { sm.own.passed(lastMemory) }()
+	var lastMemory, lastDir int64
+	defer func() { sm.own.passed(lastMemory, lastDir) }()
 	// The change that is the last at its path in the batch says what is
 	// there now: a save elsewhere of a file the kernel knows is applied from
 	// it, without asking the engine again.
@@ -128,8 +131,17 @@ func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whol
 		if memory && c.Origin == origin && sm.own.takeSeq(c.Seq) {
 			continue // this mount's own (store.go)
 		}
+		if !memory {
+			lastDir = max(lastDir, c.Seq)
+			if c.Origin == origin && sm.own.takeDirSeq(c.Seq) {
+				continue
+			}
+		}
+		if memory && (c.Op == versions.ChangeCreated || c.Op == versions.ChangeModified) {
+			sm.row.addHistory(versionCost(c.Size, c.Path))
+		}
 		for _, p := range c.Paths() {
-			if !memory && c.Origin == origin && sm.own.take(p) || done[p] {
+			if done[p] {
 				continue
 			}
 			done[p] = true

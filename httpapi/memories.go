@@ -58,12 +58,12 @@ func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
 	case p.Content == nil:
 		return invalid("content is required: give the memory's text (\"\" for an empty memory)")
 	}
-	m, err := s.db.CreateMemory(r.Context(), sid, *p.Path, *p.Content, Actor(r))
-	if err != nil {
+	var m versions.Memory
+	if _, err := s.db.Save(r.Context(), versions.SaveReq{StoreID: sid, Path: *p.Path, Content: *p.Content, By: Actor(r), Exclusive: true, Memory: &m}); err != nil {
 		return err
 	}
 	s.metrics.saved("create")
-	return ok(w, view(m, v))
+	return ok(w, view(&m, v))
 }
 
 func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
@@ -143,7 +143,18 @@ func (s *Server) updateMemory(w http.ResponseWriter, r *http.Request) error {
 		}
 		u.IfSHA256 = *pc.ContentSHA256
 	}
-	m, err := s.db.UpdateMemory(r.Context(), sid, mid, u, Actor(r))
+	var m *versions.Memory
+	if u.Content != nil {
+		// A save of new content (moved to Path if given).
+		m = new(versions.Memory)
+		req := versions.SaveReq{StoreID: sid, MemoryID: mid, Content: *u.Content, By: Actor(r), IfSHA256: u.IfSHA256, Memory: m}
+		if u.Path != nil {
+			req.Path = *u.Path
+		}
+		_, err = s.db.Save(r.Context(), req)
+	} else {
+		m, err = s.db.UpdateMemory(r.Context(), sid, mid, u, Actor(r))
+	}
 	if err != nil {
 		return err
 	}

@@ -101,6 +101,7 @@ func New(db *versions.DB, o Options) *Server {
 	}
 	s := &Server{db: db, o: o, mux: http.NewServeMux(), limit: newLimiter(o), metrics: newMetrics()}
 	s.routes()
+	s.timeTravelRoutes()
 	s.mux.Handle("GET /metrics", s.metrics.handler())
 	return s
 }

@@ -27,7 +27,7 @@ func (t *Tool) create(ctx context.Context, c Command) Result {
 	if _, err := t.db.Stat(ctx, t.storeID, sp); err == nil {
 		return fail("File %s already exists", shown(c.Path))
 	}
-	_, err := t.db.CreateMemory(ctx, t.storeID, sp, *c.FileText, t.actor)
+	_, err := t.db.Save(ctx, versions.SaveReq{StoreID: t.storeID, Path: sp, Content: *c.FileText, By: t.actor, Exclusive: true})
 	if err != nil {
 		var e *versions.Error
 		if asEngine(err, &e) && e.Code == versions.CodePathConflict && (e.ConflictingPath == sp || e.ConflictingMemoryID == "") {

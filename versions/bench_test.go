@@ -189,6 +189,7 @@ func TestMain(m *testing.M) {
 func BenchmarkCreateMemory(b *testing.B) {
 	db, f := openFixture(b)
 	wal := countWAL(b, db)
+	countStatements(b, db)
 	cpuTimer(b)
 	for i := range b.N {
 		if _, err := db.CreateMemory(ctx, f.storeID, fmt.Sprintf("/new/file%d.md", i), "new memory content\n", me); err != nil {
@@ -209,6 +210,7 @@ func BenchmarkUpdateMemory(b *testing.B) {
 		sha[i] = hex.EncodeToString(sum[:])
 	}
 	wal := countWAL(b, db)
+	countStatements(b, db)
 	cpuTimer(b)
 	for n := range b.N {
 		i := n % len(f.ids)
@@ -356,6 +358,7 @@ func BenchmarkUpdateSmallStore(b *testing.B) {
 func BenchmarkRenameFile(b *testing.B) {
 	db, f := openFixture(b)
 	wal := countWAL(b, db)
+	countStatements(b, db)
 	cpuTimer(b)
 	for n := range b.N {
 		p := f.paths[n%len(f.paths)]
@@ -375,6 +378,7 @@ func BenchmarkRenameFile(b *testing.B) {
 func BenchmarkAtomicSave(b *testing.B) {
 	db, f := openFixture(b)
 	wal := countWAL(b, db)
+	countStatements(b, db)
 	cpuTimer(b)
 	for n := range b.N {
 		i := n % len(f.paths)
@@ -403,9 +407,65 @@ func BenchmarkDeleteMemory(b *testing.B) {
 		ids[n] = m.ID
 	}
 	wal := countWAL(b, db)
+	countStatements(b, db)
 	cpuTimer(b)
 	for n := range b.N {
 		if err := db.DeleteMemory(ctx, f.storeID, ids[n], versions.MemoryDelete{KeepParentDir: true}, me); err != nil {
+			b.Fatal(err)
+		}
+		wal.op()
+	}
+}
+
+// countStatements reports the statements each operation ran (besides
+// BEGIN and COMMIT) as "stmts/op".
+func countStatements(b *testing.B, db *versions.DB) {
+	b.Helper()
+	start := db.Statements()
+	b.Cleanup(func() { b.ReportMetric(float64(db.Statements()-start)/float64(b.N), "stmts/op") })
+}
+
+// BenchmarkSaveKnownHead is an overwrite as a mount that knows the head
+// makes it: Save with the memory's id, head version, hash and content,
+// and its base, so that nothing is read back.
+func BenchmarkSaveKnownHead(b *testing.B) {
+	db, f := openFixture(b)
+	type head struct{ version, sha, content string }
+	heads := make([]head, len(f.ids))
+	for i, id := range f.ids {
+		m, err := db.GetMemory(ctx, f.storeID, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		heads[i] = head{m.VersionID, m.ContentSHA256, *m.Content}
+	}
+	wal := countWAL(b, db)
+	countStatements(b, db)
+	cpuTimer(b)
+	for n := range b.N {
+		i := n % len(f.ids)
+		h := heads[i]
+		c := fixtureContent(i, fixtureVersions+n)
+		ch, err := db.Save(ctx, versions.SaveReq{StoreID: f.storeID, Path: f.paths[i], Content: c, By: me, MemoryID: f.ids[i],
+			HeadVersionID: h.version, HeadSHA256: h.sha, HeadContent: &h.content, BaseVersionID: h.version})
+		if err != nil {
+			b.Fatal(err)
+		}
+		heads[i] = head{ch.VersionID, ch.SHA256, c}
+		wal.op()
+	}
+}
+
+// BenchmarkSaveByPath is a save that knows only the path: the engine
+// reads the memory there and its head's content for the guard.
+func BenchmarkSaveByPath(b *testing.B) {
+	db, f := openFixture(b)
+	wal := countWAL(b, db)
+	countStatements(b, db)
+	cpuTimer(b)
+	for n := range b.N {
+		i := n % len(f.ids)
+		if _, err := db.Save(ctx, versions.SaveReq{StoreID: f.storeID, Path: f.paths[i], Content: fixtureContent(i, fixtureVersions+n), By: me}); err != nil {
 			b.Fatal(err)
 		}
 		wal.op()

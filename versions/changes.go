@@ -51,15 +51,19 @@ type FeedPos struct{ v, c int64 }
 // versions are the feed.
 func recordChange(r *run, storeID string, op ChangeOp, path string) error {
 	r.changed = true
-	if _, err := r.exec("INSERT INTO changes (store, path, origin, at, op) VALUES (?, ?, ?, ?, ?)",
-		storeID, path, r.db.origin, r.db.nowNanos(), string(op)); err != nil {
+	seq, err := r.insertKey("seq", "INSERT INTO changes (store, path, origin, at, op) VALUES (?, ?, ?, ?, ?)",
+		storeID, path, r.db.origin, r.db.nowNanos(), string(op))
+	if err != nil {
 		return err
+	}
+	if p := positionsOf(r.ctx); p != nil {
+		p.add(seq)
 	}
 	if r.db.changesWritten.Add(1)%trimEvery != 0 {
 		return nil
 	}
 	cutoff := r.db.now().Add(-changeRetention).UnixNano()
-	_, err := r.exec(`DELETE FROM changes WHERE seq IN (SELECT seq FROM
+	_, err = r.exec(`DELETE FROM changes WHERE seq IN (SELECT seq FROM
 		(SELECT seq, at FROM changes ORDER BY seq LIMIT ?) AS oldest WHERE at < ?)
 		AND seq < (SELECT max(seq) FROM changes)`, trimBatch, cutoff)
 	return err

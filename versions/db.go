@@ -64,6 +64,10 @@ type Options struct {
 // transactions begin IMMEDIATE; on PostgreSQL: a lock on the store's row),
 // and readers that never queue behind the writers.
 type DB struct {
+	// writes counts the write transactions that committed (Writes).
+	writes atomic.Int64
+	// statements counts the statements run (Statements).
+	statements atomic.Int64
 	// where names the database in messages and logs: a SQLite file's
 	// absolute path, or a PostgreSQL server's host, port and database
 	// (never a password).
@@ -399,6 +403,7 @@ func (r *run) stmtCtx(q string) (context.Context, context.CancelFunc) {
 // stmt prepares q once per connection. Statements are written with
 // SQLite's placeholders (? and ?NNN); the dialect rewrites them.
 func (r *run) stmt(q string) (*sql.Stmt, error) {
+	r.db.statements.Add(1)
 	if s, ok := r.c.stmts[q]; ok {
 		return s, nil
 	}
@@ -505,6 +510,9 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 		err = p.stale(ctx, c, err)
 		return err
 	}
+	if p := positionsOf(ctx); p != nil {
+		p.reset() // an attempt that rolled back recorded nothing
+	}
 	if err = fn(r); err == nil {
 		if r.changed && db.d.notify != "" {
 			// One round trip: a statement without arguments goes by the
@@ -556,6 +564,9 @@ func (db *DB) write(ctx context.Context, what string, fn func(r *run) error) err
 		err = db.group.write(ctx, db, fn)
 	} else {
 		err = db.writeAlone(ctx, fn)
+	}
+	if err == nil {
+		db.writes.Add(1)
 	}
 	return db.wrap(what, err)
 }

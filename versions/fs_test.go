@@ -247,7 +247,10 @@ func TestRename(t *testing.T) {
 		if got.ID != dst.ID || *got.Content != "content/f" {
 			t.Fatalf("destination %+v", got)
 		}
-		got.Content, got.Seq = nil, moved.Seq
+		if moved.ReplacedSeq <= moved.Seq {
+			t.Fatalf("the source's deletion at %d, the destination's version at %d", moved.ReplacedSeq, moved.Seq)
+		}
+		got.Content, got.Seq, got.ReplacedSeq = nil, moved.Seq, moved.ReplacedSeq
 		if !reflect.DeepEqual(moved, got) {
 			t.Fatalf("Rename returned %+v, the memory is %+v", moved, got)
 		}

@@ -122,29 +122,6 @@ func guardName(r *run, s *storeRow, path string) error {
 		shown, s.ID, strings.Join(rules, ", "))
 }
 
-// guardUpdate applies the guard to an update of m that changes its
-// content to *u.Content (hash newSHA), against the content it replaces,
-// and to its new path.
-func guardUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string) error {
-	if u.Path != nil && *u.Path != m.Path {
-		if err := guardName(r, s, *u.Path); err != nil {
-			return err
-		}
-	}
-	if s.Guard == guard.Off || u.Content == nil || newSHA == m.ContentSHA256 {
-		return nil
-	}
-	base, err := headContent(r, m.head)
-	if err != nil {
-		return err
-	}
-	path := m.Path
-	if u.Path != nil {
-		path = *u.Path
-	}
-	return guardCheck(r, s, path, base, *u.Content)
-}
-
 // pendingContent is the content a mount's save of path starts from: the
 // pending file's (id, when it has one) or the memory's at path.
 func pendingContent(r *run, s *storeRow, id int64, path string) (string, error) {

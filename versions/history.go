@@ -328,40 +328,28 @@ func (db *DB) Restore(ctx context.Context, storeID, versionID, path string, by A
 		case v.Content == nil:
 			return errorf(CodeInvalid, "version %s records a deletion and holds no content: restore the version before it", v.ID)
 		}
-		m, err := lookupMemory(r, s, v.MemoryID)
-		if err != nil && ErrorCode(err) != CodeNotFound {
-			return err
-		}
-		if m != nil {
-			u := MemoryUpdate{Content: v.Content}
-			if path != "" {
-				u.Path = &path
+		// A save of the version's content: a version of its memory if that
+		// is live (moved to path if one is given), else a new memory at
+		// path, by default the version's.
+		var m Memory
+		var ch Change
+		req := SaveReq{StoreID: s.ID, MemoryID: v.MemoryID, Path: path, Memory: &m}
+		err = saveIn(r, s, req, *v.Content, by, &ch)
+		if ErrorCode(err) == CodeNotFound {
+			req.MemoryID, req.Exclusive = "", true
+			if req.Path == "" {
+				req.Path = *v.Path
 			}
-			head := m.VersionID
-			if err := guardUpdate(r, s, m, u, *v.ContentSHA256); err != nil {
-				return err
-			}
-			if out, err = applyUpdate(r, s, m, u, *v.ContentSHA256, by); err != nil || out.VersionID == head {
-				return err // an error, or nothing to change: no version
-			}
-			return markRestored(r, out.Seq, v.ID)
+			err = saveIn(r, s, req, *v.Content, by, &ch)
 		}
-		if path == "" {
-			path = *v.Path
-		}
-		if err := checkContent(*v.Content, s.MaxMemoryBytes); err != nil {
+		if err != nil {
 			return err
 		}
-		if err := checkFree(r, s, path, ""); err != nil {
-			return err
+		out = &m
+		if ch.Seq == 0 {
+			return nil // nothing to change: no version
 		}
-		if err := guardCheck(r, s, path, "", *v.Content); err != nil {
-			return err
-		}
-		if out, err = insertMemory(r, s, path, *v.Content, by); err != nil {
-			return err
-		}
-		return markRestored(r, out.Seq, v.ID)
+		return markRestored(r, ch.Seq, v.ID)
 	})
 	return out, err
 }

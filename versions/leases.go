@@ -105,12 +105,16 @@ type LeaseStats struct {
 	// Backlog is how many lapsed pending files were left after this
 	// handle's last sweep: being recovered by others, or unpublishable.
 	Backlog int64
+	// MaxRenewalGap is the longest time between two successful renewals
+	// of a lease of this handle: how close it came to lapsing.
+	MaxRenewalGap time.Duration
 }
 
 // LeaseStats returns what this handle counted of leases and recovery.
 func (db *DB) LeaseStats() LeaseStats {
 	l := &db.leases
-	return LeaseStats{Lapses: l.lapses.Load(), Recovered: l.recovered.Load(), Unpublishable: l.unpublishable.Load(), Backlog: l.backlog.Load()}
+	return LeaseStats{Lapses: l.lapses.Load(), Recovered: l.recovered.Load(), Unpublishable: l.unpublishable.Load(), Backlog: l.backlog.Load(),
+		MaxRenewalGap: time.Duration(l.maxGap.Load())}
 }
 
 // leases is what one handle knows of leases: the mounts it holds and at
@@ -128,6 +132,26 @@ type leases struct {
 	sweeps sync.WaitGroup
 
 	lapses, recovered, unpublishable, backlog atomic.Int64
+	// renewed is when each lease held was last renewed (or taken), and
+	// maxGap the longest time between two of its renewals.
+	renewed map[string]time.Time
+	maxGap  atomic.Int64
+}
+
+// renewedNow records a renewal of lease id.
+func (l *leases) renewedNow(id string, lapsed bool) {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.renewed == nil {
+		l.renewed = map[string]time.Time{}
+	}
+	if last, ok := l.renewed[id]; ok && !lapsed {
+		if gap := int64(now.Sub(last)); gap > l.maxGap.Load() {
+			l.maxGap.Store(gap)
+		}
+	}
+	l.renewed[id] = now
 }
 
 func (l *leases) start() { l.ctx, l.cancel = context.WithCancel(context.Background()) }
@@ -172,6 +196,7 @@ func (l *leases) setOwn(id string, epoch int64, own bool) {
 		l.own[id] = epoch
 	} else {
 		delete(l.own, id)
+		delete(l.renewed, id)
 	}
 }
 
@@ -208,6 +233,8 @@ func (db *DB) StartMount(ctx context.Context, l MountLease) error {
 	})
 	if err != nil {
 		db.leases.setOwn(l.ID, l.Epoch, false)
+	} else {
+		db.leases.renewedNow(l.ID, true)
 	}
 	return err
 }
@@ -248,6 +275,7 @@ func (db *DB) RenewMount(ctx context.Context, l *MountLease) (lapsed bool, err e
 	if err != nil {
 		return false, db.wrap("renew a mount's lease", err)
 	}
+	db.leases.renewedNow(l.ID, lapsed)
 	if lapsed {
 		l.Epoch = epoch
 		db.leases.setOwn(l.ID, epoch, true)
@@ -352,6 +380,10 @@ func (db *DB) sweepLapsed(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	published := 0
+	// Stores whose lapsed files cannot be published at all this sweep
+	// (archived, over their quota): their other files are marked with
+	// the first, in one statement, rather than each tried.
+	refused := map[string]bool{}
 	passes := []struct {
 		where string
 		arg   int64
@@ -367,14 +399,18 @@ func (db *DB) sweepLapsed(ctx context.Context) (int, error) {
 			}
 			for _, f := range page {
 				after = f.id
-				if db.leases.holds(f.owner, f.epoch) {
+				if db.leases.holds(f.owner, f.epoch) || refused[f.store] {
 					continue // its mount renews late: it is still this handle's
 				}
 				if ctx.Err() != nil {
 					return published, ctx.Err()
 				}
-				if db.recoverPending(ctx, f, now) {
+				ok, storeRefused := db.recoverPending(ctx, f, now)
+				if ok {
 					published++
+				}
+				if storeRefused {
+					refused[f.store] = true
 				}
 			}
 			if len(page) < sweepPage {
@@ -429,10 +465,12 @@ func (db *DB) lapsedPage(ctx context.Context, now, after int64, where string, ar
 }
 
 // recoverPending claims lapsed file f and publishes it at its path, in one
-// transaction; when that fails for a reason of the store's (archived, over
-// its quota, the path taken by a directory) the file is marked, to be
-// tried again after the others. It reports whether f was published.
-func (db *DB) recoverPending(ctx context.Context, f lapsedPending, now int64) bool {
+// transaction; when that fails for a reason of the file's (its path taken
+// by a directory) it is marked, to be tried again after the others, and
+// for a reason of the store's (archived, over its quota) every lapsed file
+// of the store is. It reports whether f was published, and whether the
+// store refused it.
+func (db *DB) recoverPending(ctx context.Context, f lapsedPending, now int64) (published, storeRefused bool) {
 	err := db.write(ctx, "recover a pending file", func(r *run) error {
 		s, err := loadStoreLite(r, f.store, true)
 		if err != nil {
@@ -445,19 +483,33 @@ func (db *DB) recoverPending(ctx context.Context, f lapsedPending, now int64) bo
 		_, _, err = publishRow(r, s, f.id, f.path, f.owner, claim)
 		return err
 	})
-	switch code := ErrorCode(err); {
+	code := ErrorCode(err)
+	switch {
 	case err == nil:
 		db.leases.recovered.Add(1)
-		return true
+		return true, false
 	case IsPendingLost(err), code == CodeUnavailable, code == CodeInternal:
-		return false // taken meanwhile, or left to the next sweep
+		return false, false // taken meanwhile, or left to the next sweep
 	}
-	db.leases.unpublishable.Add(1)
+	whole := code == CodeReadOnly || code == CodeOverQuota || code == CodeNotFound
+	var marked int64
 	_ = db.write(ctx, "mark an unpublishable pending file", func(r *run) error {
-		_, err := r.exec("UPDATE pending SET failed_at = ?, failure = ? WHERE id = ? AND owner = ? AND epoch = ?", now, err.Error(), f.id, f.owner, f.epoch)
-		return err
+		var res sql.Result
+		var err2 error
+		if whole {
+			res, err2 = r.exec(`UPDATE pending SET failed_at = ?1, failure = ?2 WHERE store = (SELECT seq FROM stores WHERE id = ?3)
+				AND (failed_at IS NULL OR failed_at < ?1)
+				AND NOT EXISTS (SELECT 1 FROM mounts m WHERE m.id = pending.owner AND m.epoch = pending.epoch AND m.expires_at >= ?1)`, now, err.Error(), f.store)
+		} else {
+			res, err2 = r.exec("UPDATE pending SET failed_at = ?, failure = ? WHERE id = ? AND owner = ? AND epoch = ?", now, err.Error(), f.id, f.owner, f.epoch)
+		}
+		if err2 == nil {
+			marked, err2 = res.RowsAffected()
+		}
+		return err2
 	})
-	return false
+	db.leases.unpublishable.Add(marked)
+	return false, whole
 }
 
 // claimLapsed moves pending file id from owner's epoch, whose lease must

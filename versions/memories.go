@@ -36,31 +36,15 @@ type MemoryDelete struct {
 	Seq *int64
 }
 
-// CreateMemory writes a new memory and its "created" version. Returns the
+// CreateMemory writes a new memory and its "created" version (a Save
+// that fails CodePathConflict when a memory is at path). Returns the
 // memory in the full view.
 func (db *DB) CreateMemory(ctx context.Context, storeID, path, content string, by Actor) (*Memory, error) {
-	if err := ValidatePath(path); err != nil {
+	var out Memory
+	if _, err := db.Save(ctx, SaveReq{StoreID: storeID, Path: path, Content: content, By: by, Exclusive: true, Memory: &out}); err != nil {
 		return nil, err
 	}
-	var out *Memory
-	err := db.write(ctx, "create memory", func(r *run) error {
-		s, err := loadStoreLite(r, storeID, true)
-		if err != nil {
-			return err
-		}
-		if err := checkContent(content, s.MaxMemoryBytes); err != nil {
-			return err
-		}
-		if err := checkFree(r, s, path, ""); err != nil {
-			return err
-		}
-		if err := guardCheck(r, s, path, "", content); err != nil {
-			return err
-		}
-		out, err = insertMemory(r, s, path, content, by)
-		return err
-	})
-	return out, err
+	return &out, nil
 }
 
 // GetMemory returns a live memory (full view) by mem_ id or by path.
@@ -91,12 +75,25 @@ func (db *DB) GetMemory(ctx context.Context, storeID, ref string) (*Memory, erro
 }
 
 // UpdateMemory returns the memory in the full view. memoryID may also be the
-// memory's path.
+// memory's path. An update of the content is a Save; one of the path
+// alone, a rename.
 func (db *DB) UpdateMemory(ctx context.Context, storeID, memoryID string, u MemoryUpdate, by Actor) (*Memory, error) {
 	if u.Path != nil {
 		if err := ValidatePath(*u.Path); err != nil {
 			return nil, err
 		}
+	}
+	if u.Content != nil {
+		var out Memory
+		req := SaveReq{StoreID: storeID, MemoryID: memoryID, Content: *u.Content, By: by, IfSHA256: u.IfSHA256,
+			BaseVersionID: u.BaseVersionID, Strict: u.Strict, KeepParentDir: u.KeepParentDir, Memory: &out}
+		if u.Path != nil {
+			req.Path = *u.Path
+		}
+		if _, err := db.Save(ctx, req); err != nil {
+			return nil, err
+		}
+		return &out, nil
 	}
 	var out *Memory
 	err := db.write(ctx, "update memory", func(r *run) error {
@@ -104,24 +101,15 @@ func (db *DB) UpdateMemory(ctx context.Context, storeID, memoryID string, u Memo
 		if err != nil {
 			return err
 		}
-		var newSHA string
-		if u.Content != nil {
-			newSHA = sha256Hex(*u.Content)
-		}
 		if u.IfSHA256 != "" && !strings.EqualFold(u.IfSHA256, m.ContentSHA256) {
-			sameContent := u.Content == nil || newSHA == m.ContentSHA256
-			samePath := u.Path == nil || *u.Path == m.Path
-			if !sameContent || !samePath {
+			if u.Path != nil && *u.Path != m.Path {
 				return errorf(CodePreconditionFailed, "memory %s at %s has content_sha256 %s, not %s: nothing was changed; re-read the memory and retry with its current content_sha256",
 					m.ID, m.Path, m.ContentSHA256, u.IfSHA256)
 			}
 			// A retried request whose change already happened: succeed, write nothing.
-			u.Content, u.Path = nil, nil
+			u.Path = nil
 		}
-		if err := guardUpdate(r, s, m, u, newSHA); err != nil {
-			return err
-		}
-		if out, err = applyUpdate(r, s, m, u, newSHA, by); err != nil || out.Content != nil {
+		if out, err = applyUpdate(r, s, m, u, "", by); err != nil || out.Content != nil {
 			return err
 		}
 		c, err := headContent(r, m.head) // renamed: the version references it

@@ -227,27 +227,20 @@ func (db *DB) PublishPending(ctx context.Context, storeID string, owner PendingO
 	return out, created, nil
 }
 
-// publishRow publishes pending file id, held by owner at epoch, at path.
+// publishRow publishes pending file id, held by owner at epoch, at path:
+// a save of its content there, attributed to whoever saved it, in the
+// memory slot it held.
 func publishRow(r *run, s *storeRow, id int64, path, owner string, epoch int64) (out *Memory, created bool, err error) {
 	c, by, err := takePendingRow(r, s, id, owner, epoch)
 	if err != nil {
 		return nil, false, err
 	}
-	m, err := memoryAt(r, s.seq, s.ID, path)
-	if err != nil {
+	var m Memory
+	var ch Change
+	if err := saveIn(r, s, SaveReq{StoreID: s.ID, Path: path, PendingID: id, Memory: &m}, c, by, &ch); err != nil {
 		return nil, false, err
 	}
-	if m != nil {
-		out, err = applyUpdate(r, s, m, MemoryUpdate{Content: &c}, sha256Hex(c), by)
-		return out, false, err
-	}
-	if err := checkFree(r, s, path, ""); err != nil {
-		return nil, false, err
-	}
-	// No checkRoom: the pending file has held its memory's slot since
-	// its first save, so that its publication never fails for the limit.
-	out, err = insertMemoryRoom(r, s, path, c, by)
-	return out, err == nil, err
+	return &m, ch.Op == ChangeCreated, nil
 }
 
 // takePendingRow deletes pending file id, held by owner at epoch, and

@@ -6,6 +6,11 @@ import (
 	"strings"
 )
 
+// Statements is how many statements this handle ran, the BEGIN and
+// COMMIT of each transaction included: a benchmark counts what an
+// operation costs.
+func (db *DB) Statements() int64 { return db.statements.Load() }
+
 // SaveReq is one save of a file's whole content: the engine's one call for
 // creating a memory, saving a version of one, saving a temporary file's
 // content over a target (consuming its pending row) and saving a pending
@@ -235,6 +240,11 @@ func saveVersion(r *run, s *storeRow, m *memRow, req SaveReq, content, sha strin
 		}
 		return nil
 	}
+	if u.Path != nil && *u.Path != m.Path {
+		if err := guardName(r, s, *u.Path); err != nil {
+			return err
+		}
+	}
 	if s.Guard != GuardOff && sha != m.ContentSHA256 {
 		var base string
 		if known != nil {
@@ -245,7 +255,11 @@ func saveVersion(r *run, s *storeRow, m *memRow, req SaveReq, content, sha strin
 				return err
 			}
 		}
-		if err := guardCheck(r, s, ch.Path, base, content); err != nil {
+		at := m.Path
+		if u.Path != nil {
+			at = *u.Path
+		}
+		if err := guardCheck(r, s, at, base, content); err != nil {
 			return err
 		}
 	}

@@ -96,7 +96,7 @@ func (db *DB) Search(ctx context.Context, storeIDs []string, query string, o Sea
 	if len(storeIDs) == 0 {
 		return nil, errorf(CodeInvalid, "no store to search: name at least one")
 	}
-	var out []SearchResult
+	out := []SearchResult{}
 	err = db.read(ctx, "search", func(r *run) error {
 		out = out[:0]
 		for _, id := range storeIDs {

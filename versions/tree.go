@@ -171,12 +171,14 @@ func (db *DB) EditMemory(ctx context.Context, storeID, path string, edit func(co
 			refused = err
 			return errEditRefused
 		}
-		u := MemoryUpdate{Content: &next}
-		if err := guardUpdate(r, s, m, u, sha256Hex(next)); err != nil {
+		// A save of the edited content, on the head just read.
+		var saved Memory
+		var ch Change
+		if err := saveVersion(r, s, m, SaveReq{StoreID: s.ID, Path: path, Memory: &saved}, next, sha256Hex(next), &content, by, &ch); err != nil {
 			return err
 		}
-		out, err = applyUpdate(r, s, m, u, sha256Hex(next), by)
-		return err
+		out = &saved
+		return nil
 	})
 	if refused != nil {
 		return nil, refused

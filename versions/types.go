@@ -158,6 +158,9 @@ type Memory struct {
 	// Seq is the feed position (Change.Seq) of the version the write that
 	// returned this memory committed; 0 from a read.
 	Seq int64 `json:"-"`
+	// ReplacedSeq is, for a rename over another file, the feed position of
+	// the source memory's deletion the same commit recorded.
+	ReplacedSeq int64 `json:"-"`
 }
 
 func (m Memory) MarshalJSON() ([]byte, error) {

@@ -56,6 +56,7 @@ func (u *UI) storesPage(w http.ResponseWriter, r *http.Request, me *who) error {
 type treeLine struct {
 	Name, Path string
 	Dir, Gone  bool
+	Redacted   bool // as of a moment: its version was redacted since
 	Memory     *versions.Memory
 	Writer     *versions.Actor
 }
@@ -89,6 +90,21 @@ func (u *UI) treePage(w http.ResponseWriter, r *http.Request, me *who) error {
 		dir = "/"
 	}
 	ctx := r.Context()
+	checkpoints, err := u.db.ListCheckpoints(ctx, st.ID)
+	if err != nil {
+		return err
+	}
+	if when := whenOf(r.URL.Query()); when != "" {
+		a, lines, err := u.asOfTree(r, st, dir, when)
+		if err != nil {
+			return err
+		}
+		slices.SortStableFunc(lines, func(a, b treeLine) int { return strings.Compare(a.Name, b.Name) })
+		u.render(w, r, me, http.StatusOK, "tree", st.Name, map[string]any{
+			"Store": st, "Dir": dir, "Crumbs": crumbs(dir), "Lines": lines, "AsOf": a, "Checkpoints": checkpoints,
+		})
+		return nil
+	}
 	entries, err := u.db.ReadDir(ctx, st.ID, dir)
 	if err != nil && versions.ErrorCode(err) != versions.CodeNotFound {
 		return err
@@ -122,7 +138,7 @@ func (u *UI) treePage(w http.ResponseWriter, r *http.Request, me *who) error {
 	}
 	slices.SortStableFunc(lines, func(a, b treeLine) int { return strings.Compare(a.Name, b.Name) })
 	u.renderLive(w, r, me, http.StatusOK, "tree", st.Name, eventsURL(st.ID), map[string]any{
-		"Store": st, "Dir": dir, "Crumbs": crumbs(dir), "Lines": lines, "Gone": gone,
+		"Store": st, "Dir": dir, "Crumbs": crumbs(dir), "Lines": lines, "Gone": gone, "Checkpoints": checkpoints,
 	})
 	return nil
 }
@@ -223,7 +239,7 @@ func (u *UI) versionPage(w http.ResponseWriter, r *http.Request, me *who) error 
 	data := map[string]any{
 		"Store": st, "V": v, "Path": path, "Prev": prev, "Head": head,
 		"IsHead":  head != nil && head.VersionID == v.ID,
-		"Content": guardedText(v.Content),
+		"Content": guardedText(st, v),
 	}
 	u.render(w, r, me, http.StatusOK, "version", path, data)
 	return nil

@@ -89,12 +89,15 @@ func (u *UI) routes() {
 	u.page("GET /ui/{$}", u.storesPage)
 	u.page("GET /ui/stores/{store}/{$}", u.treePage)
 	u.page("GET /ui/stores/{store}/history", u.historyPage)
+	u.page("GET /ui/stores/{store}/search", u.searchPage)
 	u.page("GET /ui/stores/{store}/versions/{version}", u.versionPage)
 	u.page("GET /ui/stores/{store}/diff", u.diffPage)
 	u.page("GET /ui/stores/{store}/versions/{version}/{action}", u.confirmPage)
 	u.page("POST /ui/stores/{store}/versions/{version}/{action}", u.act)
 	u.page("GET /ui/sessions", u.sessionsPage)
 	u.page("GET /ui/sessions/{session}", u.sessionPage)
+	u.page("GET /ui/sessions/{session}/undo", u.undoPage)
+	u.page("POST /ui/sessions/{session}/undo", u.undo)
 	u.mux.HandleFunc("GET /ui/stores/{store}/events", u.events)
 }
 
@@ -105,7 +108,7 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // no-referrer would make the browser send "Origin: null" with forms
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	if r.URL.Path == "/ui" {
 		http.Redirect(w, r, "/ui/", http.StatusFound)

@@ -173,7 +173,7 @@ func TestE2EKillDuringEditorBackupSave(t *testing.T) {
 
 // lapseBound is how soon after a daemon's death the CLI must return what
 // it acknowledged: a lease lapses versions.LeaseTTL after its last renewal.
-const lapseBound = 3 * time.Second
+const lapseBound = versions.LeaseTTL + time.Second
 
 // awaitCLI runs the CLI (without waiting for pending files, as a user's
 // command does) until it exits 0 or within passed, and returns its output

@@ -102,6 +102,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			apikeyCommand(),
 			scanCommand(),
 			searchCommand(),
+			lintCommand(),
 			storeNamesCommand(),
 			pendingCommand(),
 		},

@@ -88,11 +88,11 @@ func memoryCreate(c *cli.Context) error {
 		return usageFor(c, "needs --path and one of --content or --file")
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		m, err := db.CreateMemory(ctx, s.ID, c.String("path"), content, cliActor())
-		if err != nil {
+		var m versions.Memory
+		if _, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: c.String("path"), Content: content, By: cliActor(), Exclusive: true, Memory: &m}); err != nil {
 			return err
 		}
-		return emit(c, basic(m, view), func(w io.Writer) { fmt.Fprintln(w, m.ID) })
+		return emit(c, basic(&m, view), func(w io.Writer) { fmt.Fprintln(w, m.ID) })
 	})
 }
 
@@ -188,7 +188,19 @@ func memoryUpdate(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		m, err := db.UpdateMemory(ctx, s.ID, cur.ID, u, cliActor())
+		var m *versions.Memory
+		if u.Content != nil {
+			// A save on the head just read: the engine reads none of it
+			// again unless another writer moved it on meanwhile.
+			m = new(versions.Memory)
+			req := versions.SaveReq{StoreID: s.ID, MemoryID: cur.ID, Content: *u.Content, By: cliActor(), IfSHA256: u.IfSHA256, Memory: m}
+			if u.Path != nil {
+				req.Path = *u.Path
+			}
+			_, err = db.Save(ctx, req)
+		} else {
+			m, err = db.UpdateMemory(ctx, s.ID, cur.ID, u, cliActor())
+		}
 		if err != nil {
 			return err
 		}

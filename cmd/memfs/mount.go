@@ -34,6 +34,7 @@ func mountCommand() *cli.Command {
 			historyFlag(),
 			checkpointFlag(),
 			&cli.Int64Flag{Name: "max-unsaved-bytes", Value: fusefs.DefaultMaxUnsavedBytes, Usage: "hold at most `N` bytes of unsaved data (open buffers, files deleted while open, scratch files); a write past it fails with ENOSPC"},
+			&cli.IntFlag{Name: "max-scratch-files", Value: fusefs.DefaultMaxScratchFiles, Usage: "hold at most `N` scratch files (editors' swap, lock and backup files, kept in the daemon's memory only); creating one more fails with ENOSPC"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics (saves, refusals by errno, change-feed lag, lease lapses, recovery) at http://`ADDR`/metrics"},
 			&cli.BoolFlag{Name: "end-session", Usage: "end the --session when the mount exits, as a mount with --store does (memfs run's daemon: a killed run still ends its session)"},
 		},
@@ -73,6 +74,9 @@ func mountAction(c *cli.Context) error {
 		HideHistory: !c.Bool("history")}
 	if o.MaxUnsavedBytes <= 0 {
 		return usageFor(c, "--max-unsaved-bytes must be a positive number of bytes, not %d", o.MaxUnsavedBytes)
+	}
+	if o.MaxScratchFiles = c.Int("max-scratch-files"); o.MaxScratchFiles <= 0 {
+		return usageFor(c, "--max-scratch-files must be a positive number, not %d", o.MaxScratchFiles)
 	}
 	if uid, gid := c.Int("uid"), c.Int("gid"); uid >= 0 || gid >= 0 {
 		if uid < 0 || gid < 0 {

@@ -73,6 +73,10 @@ func (m *mountMetrics) countLeases(db *versions.DB) {
 			Help: "Times this daemon's recovery could not publish a lapsed mount's file (its store archived or over its history quota) and set it aside; memfs pending list shows them.",
 		}, stat(func(s versions.LeaseStats) int64 { return s.Unpublishable })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "memfs_mount_lease_renewal_gap_max_seconds",
+			Help: "The longest time between two renewals of the mount's lease: it lapses past the lease's length.",
+		}, func() float64 { return db.LeaseStats().MaxRenewalGap.Seconds() }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "memfs_recovery_backlog",
 			Help: "Files of lapsed mounts still pending after this daemon's last recovery sweep (unpublishable ones included).",
 		}, stat(func(s versions.LeaseStats) int64 { return s.Backlog })),

@@ -36,6 +36,14 @@ func searchCommand() *cli.Command {
 
 func searchStores(c *cli.Context) error {
 	args := c.Args().Slice()
+	// "--" ends the flags, so that a query may start with "-"; it is no
+	// store.
+	for i, a := range args {
+		if a == "--" {
+			args = append(args[:i:i], args[i+1:]...)
+			break
+		}
+	}
 	if len(args) < 2 {
 		return usageFor(c, "give one or more stores and a query: memfs search STORE... QUERY")
 	}

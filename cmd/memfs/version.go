@@ -43,6 +43,12 @@ func versionCommand() *cli.Command {
 				Action:    versionRedact,
 			},
 			{
+				Name:      "resolve",
+				Usage:     "mark a conflicting version resolved, so that memfs lint no longer reports it",
+				ArgsUsage: "STORE VERSION",
+				Action:    versionResolve,
+			},
+			{
 				Name:      "prune",
 				Usage:     "delete old versions, keeping each memory's most recent ones, and list what was removed (asks first on a terminal)",
 				ArgsUsage: "STORE",
@@ -175,6 +181,23 @@ func versionRedact(c *cli.Context) error {
 			return err
 		}
 		return emit(c, v, func(io.Writer) { confirm(c, "redacted version %s: its content is gone", v.ID) })
+	})
+}
+
+func versionResolve(c *cli.Context) error {
+	if err := wantArgs(c, 2, "STORE", "VERSION"); err != nil {
+		return err
+	}
+	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		v, err := resolveVersion(ctx, db, s.ID, c.Args().Get(1))
+		if err != nil {
+			return err
+		}
+		v, err = db.ResolveConflict(ctx, s.ID, v.ID, cliActor())
+		if err != nil {
+			return err
+		}
+		return emit(c, v, func(io.Writer) { confirm(c, "conflict %s of %s marked resolved", v.ID, orDash(v.Path)) })
 	})
 }
 

@@ -1,0 +1,104 @@
+package fusefs
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/versions"
+	"github.com/memfs/memfs/versions/pgtest"
+)
+
+// A GitHub token as the guard's rules find it, built at run time so that
+// no scanner flags this file.
+var testToken = "ghp_" + strings.Repeat("Zq8Xw2Lm4N", 4)[:36]
+
+// TestBuiltinsSeeRefusals: a bash built-in's `> f` drops close()'s error,
+// so what the save would refuse is refused at write(): echo exits
+// non-zero and nothing is saved, for the guard and the history quota.
+// The same scenarios run without a mount in internal/mirror
+// (RefusedAtWrite).
+func TestBuiltinsSeeRefusals(t *testing.T) {
+	e := newEnv(t)
+	run := func(t *testing.T, dir, script string) (string, error) {
+		cmd := exec.Command("bash", "-c", script)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	t.Run("guard", func(t *testing.T) {
+		st := e.store(t, "Guarded")
+		_, dir := e.mountStore(t, st, Options{})
+		if out, err := run(t, dir, `echo "token: `+testToken+`" > s.md`); err == nil {
+			t.Errorf("bash's echo of a token into a new file exited 0: %s", out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "s.md")); !os.IsNotExist(err) {
+			t.Errorf("the refused new file is still shown: %v", err)
+		}
+		if _, err := e.db.GetMemory(t.Context(), st.ID, "/s.md"); versions.ErrorCode(err) != versions.CodeNotFound {
+			t.Errorf("the refused file is in the store: %v", err)
+		}
+		if out, err := run(t, dir, `echo safe > k.md; echo "token: `+testToken+`" > k.md`); err == nil {
+			t.Errorf("bash's echo of a token over a file exited 0: %s", out)
+		}
+		m := e.memory(t, st.ID, "/k.md")
+		if vs := e.versionsOf(t, st.ID, m.ID); len(vs) != 1 || *vs[0].Content != "safe\n" {
+			t.Errorf("after the refused echo: %s", ops(vs))
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "k.md")); string(b) != "safe\n" {
+			t.Errorf("the mount reads %q after the refused echo", b)
+		}
+		checkAlive(t, dir)
+	})
+	t.Run("quota", func(t *testing.T) {
+		st := e.storeWith(t, versions.StoreParams{Name: "Quota", MaxHistoryBytes: 4000})
+		_, dir := e.mountStore(t, st, Options{})
+		if out, err := run(t, dir, `printf '%3000s' x > q.md`); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if out, err := run(t, dir, `printf '%2000s' y > q.md`); err == nil {
+			t.Errorf("bash's printf past the history quota exited 0: %s", out)
+		}
+		m := e.memory(t, st.ID, "/q.md")
+		if vs := e.versionsOf(t, st.ID, m.ID); len(vs) != 1 {
+			t.Errorf("after the refused printf: %s", ops(vs))
+		}
+	})
+}
+
+// TestBuiltinsSeeOutage: while PostgreSQL is stopped, bash's `echo > f`
+// exits non-zero (EIO at write) and the file keeps its version.
+func TestBuiltinsSeeOutage(t *testing.T) {
+	if pgtest.Server() == "" {
+		t.Skip("set MEMFS_TEST_POSTGRES: the test stops a PostgreSQL server of its own")
+	}
+	e, srv := newPrivatePostgresEnv(t)
+	st := e.store(t, "Outage built-ins")
+	m, dir := e.mountStore(t, st, Options{})
+	if err := os.WriteFile(filepath.Join(dir, "k.md"), []byte("safe\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop(t, "immediate")
+	if err := eventually(5*time.Second, func() error {
+		if !m.srv.offline.Load() {
+			return fmt.Errorf("the mount has not noticed the outage")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-c", "echo new > k.md")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Errorf("bash's echo during the outage exited 0: %s", out)
+	}
+	srv.Start(t)
+	mem := e.memory(t, st.ID, "/k.md")
+	if vs := e.versionsOf(t, st.ID, mem.ID); len(vs) != 1 || *vs[0].Content != "safe\n" {
+		t.Errorf("after the outage: %s", ops(vs))
+	}
+}

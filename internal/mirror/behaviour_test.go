@@ -1,0 +1,459 @@
+package mirror_test
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/memfs/memfs/internal/mirror"
+	"github.com/memfs/memfs/versions"
+)
+
+// scenario is one behaviour of the mount, played as the kernel requests
+// the tools cause, against a real engine.
+type scenario struct {
+	name   string
+	params versions.StoreParams
+	strict bool
+	run    func(t *testing.T, r *rig)
+}
+
+// The thread groups of the scenarios' processes.
+const (
+	shell = 100 + iota
+	agent
+	tool
+)
+
+var scenarios = []scenario{
+	{name: "RedirectionTwice", run: func(t *testing.T, r *rig) {
+		// echo v1 > f; echo v2 > f: the shell opens with O_TRUNC, moves
+		// the descriptor to 1 (closing the one it opened: a flush), then
+		// writes, then closes.
+		h := r.create("/f.md", shell)
+		r.flush(h)
+		r.write(h, 0, "v1\n")
+		r.close(h)
+		h = r.open("/f.md", shell, true, true)
+		if e := r.flush(h); e != 0 {
+			t.Fatal(e)
+		}
+		if got, _ := r.content("/f.md"); got != "v1\n" {
+			t.Fatalf("after the truncating open's first close the store has %q: an empty version", got)
+		}
+		r.write(h, 0, "v2\n")
+		r.close(h)
+		r.expectHistory("/f.md", "created:v1\n", "modified:v2\n")
+	}},
+	{name: "ColonTruncates", run: func(t *testing.T, r *rig) {
+		r.writeFile("/f.md", "old\n", shell)
+		h := r.open("/f.md", shell, true, true) // : > f
+		r.flush(h)
+		r.release(h)
+		r.expectHistory("/f.md", "created:old\n", "modified:")
+	}},
+	{name: "Touch", run: func(t *testing.T, r *rig) {
+		h := r.create("/t.md", shell)
+		r.flush(h)
+		r.release(h)
+		r.expectHistory("/t.md", "created:")
+	}},
+	{name: "TouchTemporary", run: func(t *testing.T, r *rig) {
+		h := r.create("/.tmp-9-touch", tool)
+		r.release(h)
+		if got := r.state("/.tmp-9-touch"); got != mirror.StateTemporary {
+			t.Fatalf("state %v", got)
+		}
+	}},
+	{name: "ScratchAndStored", run: func(t *testing.T, r *rig) {
+		// vim's swap file: any bytes, never stored; a memory written
+		// elsewhere, read here.
+		h := r.create("/.w.md.swp", tool)
+		if e := r.write(h, 0, "b0VIM \x00\xff"); e != 0 {
+			t.Fatal(e)
+		}
+		r.close(h)
+		if _, ok := r.content("/.w.md.swp"); ok {
+			t.Fatal("a scratch file was stored")
+		}
+		r.unlink("/.w.md.swp")
+		if _, err := r.db.CreateMemory(ctx, r.store, "/w.md", "from the CLI", versions.UserActor("usr_other")); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.read("/w.md", tool); got != "from the CLI" {
+			t.Fatalf("read %q", got)
+		}
+	}},
+	{name: "Fsync", run: func(t *testing.T, r *rig) {
+		h := r.create("/s.md", tool)
+		r.write(h, 0, "a")
+		r.do(mirror.Fsync{Handle: h})
+		r.write(h, 1, "b")
+		r.do(mirror.Fsync{Handle: h})
+		r.close(h)
+		r.expectHistory("/s.md", "created:a", "modified:ab")
+	}},
+	{name: "TruncatePath", run: func(t *testing.T, r *rig) {
+		r.writeFile("/t.md", "abcdef", shell)
+		if _, e := r.do(mirror.Truncate{File: r.file("/t.md"), Size: 3}); e != 0 {
+			t.Fatal(e)
+		}
+		r.expectHistory("/t.md", "created:abcdef", "modified:abc")
+	}},
+	{name: "AtomicSaveConflict/tmp", run: func(t *testing.T, r *rig) {
+		atomicConflict(t, r, ".tmp-1-abc", agent, true)
+	}},
+	{name: "AtomicSaveConflict/sed", run: func(t *testing.T, r *rig) {
+		atomicConflict(t, r, "sedAb12Cd", tool, true)
+	}},
+	{name: "AtomicSaveConflict/python", run: func(t *testing.T, r *rig) {
+		atomicConflict(t, r, "tmpab_12cd3", tool, true)
+	}},
+	{name: "AtomicSaveConflict/NothingOpened", run: func(t *testing.T, r *rig) {
+		// The saver opened nothing through this mount (its read came from
+		// the page cache): the base is the target's head when the
+		// temporary file was created.
+		atomicConflict(t, r, ".tmp-2-def", agent, false)
+	}},
+	{name: "AtomicSaveStrict", strict: true, run: func(t *testing.T, r *rig) {
+		r.writeFile("/x.md", "v1\n", shell)
+		r.read("/x.md", tool)
+		r.other("/x.md", "v2 elsewhere\n")
+		r.feed()
+		h := r.create("/sedZZZZZZ", tool)
+		r.write(h, 0, "v3 from a stale read\n")
+		r.close(h)
+		if e := r.rename("/sedZZZZZZ", "/x.md", tool); e != syscall.ESTALE {
+			t.Fatalf("rename over a memory changed since it was read, strict: %v, want ESTALE", e)
+		}
+		if got, _ := r.content("/x.md"); got != "v2 elsewhere\n" {
+			t.Fatalf("the target after a refused atomic save: %q", got)
+		}
+		if got := r.state("/sedZZZZZZ"); got != mirror.StateTemporary {
+			t.Fatalf("the temporary file after a refused rename: %v", got)
+		}
+	}},
+	{name: "AtomicSaveOneCommit", run: func(t *testing.T, r *rig) {
+		r.writeFile("/x.md", "v1\n", shell)
+		h := r.create("/.tmp-3-xyz", agent)
+		r.write(h, 0, "v2\n")
+		r.close(h)
+		before := r.writes
+		if e := r.rename("/.tmp-3-xyz", "/x.md", agent); e != 0 {
+			t.Fatal(e)
+		}
+		if got := r.writes - before; got != 1 {
+			t.Fatalf("the rename of an atomic save cost %d commits, want 1", got)
+		}
+		vs := r.expectHistory("/x.md", "created:v1\n", "modified:v2\n")
+		if vs[1].Conflict {
+			t.Fatal("an atomic save with no other writer is flagged as a conflict")
+		}
+		if got := r.state("/x.md"); got != mirror.StateMemory {
+			t.Fatalf("state after the save: %v", got)
+		}
+		r.advance(2 * grace)
+		r.expectHistory("/x.md", "created:v1\n", "modified:v2\n")
+	}},
+	{name: "TemporaryGraceEnds", run: func(t *testing.T, r *rig) {
+		h := r.create("/notes.md.tmp", tool)
+		r.write(h, 0, "kept\n")
+		r.close(h)
+		if _, ok := r.content("/notes.md.tmp"); ok {
+			t.Fatal("a temporary file is a memory before its grace ended")
+		}
+		r.advance(grace)
+		r.expectHistory("/notes.md.tmp", "created:kept\n")
+	}},
+	{name: "TemporaryRewrittenThenRenamed", run: func(t *testing.T, r *rig) {
+		h := r.create("/x.lock", tool)
+		r.write(h, 0, "a")
+		r.close(h)
+		h = r.open("/x.lock", tool, true, false)
+		r.write(h, 1, "b")
+		r.close(h)
+		h = r.create("/y.tmp", tool) // written, renamed before its close
+		r.write(h, 0, "c")
+		r.flush(h)
+		r.write(h, 1, "d")
+		if e := r.rename("/y.tmp", "/y.md", tool); e != 0 {
+			t.Fatal(e)
+		}
+		r.release(h)
+		r.rename("/x.lock", "/y.lock", tool)
+		r.rename("/y.lock", "/x", tool)
+		r.expectHistory("/x", "created:ab")
+		r.expectHistory("/y.md", "created:cd")
+	}},
+	{name: "TemporaryReplaced", run: func(t *testing.T, r *rig) {
+		// cp a x.tmp; cp b y.tmp; mv y.tmp x.tmp; mv x.tmp x.md
+		for _, p := range []string{"/x.tmp", "/y.tmp"} {
+			h := r.create(p, tool)
+			r.write(h, 0, p)
+			r.close(h)
+		}
+		if e := r.rename("/y.tmp", "/x.tmp", tool); e != 0 {
+			t.Fatal(e)
+		}
+		r.rename("/x.tmp", "/x.md", tool)
+		r.advance(2 * grace)
+		r.expectHistory("/x.md", "created:/y.tmp")
+		if ps, _ := r.db.ListPending(ctx, r.store, r.eng.Owner.Mount, r.now); len(ps) != 0 {
+			t.Fatalf("pending rows left: %d", len(ps))
+		}
+	}},
+	{name: "TemporaryRemoved", run: func(t *testing.T, r *rig) {
+		h := r.create("/a.new", tool)
+		r.write(h, 0, "gone")
+		r.close(h)
+		r.unlink("/a.new")
+		r.advance(2 * grace)
+		if _, ok := r.content("/a.new"); ok {
+			t.Fatal("a removed temporary file was published")
+		}
+		if ps, _ := r.db.ListPending(ctx, r.store, r.eng.Owner.Mount, r.now); len(ps) != 0 {
+			t.Fatalf("pending rows left: %d", len(ps))
+		}
+	}},
+	{name: "TemporaryToScratch", run: func(t *testing.T, r *rig) {
+		h := r.create("/b.tmp", tool)
+		r.write(h, 0, "x")
+		r.close(h)
+		r.rename("/b.tmp", "/b.md~", tool)
+		r.advance(2 * grace)
+		if got := r.state("/b.md~"); got != mirror.StateScratch {
+			t.Fatalf("state %v", got)
+		}
+		r.rename("/b.md~", "/c.md~", tool)
+		r.rename("/c.md~", "/c.md", tool)
+		r.expectHistory("/c.md", "created:x")
+	}},
+	{name: "NewRenamed", run: func(t *testing.T, r *rig) {
+		// cp then mv: a new file never saved under its first name.
+		h := r.create("/n.md", tool)
+		r.write(h, 0, "one")
+		r.rename("/n.md", "/n.md.new", tool)
+		r.rename("/n.md.new", "/m.md", tool)
+		r.close(h)
+		r.expectHistory("/m.md", "created:one")
+		h = r.create("/s.md", tool)
+		r.rename("/s.md", "/.s.md.swp", tool)
+		r.release(h)
+		r.unlink("/.s.md.swp")
+		if _, ok := r.m.At("/.s.md.swp"); ok {
+			t.Fatal("a removed scratch file is still shown")
+		}
+	}},
+	{name: "NewUnlinkedWhileOpen", run: func(t *testing.T, r *rig) {
+		h := r.create("/u.md", tool)
+		r.write(h, 0, "u")
+		r.unlink("/u.md")
+		r.close(h)
+		if _, ok := r.content("/u.md"); ok {
+			t.Fatal("a file removed before its close was saved")
+		}
+	}},
+	{name: "NewRefusedAtRelease", params: versions.StoreParams{MaxMemories: 1}, run: func(t *testing.T, r *rig) {
+		r.writeFile("/one.md", "1", shell)
+		h := r.create("/two.md", shell)
+		if e := r.release(h); e == 0 {
+			t.Fatal("a new file past the store's limit was saved")
+		}
+		if _, ok := r.m.At("/two.md"); ok {
+			t.Fatal("a new file whose save failed is still shown after its release")
+		}
+	}},
+	{name: "VimWritebackup", run: func(t *testing.T, r *rig) {
+		r.writeFile("/v.md", "v1\n", shell)
+		id := r.history("/v.md")[0].MemoryID
+		r.read("/v.md", tool)
+		if e := r.rename("/v.md", "/v.md~", tool); e != 0 {
+			t.Fatal(e)
+		}
+		if !r.m.IsHeld("/v.md") {
+			t.Fatal("the renamed-away memory is not held")
+		}
+		h := r.create("/v.md", tool)
+		r.write(h, 0, "v2\n")
+		r.close(h)
+		r.unlink("/v.md~")
+		r.advance(2 * grace)
+		vs := r.expectHistory("/v.md", "created:v1\n", "modified:v2\n")
+		if vs[1].MemoryID != id {
+			t.Fatal("the editor's save is another memory")
+		}
+	}},
+	{name: "EmacsBackupKept", run: func(t *testing.T, r *rig) {
+		r.writeFile("/e.md", "e1\n", shell)
+		r.rename("/e.md", "/e.md~", tool)
+		h := r.create("/e.md", tool)
+		r.write(h, 0, "e2\n")
+		r.close(h)
+		if got := r.state("/e.md~"); got != mirror.StateScratch {
+			t.Fatalf("the backup after the save: %v", got)
+		}
+		r.expectHistory("/e.md", "created:e1\n", "modified:e2\n")
+	}},
+	{name: "HeldGraceEnds", run: func(t *testing.T, r *rig) {
+		r.writeFile("/h.md", "h\n", shell)
+		r.writeFile("/g.md", "g\n", shell)
+		r.rename("/h.md", "/h.md~", tool)
+		r.rename("/g.md", "/g.md~", tool)
+		r.unlink("/g.md~")
+		r.advance(grace)
+		for _, p := range []string{"/h.md", "/g.md"} {
+			if _, ok := r.content(p); ok {
+				t.Fatalf("%s is still in the store after its hold ended", p)
+			}
+		}
+		if got := r.state("/h.md~"); got != mirror.StateScratch {
+			t.Fatalf("the backup after its hold: %v", got)
+		}
+	}},
+	{name: "MemoryMovedAndReplaced", run: func(t *testing.T, r *rig) {
+		r.writeFile("/a.md", "a", shell)
+		r.writeFile("/b.md", "b", shell)
+		r.writeFile("/c.md", "c", shell)
+		r.file("/b.md")
+		h := r.open("/c.md", tool, false, false)
+		if e := r.rename("/a.md", "/d.md", shell); e != 0 {
+			t.Fatal(e)
+		}
+		r.rename("/d.md", "/b.md", shell) // b not open: gone
+		r.rename("/b.md", "/c.md", shell) // c open: unlinked
+		if f, _ := r.m.File(r.file("/c.md")); f.State != mirror.StateMemory {
+			t.Fatalf("state %v", f.State)
+		}
+		r.release(h)
+		if got, _ := r.content("/c.md"); got != "a" {
+			t.Fatalf("content %q", got)
+		}
+		r.feed()
+		if len(r.notices) != 0 {
+			t.Fatalf("own changes came back as news: %v", r.notices)
+		}
+	}},
+	{name: "UnlinkedWhileOpen", run: func(t *testing.T, r *rig) {
+		r.writeFile("/o.md", "open", shell)
+		h := r.open("/o.md", tool, true, false)
+		r.unlink("/o.md")
+		r.write(h, 0, "more")
+		if e := r.close(h); e != 0 {
+			t.Fatal(e)
+		}
+		if _, ok := r.content("/o.md"); ok {
+			t.Fatal("an unlinked file was saved")
+		}
+		r.writeFile("/p.md", "p", shell)
+		r.file("/p.md")
+		r.unlink("/p.md")
+	}},
+	{name: "ForeignChanges", run: func(t *testing.T, r *rig) {
+		r.writeFile("/f.md", "mine", shell)
+		r.writeFile("/g.md", "g", shell)
+		r.feed()
+		r.notices = nil
+		fid, gid := r.file("/f.md"), r.file("/g.md")
+		r.other("/f.md", "theirs")
+		if err := r.db.DeleteMemory(ctx, r.store, "/g.md", versions.MemoryDelete{}, versions.UserActor("usr_other")); err != nil {
+			t.Fatal(err)
+		}
+		r.feed()
+		if len(r.notices) == 0 {
+			t.Fatal("a change made elsewhere told the kernel nothing")
+		}
+		if got := r.read("/f.md", tool); got != "theirs" {
+			t.Fatalf("read after a change elsewhere: %q", got)
+		}
+		_ = fid
+		if _, ok := r.m.File(gid); ok {
+			t.Fatal("a memory deleted elsewhere is still in the mirror")
+		}
+	}},
+	{name: "LeaseLapsed", run: func(t *testing.T, r *rig) {
+		h := r.create("/l.tmp", tool)
+		r.write(h, 0, "l")
+		r.close(h)
+		f, _ := r.m.File(r.file("/l.tmp"))
+		m, _, err := r.db.PublishPending(ctx, r.store, r.eng.Owner, f.Pending, "/l.tmp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.do(mirror.PublishedElsewhere{Pending: f.Pending, Mem: m})
+		r.advance(2 * grace)
+		r.expectHistory("/l.tmp", "created:l")
+		if got := r.state("/l.tmp"); got != mirror.StateMemory {
+			t.Fatalf("state %v", got)
+		}
+	}},
+	{name: "RefusedAtWrite/guard", run: func(t *testing.T, r *rig) {
+		h := r.create("/s.md", shell)
+		r.flush(h)
+		if e := r.write(h, 0, "token: ghp_"+strings.Repeat("aB3dE5fG7h", 4)[:36]+"\n"); e != syscall.EACCES {
+			t.Fatalf("write of a token: %v, want EACCES", e)
+		}
+		r.close(h)
+	}},
+	{name: "RefusedAtWrite/quota", params: versions.StoreParams{MaxHistoryBytes: 2000}, run: func(t *testing.T, r *rig) {
+		r.writeFile("/q.md", strings.Repeat("q", 1500), shell)
+		st, _ := r.db.GetStore(ctx, r.store)
+		r.do(mirror.StoreInfo{Guard: st.Guard, MaxMemoryBytes: st.MaxMemoryBytes, MaxHistoryBytes: st.MaxHistoryBytes, HistoryBytes: st.HistoryBytes})
+		h := r.open("/q.md", shell, true, true)
+		if e := r.write(h, 0, strings.Repeat("r", 1000)); e != syscall.EDQUOT {
+			t.Fatalf("write past the history quota: %v, want EDQUOT", e)
+		}
+		r.close(h)
+	}},
+	{name: "RefusedAtWrite/offline", run: func(t *testing.T, r *rig) {
+		r.do(mirror.StoreInfo{Offline: true})
+		h := r.create("/off.md", shell)
+		if e := r.write(h, 0, "x"); e != syscall.EIO {
+			t.Fatalf("write while the backend is offline: %v, want EIO", e)
+		}
+		r.release(h)
+	}},
+}
+
+// atomicConflict is the two-mount case: this mount's process reads x.md
+// (v1), another writer saves v2, then the process writes a temporary file
+// and renames it over x.md: v3 is flagged as a conflict.
+func atomicConflict(t *testing.T, r *rig, temp string, tgid int, opens bool) {
+	r.writeFile("/x.md", "v1\n", shell)
+	r.feed()
+	if opens {
+		if got := r.read("/x.md", tgid); got != "v1\n" {
+			t.Fatalf("read %q", got)
+		}
+	} else {
+		r.file("/x.md")
+	}
+	h := r.create("/"+temp, tgid)
+	r.other("/x.md", "v2 elsewhere\n")
+	r.feed()
+	r.write(h, 0, "v3 from v1\n")
+	r.close(h)
+	if e := r.rename("/"+temp, "/x.md", tgid); e != 0 {
+		t.Fatalf("rename: %v", e)
+	}
+	vs := r.expectHistory("/x.md", "created:v1\n", "modified:v2 elsewhere\n", "modified:v3 from v1\n")
+	if !vs[2].Conflict {
+		t.Fatal("an atomic save over a version it did not read is not flagged as a conflict")
+	}
+	if ps, _ := r.db.ListPending(ctx, r.store, r.eng.Owner.Mount, r.now); len(ps) != 0 {
+		t.Fatalf("pending rows left: %d", len(ps))
+	}
+}
+
+// runScenarios plays every scenario and returns the changes of state they
+// made.
+func runScenarios(t *testing.T) []mirror.Transition {
+	var all []mirror.Transition
+	for _, s := range scenarios {
+		t.Run(s.name, func(t *testing.T) {
+			r := newRig(t, s.params, s.strict)
+			s.run(t, r)
+			all = append(all, r.m.Moves()...)
+		})
+	}
+	return all
+}

@@ -1,0 +1,104 @@
+// Package mirror is one memory store as a mount shows it, with no FUSE in
+// it: files by id, names to ids, each file's state, buffer and open
+// handles, the inode numbers handed out, the memories held for editors,
+// the versions each process last opened, and the feed positions of this
+// mount's own commits.
+//
+// Apply is the only way its state changes. It takes an event (a kernel
+// request, a timer's end, the engine's answer to a request of a plan, a
+// change the feed brought) and returns a Plan: what to answer the kernel,
+// what to ask the engine, what to tell the kernel, which timers to set or
+// stop. Apply does no I/O; the caller carries the plan out (Execute asks
+// the engine) and gives each answer back to Apply as Answered, which
+// finishes the transition and may ask again.
+//
+// States of a file (State):
+//
+//	memory     a memory the store has at the file's path
+//	new        created in this mount, nothing saved yet
+//	temporary  an atomic saver's temporary name, saved as a pending row
+//	           only this mount shows (durable at close, as a memory is)
+//	scratch    an editor's swap or backup name: never stored
+//	held       a memory renamed to a scratch name: the store keeps it at
+//	           its old path until the grace ends or a save there takes it
+//	unlinked   removed or replaced while open: its handles still read it
+//
+// Transitions. Each row is the state a file leaves, the event (the kernel
+// request, timer or feed change that caused it: "replaced" is a file losing
+// its name to another, "taken" a held memory a save at its path made a
+// version of), what the engine is asked, and the state it enters; "-" is no
+// file yet, "gone" a file that left the mirror. TestTransitionTable holds
+// the code to this table: every change of state the suite makes is a row,
+// and every row is made by the suite.
+//
+//	from       event                engine        to
+//	-          created              -             new
+//	-          created              -             scratch
+//	-          looked               -             memory
+//	new        flushed              save          memory
+//	new        fsynced              save          memory
+//	new        released             save          memory
+//	new        flushed              save-pending  temporary
+//	new        released             save-pending  temporary
+//	new        released             -             gone
+//	new        renamed              -             scratch
+//	new        renamed              -             new
+//	new        renamed              save          memory
+//	new        unlinked             -             unlinked
+//	temporary  flushed              save-pending  temporary
+//	temporary  renamed              save          memory
+//	temporary  renamed              drop          scratch
+//	temporary  renamed              -             temporary
+//	temporary  grace                publish       memory
+//	temporary  unlinked             drop          gone
+//	temporary  replaced             drop          gone
+//	temporary  published-elsewhere  -             memory
+//	scratch    renamed              save          memory
+//	scratch    renamed              -             scratch
+//	scratch    unlinked             -             gone
+//	memory     flushed              save          memory
+//	memory     fsynced              save          memory
+//	memory     released             save          memory
+//	memory     truncated            save          memory
+//	memory     renamed              -             held
+//	memory     renamed              move          memory
+//	memory     unlinked             delete        gone
+//	memory     unlinked             delete        unlinked
+//	memory     replaced             -             gone
+//	memory     replaced             -             unlinked
+//	memory     foreign              -             memory
+//	memory     foreign              -             gone
+//	held       taken                -             scratch
+//	held       hold                 delete        scratch
+//	held       unlinked             -             gone
+//	unlinked   released             -             gone
+//
+// When a row applies:
+//   - A new file's first save is at close of a handle that wrote, or at
+//     the release of its last handle (touch): save-pending under a
+//     temporary name, else save (a version of the memory held at its path,
+//     if one is, else a new memory). A save that failed leaves a new file
+//     nothing: its release drops it.
+//   - A handle that only truncated (O_TRUNC, ftruncate to 0) saves nothing
+//     at close: a shell's `> f` closes a duplicate of the descriptor
+//     before the write that follows. The write's close, or the release,
+//     saves, so `echo v2 > f` is one version and `: > f` still saves the
+//     empty file once.
+//   - A rename of a new, scratch or temporary file to an ordinary name
+//     saves its content there: over a memory, as a version of it whose base
+//     is the version of the target the renaming process (its thread group)
+//     last opened, else the target's head when the temporary file was
+//     created; a conflict when the head moved on since, refused with ESTALE
+//     in strict mode. A temporary file's pending row goes in the same
+//     commit.
+//   - A memory renamed to a scratch name is held; one renamed elsewhere is
+//     moved.
+//
+// Own changes. Every answer carries the feed positions of what the engine
+// committed for this mount; a change the feed brings at such a position is
+// this mount's own and changes nothing. There is no time window.
+//
+// Lease events (carried by the leases work): PublishedElsewhere is a
+// pending row another handle published after this mount's lease lapsed;
+// the file is that memory now.
+package mirror
