@@ -42,6 +42,9 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	if e := sm.writable("rename", from); e != 0 {
 		return e
 	}
+	if e := sm.writable("rename", to); e != 0 {
+		return e // into or out of the session's write prefix: EROFS, not EXDEV, so mv does not copy and then fail
+	}
 	if err := versions.ValidatePath(to); err != nil {
 		return sm.errnoOf("rename", to, err)
 	}

@@ -19,10 +19,13 @@ type storeMount struct {
 	srv      *Server
 	id       string
 	slug     string
-	readOnly bool             // a read_only attachment
-	seq      versions.FeedPos // the change feed's position this mount has applied (watcher only)
-	top      *dirNode
-	idx      *index
+	readOnly bool // a read_only attachment
+	// attach is the session's attachment: its write prefix, if any, is
+	// the only folder writable through this mount.
+	attach versions.Attachment
+	seq    versions.FeedPos // the change feed's position this mount has applied (watcher only)
+	top    *dirNode
+	idx    *index
 
 	row   storeRow     // the cached store row: limits, archived
 	count memoryCounts // memories in the store and files pending here
@@ -50,7 +53,7 @@ type storeMount struct {
 }
 
 func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq versions.FeedPos) *storeMount {
-	sm := &storeMount{srv: s, id: a.StoreID, seq: seq, slug: a.Slug, readOnly: a.Access == versions.ReadOnly,
+	sm := &storeMount{srv: s, id: a.StoreID, seq: seq, slug: a.Slug, readOnly: a.Access == versions.ReadOnly, attach: a,
 		row: storeRow{st: *st}, ino: inodes{store: a.StoreID, gen: map[string]uint64{}}, meta: newMetaTable(s.started)}
 	if sm.slug == "" {
 		sm.slug = strings.TrimPrefix(a.MountPath, "/mnt/memory/")
@@ -73,6 +76,9 @@ func (sm *storeMount) writable(op, path string) syscall.Errno {
 	}
 	if sm.readOnly {
 		return sm.refuse(op, path, syscall.EROFS, "the store is attached read_only to this session")
+	}
+	if !sm.attach.Writable(path) && !(op == "mkdir" && sm.attach.OnWritePath(path)) {
+		return sm.refuse(op, path, syscall.EROFS, "only "+sm.attach.WritePrefix+" is writable to this session: the rest of the store is read-only")
 	}
 	if sm.row.archived() {
 		return sm.refuse(op, path, syscall.EROFS, "the store is archived: archived stores are read-only")

@@ -16,6 +16,9 @@ type memoryStoreResource struct {
 	MemoryStoreID string  `json:"memory_store_id"`
 	Access        string  `json:"access"`
 	Instructions  *string `json:"instructions"`
+	// WritePrefix is memfs's own: only this folder is writable to the
+	// session.
+	WritePrefix string `json:"write_prefix"`
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
@@ -71,7 +74,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 			return invalid("resources[%d] has no memory_store_id: name the store to attach", i)
 		}
 		params.Resources = append(params.Resources, versions.AttachmentParams{
-			StoreID: res.MemoryStoreID, Access: versions.Access(res.Access), Instructions: res.Instructions})
+			StoreID: res.MemoryStoreID, Access: versions.Access(res.Access), Instructions: res.Instructions, WritePrefix: res.WritePrefix})
 	}
 	sess, err := s.db.CreateSessionFrom(r.Context(), params)
 	if err != nil {

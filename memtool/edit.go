@@ -213,6 +213,9 @@ func (t *Tool) rename(ctx context.Context, c Command) Result {
 	if r := t.writable(ctx, "rename", c.OldPath); r != nil {
 		return *r
 	}
+	if r := t.writable(ctx, "rename", c.NewPath); r != nil {
+		return *r // into the write prefix from outside it, or out of it
+	}
 	if _, err := t.db.Stat(ctx, t.storeID, to); to == "/" || err == nil {
 		return fail("The destination %s already exists", shown(c.NewPath))
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/memfs/memfs/versions"
 )
@@ -17,6 +18,18 @@ import (
 // session, or a key of every store made to act as any session, may send it
 // (the server checks, before any route).
 const SessionHeader = "X-Memfs-Session"
+
+// errorBody is the API's error envelope, for the refusals the handler
+// answers itself.
+type errorBody struct {
+	Type  string      `json:"type"`
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
 
 // maxBody bounds a request body: a command carries at most one memory's
 // content, JSON-escaped, and a store's memories are bounded too.
@@ -58,11 +71,21 @@ func HTTPHandler(db *versions.DB, actor func(*http.Request) versions.Actor) func
 		var out bytes.Buffer
 		enc := json.NewEncoder(&out)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(tool.RunJSON(r.Context(), body)); err != nil {
+		res := tool.RunJSON(r.Context(), body)
+		status := http.StatusOK
+		if res.ReadOnly {
+			// A change the session may not make is refused as a
+			// read-only key's is: 403 permission_error, with the tool's
+			// sentence.
+			status = http.StatusForbidden
+			if err := enc.Encode(errorBody{Type: "error", Error: errorDetail{Type: "permission_error", Message: strings.TrimPrefix(res.Content, "Error: ")}}); err != nil {
+				return err
+			}
+		} else if err := enc.Encode(res); err != nil {
 			return err
 		}
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
+		w.WriteHeader(status)
 		_, err = w.Write(out.Bytes())
 		return err
 	}

@@ -51,6 +51,10 @@ type Command struct {
 type Result struct {
 	Content string
 	IsError bool
+	// ReadOnly marks a change refused because the session may not write
+	// there (a read_only attachment, or outside its write prefix): HTTP
+	// answers it 403 and memfs tool exits 6, as a read-only API key.
+	ReadOnly bool `json:"-"`
 }
 
 // MarshalJSON writes the tool_result object of the CLI and the HTTP API:
@@ -83,6 +87,9 @@ type Tool struct {
 	actor   versions.Actor
 	// readOnly says why mutations are refused ("" when they are not).
 	readOnly string
+	// attach is the session's attachment, whose write prefix bounds what
+	// it may change (none without a session).
+	attach versions.Attachment
 }
 
 // New returns a Tool on the store whose writes are attributed to by.
@@ -105,6 +112,7 @@ func ForSession(ctx context.Context, db *versions.DB, storeID, sessionID string)
 			continue
 		}
 		t := New(db, storeID, versions.SessionActor(sess.ID))
+		t.attach = a
 		if a.Access == versions.ReadOnly {
 			t.readOnly = fmt.Sprintf("memory store %s is attached read-only to session %s", storeID, sess.ID)
 		}
@@ -159,6 +167,13 @@ func (t *Tool) Run(ctx context.Context, c Command) Result {
 func (t *Tool) writable(ctx context.Context, verb, path string) *Result {
 	if t.readOnly != "" {
 		r := fail("Cannot %s %s: %s; nothing was changed", verb, shown(path), t.readOnly)
+		r.ReadOnly = true
+		return &r
+	}
+	if p, bad := storePath(path); bad == nil && !t.attach.Writable(p) {
+		r := fail("Cannot %s %s: only %s is writable to session %s, the rest of memory store %s is read-only; nothing was changed",
+			verb, shown(path), shown(toolPath(t.attach.WritePrefix)), t.actor.ID, t.storeID)
+		r.ReadOnly = true
 		return &r
 	}
 	st, err := t.db.GetStore(ctx, t.storeID)

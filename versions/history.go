@@ -23,7 +23,7 @@ type VersionListOptions struct {
 }
 
 const versionCols = `seq, id, memory_id, operation, created_at, actor_type, actor_id, conflict,
-	redacted_at, redactor_type, redactor_id, path, sha, size, restored_from, via_key`
+	redacted_at, redactor_type, redactor_id, path, sha, size, restored_from, via_key, prev_path`
 
 func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent bool) (*Version, int64, error) {
 	v := Version{StoreID: storeID}
@@ -31,9 +31,9 @@ func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent
 	var op string
 	var id, actorType, actorID, redactorType, redactorID, path, sha, content sql.NullString
 	var redacted, size sql.NullInt64
-	var restoredFrom, via sql.NullString
+	var restoredFrom, via, prevPath sql.NullString
 	dest := []any{&seq, &id, &v.MemoryID, &op, &created, &actorType, &actorID, &v.Conflict,
-		&redacted, &redactorType, &redactorID, &path, &sha, &size, &restoredFrom, &via}
+		&redacted, &redactorType, &redactorID, &path, &sha, &size, &restoredFrom, &via, &prevPath}
 	if withContent {
 		dest = append(dest, &content)
 	}
@@ -64,7 +64,7 @@ func scanVersion(sc interface{ Scan(...any) error }, storeID string, withContent
 	if content.Valid {
 		v.Content = &content.String
 	}
-	v.RestoredFrom = restoredFrom.String
+	v.RestoredFrom, v.PreviousPath = restoredFrom.String, prevPath.String
 	return &v, seq, nil
 }
 
@@ -304,7 +304,7 @@ func (db *DB) RedactVersion(ctx context.Context, storeID, versionID string, by A
 }
 
 // Restore writes an old version's content as a new version: an update
-// of the live memory (renamed to path if path is given), or a new memory at
+// of the live memory (a new memory at path if path is another), or a new memory at
 // path (default: the version's path) if the memory was deleted.
 func (db *DB) Restore(ctx context.Context, storeID, versionID, path string, by Actor) (*Memory, error) {
 	if path != "" {
@@ -329,13 +329,19 @@ func (db *DB) Restore(ctx context.Context, storeID, versionID, path string, by A
 			return errorf(CodeInvalid, "version %s records a deletion and holds no content: restore the version before it", v.ID)
 		}
 		// A save of the version's content: a version of its memory if that
-		// is live (moved to path if one is given), else a new memory at
-		// path, by default the version's.
+		// is live, else a new memory at path, by default the version's. A
+		// path other than the live memory's is a copy there, as git show
+		// REV:path > other: the live memory stays as it is.
 		var m Memory
 		var ch Change
 		req := SaveReq{StoreID: s.ID, MemoryID: v.MemoryID, Path: path, Memory: &m}
+		if path != "" {
+			if live, lerr := lookupMemory(r, s, v.MemoryID); lerr == nil && live.Path != path {
+				req.MemoryID, req.Exclusive = "", true
+			}
+		}
 		err = saveIn(r, s, req, *v.Content, by, &ch)
-		if ErrorCode(err) == CodeNotFound {
+		if ErrorCode(err) == CodeNotFound && req.MemoryID != "" {
 			req.MemoryID, req.Exclusive = "", true
 			if req.Path == "" {
 				req.Path = *v.Path

@@ -213,11 +213,16 @@ func TestS9Restore(t *testing.T) {
 		}
 	})
 	t.Run("live-memory-with-path", func(t *testing.T) {
+		// Another path is a copy there: the live memory stays.
 		r, err := db.Restore(ctx, s.ID, m.VersionID, "/b.md", me)
 		ok(t, err)
-		if r.ID != m.ID || *r.Content != "two" || r.Path != "/b.md" {
+		if r.ID == m.ID || *r.Content != "two" || r.Path != "/b.md" {
 			t.Fatalf("restored %+v", r)
 		}
+		if live, err := db.GetMemory(ctx, s.ID, m.ID); err != nil || live.Path != "/a.md" || *live.Content != "one" {
+			t.Fatalf("the live memory after a restore to another path: %+v, %v", live, err)
+		}
+		ok(t, db.DeleteMemory(ctx, s.ID, r.ID, versions.MemoryDelete{}, me))
 	})
 	t.Run("deleted-memory-new-id", func(t *testing.T) {
 		ok(t, db.DeleteMemory(ctx, s.ID, m.ID, versions.MemoryDelete{}, me))

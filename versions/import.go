@@ -429,9 +429,14 @@ func importOne(r *run, st *importStore) (Imported, error) {
 		return Imported{}, err
 	}
 	heads := make(map[string]int64, len(st.memories))
-	// The new store's versions take the first numbers of its range, in the
-	// order of the export (oldest first), as if saved one by one.
+	// The new store's versions take numbers of its range in the order of
+	// the export (oldest first), as if saved one by one. A version whose id
+	// encodes its row's place in its old store (versionID) takes that place
+	// here too, when it is ahead: the versions saved after the import then
+	// get places beyond every imported one, so that no two ids of the store
+	// end alike, as memfs log shows them.
 	lo, _ := versionRange(seq)
+	vseq := lo
 	for i := range st.versions {
 		v := &st.versions[i]
 		if err := importClash(r, "SELECT s.id FROM versions v JOIN stores s ON s.seq = v.store WHERE v.id = ?", v.ID, ObjectVersion, s.ID); err != nil {
@@ -450,11 +455,17 @@ func importOne(r *run, st *importStore) (Imported, error) {
 		if v.Content != nil {
 			content = r.db.d.blob(*v.Content)
 		}
-		vseq := lo + 1 + int64(i)
+		vseq++
+		if enc, _, ok := versionSeq(v.ID); ok {
+			// Half the range at most, so that the store keeps room to grow.
+			if place := enc & (1<<40 - 1); place > vseq-lo && place < 1<<39 {
+				vseq = lo + place
+			}
+		}
 		_, err := r.exec(`INSERT INTO versions (seq, id, store, memory_id, operation, created_at, actor_type, actor_id,
-			conflict, redacted_at, redactor_type, redactor_id, path, sha, size, content, restored_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			conflict, redacted_at, redactor_type, redactor_id, path, sha, size, content, restored_from, prev_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			vseq, v.ID, seq, v.MemoryID, string(v.Operation), v.CreatedAt.UnixNano(), at, aid, v.Conflict,
-			nanosOrNil(v.RedactedAt), rt, rid, ptrOrNil(v.Path), ptrOrNil(v.ContentSHA256), ptrOrNil(v.ContentSize), content, strOrNil(v.RestoredFrom))
+			nanosOrNil(v.RedactedAt), rt, rid, ptrOrNil(v.Path), ptrOrNil(v.ContentSHA256), ptrOrNil(v.ContentSize), content, strOrNil(v.RestoredFrom), strOrNil(v.PreviousPath))
 		if err != nil {
 			return Imported{}, err
 		}

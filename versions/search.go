@@ -159,6 +159,19 @@ func sortResults(out []SearchResult, history bool) {
 	})
 }
 
+// historyLimit is how many matches a history search reads: the newest
+// o.Limit suffice unless a path prefix filters them afterwards. A search
+// of the current memories reads every match (ranking needs them all).
+func historyLimit(o SearchOptions) int64 {
+	if !o.History {
+		return -1
+	}
+	if o.PathPrefix != "" {
+		return 1 << 62
+	}
+	return int64(o.Limit)
+}
+
 func inPrefix(path, prefix string) bool { return prefix == "" || strings.HasPrefix(path, prefix) }
 
 // searchSQLite matches the FTS4 index over the store's row range, scores
@@ -166,8 +179,12 @@ func inPrefix(path, prefix string) bool { return prefix == "" || strings.HasPref
 // memory's head (or, with History, the versions shown).
 func searchSQLite(r *run, storeID string, storeSeq int64, q *fulltext.Query, o SearchOptions) ([]SearchResult, error) {
 	lo, hi := versionRange(storeSeq)
+	// A history search shows the newest matches: FTS4 walks its doclists
+	// newest first and stops at the limit, and matchinfo is computed for
+	// the rows returned only. A path prefix is checked after, so then
+	// every match is read.
 	rows, err := r.query(`SELECT docid, matchinfo(search_versions, 'pcnalx') FROM search_versions
-		WHERE search_versions MATCH ? AND docid > ? AND docid < ?`, q.FTS4(), lo, hi)
+		WHERE search_versions MATCH ? AND docid > ? AND docid < ? ORDER BY docid DESC LIMIT ?`, q.FTS4(), lo, hi, historyLimit(o))
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +337,7 @@ func searchPostgres(r *run, storeID string, storeSeq int64, q *fulltext.Query, o
 	}
 	lo, hi := versionRange(storeSeq)
 	rows, err := r.query(`SELECT s.seq, `+rank+` FROM search_versions s
-		WHERE s.tsv @@ CAST(?1 AS tsquery) AND s.seq > ?2 AND s.seq < ?3`, q.TSQuery(), lo, hi)
+		WHERE s.tsv @@ CAST(?1 AS tsquery) AND s.seq > ?2 AND s.seq < ?3 ORDER BY s.seq DESC LIMIT ?4`, q.TSQuery(), lo, hi, historyLimit(o))
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,9 @@ type AttachmentParams struct {
 	StoreID      string
 	Access       Access // "" = read_write
 	Instructions *string
+	// WritePrefix, when set ("/projects/p1/"), makes only that folder
+	// writable to the session (see writeprefix.go).
+	WritePrefix string
 }
 
 // SessionParams create a session. Agent (a JSON string or object) and
@@ -129,6 +132,9 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 				return nil, err
 			}
 		}
+		if err := checkWritePrefix(a); err != nil {
+			return nil, err
+		}
 	}
 	var out *Session
 	if p.Lease != nil {
@@ -164,7 +170,7 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 			}
 			names[i] = s.Name
 			sess.Resources = append(sess.Resources, Attachment{StoreID: s.ID, Access: access,
-				Instructions: a.Instructions, Name: s.Name, Description: s.Description})
+				Instructions: a.Instructions, Name: s.Name, Description: s.Description, WritePrefix: a.WritePrefix})
 		}
 		for i, slug := range slugify.Unique(names) {
 			sess.Resources[i].Slug = slug
@@ -176,8 +182,12 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 			return err
 		}
 		for i, a := range sess.Resources {
-			if _, err := r.exec(`INSERT INTO attachments (session, pos, store_id, access, instructions, name, description, slug)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, seq, i, a.StoreID, string(a.Access), a.Instructions, a.Name, a.Description, a.Slug); err != nil {
+			var prefix any
+			if a.WritePrefix != "" {
+				prefix = a.WritePrefix
+			}
+			if _, err := r.exec(`INSERT INTO attachments (session, pos, store_id, access, instructions, name, description, slug, write_prefix)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, seq, i, a.StoreID, string(a.Access), a.Instructions, a.Name, a.Description, a.Slug, prefix); err != nil {
 				return err
 			}
 		}
@@ -278,7 +288,7 @@ func loadSession(r *run, id string) (*Session, error) {
 	if err := json.Unmarshal([]byte(meta), &s.Metadata); err != nil {
 		return nil, fmt.Errorf("session %s: metadata: %w", id, err)
 	}
-	rows, err := r.query("SELECT store_id, access, instructions, name, description, slug FROM attachments WHERE session = ? ORDER BY pos", seq)
+	rows, err := r.query("SELECT store_id, access, instructions, name, description, slug, write_prefix FROM attachments WHERE session = ? ORDER BY pos", seq)
 	if err != nil {
 		return nil, err
 	}
@@ -286,11 +296,11 @@ func loadSession(r *run, id string) (*Session, error) {
 	for rows.Next() {
 		var a Attachment
 		var access string
-		var instr sql.NullString
-		if err := rows.Scan(&a.StoreID, &access, &instr, &a.Name, &a.Description, &a.Slug); err != nil {
+		var instr, prefix sql.NullString
+		if err := rows.Scan(&a.StoreID, &access, &instr, &a.Name, &a.Description, &a.Slug, &prefix); err != nil {
 			return nil, err
 		}
-		a.Access, a.MountPath = Access(access), MountRoot+"/"+a.Slug
+		a.Access, a.MountPath, a.WritePrefix = Access(access), MountRoot+"/"+a.Slug, prefix.String
 		if instr.Valid {
 			a.Instructions = &instr.String
 		}

@@ -78,7 +78,7 @@ func (db *DB) openSQLite(path string, opts Options) error {
 	db.r.SetMaxIdleConns(n)
 	db.wp, db.rp = newConnPool(db.w, 1, db.d.broken), newConnPool(db.r, n, db.d.broken)
 	db.wp.init = writerInit
-	if db.lw, err = sql.Open("sqlite3", base+"?"+params+writeLock); err != nil {
+	if db.lw, err = sql.Open(sqliteDriver, base+"?"+params+writeLock); err != nil {
 		return fmt.Errorf("open database %s: %w", abs, err)
 	}
 	db.lw.SetMaxOpenConns(1)

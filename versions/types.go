@@ -205,6 +205,9 @@ type Version struct {
 	// RestoredFrom is the version a restore took this version's content
 	// from. A memfs extension, present only when set.
 	RestoredFrom string `json:"restored_from,omitempty"`
+	// PreviousPath is the path a rename moved the memory from. A memfs
+	// extension, present only for a rename.
+	PreviousPath string `json:"previous_path,omitempty"`
 }
 
 func (v Version) MarshalJSON() ([]byte, error) {
@@ -322,7 +325,11 @@ type Attachment struct {
 	Name         string  `json:"name"`
 	Description  string  `json:"description"`
 	MountPath    string  `json:"mount_path"`
-	Slug         string  `json:"-"`
+	// WritePrefix: only this folder of the store is writable to the
+	// session (writeprefix.go). A memfs field the hosted API ignores,
+	// present only when set.
+	WritePrefix string `json:"write_prefix,omitempty"`
+	Slug        string `json:"-"`
 }
 
 func (a Attachment) MarshalJSON() ([]byte, error) {

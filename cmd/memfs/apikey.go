@@ -127,6 +127,17 @@ func apikeyRevoke(c *cli.Context) error {
 		return err
 	}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
+		keys, err := db.ListAPIKeys(ctx)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if k.ID == c.Args().First() && k.RevokedAt != nil {
+				return emit(c, &k, func(io.Writer) {
+					confirm(c, "API key %s (%s) was already revoked (%s): nothing to do", k.ID, k.Name, when(*k.RevokedAt))
+				})
+			}
+		}
 		k, err := db.RevokeAPIKey(ctx, c.Args().First())
 		if err != nil {
 			return err

@@ -56,6 +56,7 @@ func interspersed(app *cli.App, args []string) []string {
 	}
 	own := flagArity(leaf.Flags)
 	var flags, positional []string
+	dangling := "" // a flag that takes a value, given last without one
 	help := false
 	for len(rest) > 0 {
 		a := rest[0]
@@ -88,14 +89,19 @@ func interspersed(app *cli.App, args []string) []string {
 			}
 		}
 		n := flagLen(a, rest, own)
+		if len(rest) == 1 && own[name] && !strings.Contains(a, "=") {
+			dangling = a
+		}
 		flags = append(flags, rest[:n]...)
 		rest = rest[n:]
 	}
 	out := append([]string{args[0]}, globals...)
 	out = append(out, path...)
 	out = append(out, flags...)
-	if help {
-		// urfave/cli would read the arguments as a help topic.
+	if help || dangling != "" {
+		// urfave/cli would read the arguments as a help topic, or a
+		// positional argument as the dangling flag's value ("log Notes
+		// -n" is "-n needs a value", not an invalid value "Notes").
 		return out
 	}
 	if len(positional) > 0 && positional[0] != "--" && hasDashPrefix(positional) {

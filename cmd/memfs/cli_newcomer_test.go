@@ -116,7 +116,7 @@ func TestMountWithoutFuseAccess(t *testing.T) {
 		}
 		os.Chmod(open, 0o666)
 		out, code := asNobody(t, "mount --bind "+open+" /dev/fuse && export PATH="+emptyPath, os.Getenv("PATH"))
-		if code == 0 || !strings.Contains(out, "fusermount3") || !strings.Contains(out, "apt-get install fuse3") {
+		if code != exitNotFound || !strings.Contains(out, "fusermount3") || !strings.Contains(out, "apt-get install fuse3") {
 			t.Errorf("exit %d, output %q: want a refusal naming fusermount3 and how to install it", code, out)
 		}
 	})
@@ -126,7 +126,7 @@ func TestMountWithoutFuseAccess(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, code := asNobody(t, "mount --bind "+private+" /dev/fuse", os.Getenv("PATH"))
-		if code == 0 || !strings.Contains(out, "/dev/fuse") || !strings.Contains(out, "as root") {
+		if code != exitReadOnly || !strings.Contains(out, "/dev/fuse") || !strings.Contains(out, "as root") {
 			t.Errorf("exit %d, output %q: want a refusal naming /dev/fuse and what to do", code, out)
 		}
 	})
@@ -358,7 +358,7 @@ func TestCLILogForPeople(t *testing.T) {
 
 	lines := func(out string) []string { return strings.Split(strings.TrimSpace(out), "\n")[1:] }
 	all := lines(e.ok(t, "log", "P"))
-	if len(all) != 4 || !strings.HasPrefix(all[0], "/notes/c.md ") {
+	if len(all) != 4 || !strings.HasPrefix(all[0], "/notes/a.md → /notes/c.md ") {
 		t.Fatalf("log starts each line with the path, newest first:\n%s", strings.Join(all, "\n"))
 	}
 	if got := lines(e.ok(t, "log", "P", "-n", "2")); len(got) != 2 {
@@ -377,9 +377,8 @@ func TestCLILogForPeople(t *testing.T) {
 	if got := lines(e.ok(t, "log", "P", "--actor", me)); len(got) != 4 {
 		t.Errorf("log --actor %s: %d lines", me, len(got))
 	}
-	if got := e.list(t, "log", "P", "--actor", "sesn_nobody"); len(got) != 0 {
-		t.Errorf("log --actor of nobody: %d versions", len(got))
-	}
+	// A session that does not exist is exit 3, wherever a session is named.
+	e.fails(t, exitNotFound, "not_found_error", "log", "P", "--actor", "sesn_nobody")
 	// Short ids as the log shows them are accepted where a version is.
 	// all[2] is the save of "two" at /notes/a.md.
 	fields := strings.Fields(all[2])
@@ -424,7 +423,7 @@ func TestCLIDiffByPath(t *testing.T) {
 	e.fails(t, exitUsage, "invalid_request_error", "diff", "D", "/a.md", "--color", "sometimes")
 	e.fails(t, exitNotFound, "not_found_error", "diff", "D", "/a.md~9")
 	// Pruned history: the diff says so.
-	e.ok(t, "version", "prune", "D", "--older-than", "0s", "--keep-last", "1")
+	e.ok(t, "version", "prune", "D", "--older-than", "0s", "--keep-last", "1", "--yes")
 	out, errs, code := e.exec(t, "", "diff", "D", "/a.md")
 	if code != 0 || !strings.Contains(errs, "pruned") || !strings.Contains(out, "pruned") {
 		t.Errorf("diff after pruning: exit %d, stdout %q, stderr %q; want it to say earlier versions were pruned", code, out, errs)
@@ -444,7 +443,7 @@ func TestCLIPruneDryRun(t *testing.T) {
 	if got := e.list(t, "version", "list", "Pr"); len(got) != 6 {
 		t.Fatalf("--dry-run removed versions: %d left of 6", len(got))
 	}
-	done := e.list(t, "version", "prune", "Pr", "--older-than", "0s", "--keep-last", "2")
+	done := e.list(t, "version", "prune", "Pr", "--older-than", "0s", "--keep-last", "2", "--yes")
 	var a, b []string
 	for _, v := range plan {
 		a = append(a, v["id"].(string))
@@ -493,8 +492,8 @@ func TestCLIRestoreKeepsLineage(t *testing.T) {
 func TestCLIConfirmsDestruction(t *testing.T) {
 	e := newCLIEnv(t)
 	e.ok(t, "store", "create", "--name", "Gone")
-	// Without a terminal nothing is asked: scripts keep working.
-	e.ok(t, "store", "delete", "Gone")
+	// Without a terminal nobody is asked: a script gives --yes.
+	e.ok(t, "store", "delete", "Gone", "--yes")
 	e.ok(t, "store", "create", "--name", "Kept")
 	script, err := exec.LookPath("script")
 	if err != nil {

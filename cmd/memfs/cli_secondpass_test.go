@@ -142,7 +142,7 @@ func TestSecondPassDuplicateStoreName(t *testing.T) {
 		t.Errorf("store update --name to a taken name: exit %d, %q", code, errs)
 	}
 	// An archived store's name is taken too: names find archived stores.
-	e.ok(t, "store", "archive", "Notes")
+	e.ok(t, "store", "archive", "Notes", "--yes")
 	if _, _, code := e.exec(t, "", "store", "create", "--name", "Notes"); code != exitConflict {
 		t.Errorf("store create with an archived store's name: exit %d, want %d", code, exitConflict)
 	}
@@ -183,9 +183,9 @@ func TestSecondPassArchiveConfirms(t *testing.T) {
 	if out := run("", "store", "archive", "A", "--yes"); strings.Contains(out, "[y/N]") || !archived("A") {
 		t.Errorf("store archive --yes: %q, archived %v", out, archived("A"))
 	}
-	e.ok(t, "store", "archive", "B") // no terminal: not asked
-	if !archived("B") {
-		t.Error("store archive from a script did not archive")
+	// No terminal: nobody to ask, so --yes is needed (exit 2 naming it).
+	if _, errs, code := e.exec(t, "", "store", "archive", "B"); code != exitUsage || !strings.Contains(errs, "--yes") || archived("B") {
+		t.Errorf("store archive from a script without --yes: exit %d %q, archived %v; want %d naming --yes", code, errs, archived("B"), exitUsage)
 	}
 }
 

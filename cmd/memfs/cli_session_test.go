@@ -65,7 +65,7 @@ func TestCLISession(t *testing.T) {
 		e.fails(t, exitNotFound, "not_found_error", "session", "get", "sesn_nope")
 		e.fails(t, exitNotFound, "not_found_error", "session", "create", "--store", "No Such Store")
 		e.fails(t, exitUsage, "invalid_request_error", "session", "create", "--store", "User Preferences", "--instructions", "R&D Notes=x")
-		e.ok(t, "store", "archive", "R&D Notes")
+		e.ok(t, "store", "archive", "R&D Notes", "--yes")
 		e.fails(t, exitReadOnly, "conflict_error", "session", "create", "--store", "R&D Notes")
 		args := []string{"session", "create"}
 		for i := 0; i < 9; i++ {

@@ -179,7 +179,7 @@ func TestCLIStore(t *testing.T) {
 	})
 
 	t.Run("Archive", func(t *testing.T) {
-		s := e.obj(t, "store", "archive", "Prefs")
+		s := e.obj(t, "store", "archive", "Prefs", "--yes")
 		if s["archived_at"] == nil {
 			t.Errorf("archived store has archived_at null: %v", s)
 		}
@@ -194,7 +194,7 @@ func TestCLIStore(t *testing.T) {
 	})
 
 	t.Run("Delete", func(t *testing.T) {
-		d := e.obj(t, "store", "delete", id)
+		d := e.obj(t, "store", "delete", id, "--yes")
 		wantKeys(t, d, "memory_store_deleted", "id")
 		if d["id"] != id {
 			t.Errorf("deleted id = %v, want %s", d["id"], id)

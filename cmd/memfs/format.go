@@ -162,19 +162,7 @@ func size(n *int) string {
 }
 
 // notes marks versions a person should notice in a listing.
-func notes(v versions.Version) string {
-	var n []string
-	if v.Conflict {
-		n = append(n, "conflict")
-	}
-	if v.RedactedAt != nil {
-		n = append(n, "redacted")
-	}
-	if v.RestoredFrom != "" {
-		n = append(n, "restored from "+shortID(v.RestoredFrom))
-	}
-	return strings.Join(n, ", ")
-}
+func notes(v versions.Version) string { return logNotes(v, nil) }
 
 // readContent returns the content given by --content or --file (a path or
 // "-" for stdin); ok is false when neither was given.
@@ -277,18 +265,22 @@ func createdSpan(c *cli.Context) (gte, lte time.Time, err error) {
 }
 
 func yesFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation on a terminal"}
+	return &cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do it without asking (needed without a terminal)"}
 }
 
 // stdin is where a confirmation is read (a variable for tests).
 var stdin = os.Stdin
 
-// confirmed asks a person at a terminal before a command destroys
-// something; scripts (no terminal on standard input) and --yes are not
-// asked. A refusal is a usage error: nothing was done.
+// confirmed asks a person at a terminal before a command destroys or
+// rewrites something. Without a terminal there is nobody to ask: the
+// command needs --yes, one rule for every such command, so that a script
+// never destroys by accident. A refusal is a usage error: nothing was done.
 func confirmed(c *cli.Context, format string, args ...any) error {
-	if c.Bool("yes") || !isTerminal(stdin) {
+	if c.Bool("yes") {
 		return nil
+	}
+	if !isTerminal(stdin) {
+		return usageFor(c, "nothing done: this destroys or rewrites what cannot be had back, and without a terminal to ask on it needs --yes")
 	}
 	fmt.Fprintf(c.App.ErrWriter, format+" [y/N] ", args...)
 	answer, _ := bufio.NewReader(stdin).ReadString('\n')

@@ -21,7 +21,7 @@ func restoreCommand() *cli.Command {
 			"With --as-of, the whole store goes back to how it was at WHEN: the plan is printed first, then one version\n" +
 			"is written per changed memory after a safety checkpoint. " + whenUsage,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "path", Usage: "restore to `PATH` (default: the path the version records)"},
+			&cli.StringFlag{Name: "path", Usage: "restore into a new memory at `PATH`, leaving the live one as it is (default: the memory's path now; for a deleted memory, the path the version records)"},
 			viewFlag("the object printed with --format json: basic (no content) or full"),
 		}, restoreAsOfFlags()...),
 		Action: restore,
@@ -41,6 +41,11 @@ func logCommand() *cli.Command {
 			&cli.StringFlag{Name: "until", Usage: "only versions saved until `WHEN`"},
 			&cli.StringFlag{Name: "actor", Usage: "only versions written by `WHO`: a session id (or its end, as shown), a user name"},
 			&cli.BoolFlag{Name: "p", Aliases: []string{"patch"}, Usage: "show each version's change as a diff"},
+			&cli.BoolFlag{Name: "stat", Usage: "show how many lines each version added and removed"},
+			&cli.BoolFlag{Name: "oneline", Usage: "one line a version: its id, operation, path, actor and time"},
+			&cli.StringFlag{Name: "S", Usage: "only versions that changed how often `TEXT` occurs (added or removed it), as git log -S; memfs search finds what memories hold now"},
+			&cli.BoolFlag{Name: "follow", Usage: "with a PATH: the history of the memory last saved there, across its renames and restores"},
+			&cli.BoolFlag{Name: "watch", Usage: "print versions as they are saved, until interrupted (from the store's change feed)"},
 			colorFlag(),
 		},
 		Action: logHistory,
@@ -99,6 +104,13 @@ func restore(c *cli.Context) error {
 		m, err := db.Restore(ctx, s.ID, v.ID, c.String("path"), cliActor())
 		if err != nil {
 			return err
+		}
+		if m.ID != v.MemoryID {
+			if live, err := db.GetMemory(ctx, s.ID, v.MemoryID); err == nil {
+				confirm(c, "restored %s into a new memory %s at %s; %s is unchanged", v.ID, m.ID, m.Path, live.Path)
+			} else {
+				confirm(c, "restored %s into a new memory %s at %s (the memory it came from was deleted)", v.ID, m.ID, m.Path)
+			}
 		}
 		return emit(c, basic(m, view), func(w io.Writer) { fmt.Fprintln(w, m.ID) })
 	})

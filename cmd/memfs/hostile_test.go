@@ -30,7 +30,7 @@ func TestCLIHostileInput(t *testing.T) {
 	e.ok(t, "memory", "create", store, "--path", "/notes/todo.md", "--content", "first")
 	e.ok(t, "memory", "update", store, "/notes/todo.md", "--content", "second")
 	archived := strings.TrimSpace(e.ok(t, "store", "create", "--name", "archived"))
-	e.ok(t, "store", "archive", archived)
+	e.ok(t, "store", "archive", archived, "--yes")
 	full := fillStore(t, e.db)
 
 	head := e.obj(t, "memory", "get", store, "/notes/todo.md")
@@ -64,7 +64,7 @@ func TestCLIHostileInput(t *testing.T) {
 		{"Exists", []string{"memory", "create", store, "--path", "/notes/todo.md", "--content", "x"}, exitConflict, "memory_path_conflict_error", "/notes/todo.md"},
 		{"WrongPrecondition", []string{"memory", "update", store, "/notes/todo.md", "--content", "x", "--if-sha256", strings.Repeat("0", 64)}, exitConflict, "memory_precondition_failed_error", "sha"},
 		{"DeleteWrongPrecondition", []string{"memory", "delete", store, "/notes/todo.md", "--if-sha256", strings.Repeat("0", 64)}, exitConflict, "memory_precondition_failed_error", "sha"},
-		{"RedactHead", []string{"version", "redact", store, headVersion}, exitConflict, "conflict_error", "current content"},
+		{"RedactHead", []string{"version", "redact", store, headVersion, "--yes"}, exitConflict, "conflict_error", "current content"},
 		{"MissingMemory", []string{"memory", "get", store, "/no/such.md"}, exitNotFound, "not_found_error", "/no/such.md"},
 		{"MissingStore", []string{"memory", "get", "memstore_nosuchstore", "/x"}, exitNotFound, "not_found_error", "memstore_nosuchstore"},
 		{"BadDepth", []string{"memory", "list", store, "--depth", "2"}, exitInvalid, "invalid_request_error", "depth"},

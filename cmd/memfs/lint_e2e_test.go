@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/memfs/memfs/guard"
+	"github.com/memfs/memfs/guard/guardtest"
 	"github.com/memfs/memfs/versions"
 	"github.com/memfs/memfs/versions/pgtest"
 )
@@ -177,7 +178,7 @@ func TestLintConflictSizeCredential(t *testing.T) {
 	if _, err := db.CreateMemory(ctx, s.ID, "/big.md", strings.Repeat("a long line of notes\n", 42), by); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateMemory(ctx, s.ID, "/keys.md", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE1\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n", by); err != nil {
+	if _, err := db.CreateMemory(ctx, s.ID, "/keys.md", "# keys\n"+guardtest.One("github").Text, by); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"time"
 
@@ -85,34 +86,34 @@ func logHistory(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	style := logStyle{patch: c.Bool("p"), stat: c.Bool("stat"), oneline: c.Bool("oneline"), pickaxe: c.String("S"), color: color}
+	if style.oneline && (style.patch || style.stat) {
+		return usageFor(c, "--oneline shows one line a version: give it without -p and --stat")
+	}
+	if c.Bool("follow") && (c.Args().Get(1) == "" || strings.HasSuffix(c.Args().Get(1), "/")) {
+		return usageFor(c, "--follow follows one memory across its paths: give its PATH or mem_ id")
+	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		var all []versions.Version
-		var err error
-		switch ref := c.Args().Get(1); {
-		case ref == "":
-			all, err = allVersions(ctx, db, s.ID, o)
-		case strings.HasSuffix(ref, "/"):
-			if !strings.HasPrefix(ref, "/") {
-				return usageFor(c, "a directory starts and ends with /, as /notes/, not %q", ref)
-			}
-			all, err = allVersions(ctx, db, s.ID, o)
-			all = filter(all, func(v versions.Version) bool { return v.Path != nil && strings.HasPrefix(*v.Path, ref) })
-			if err == nil && len(all) == 0 {
-				err = &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
-					"nothing was saved under %s in store %s (in that span); see memfs log %s", ref, s.ID, s.ID)}
-			}
-		default:
-			all, err = pathHistory(ctx, db, s.ID, ref, o)
-			if err == nil && len(all) == 0 && o.CreatedGTE.IsZero() && o.CreatedLTE.IsZero() {
-				err = &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
-					"no versions of %s in store %s (pruned, or never there); see memfs log %s", ref, s.ID, s.ID)}
-			}
+		if c.Bool("watch") {
+			return watchLog(c, db, s, style)
 		}
+		all, err := logVersions(ctx, c, db, s, o)
 		if err != nil {
 			return err
 		}
 		if who := c.String("actor"); who != "" {
-			all = filter(all, func(v versions.Version) bool { return matchActor(v.CreatedBy, who) })
+			if all, err = byActor(ctx, db, all, who); err != nil {
+				return err
+			}
+		}
+		var changes []logChange
+		if style.needsChanges() {
+			if changes, err = loadChanges(ctx, db, s.ID, all); err != nil {
+				return err
+			}
+			if style.pickaxe != "" {
+				all, changes = pickaxe(all, changes, style.pickaxe)
+			}
 		}
 		if c.IsSet("n") && len(all) > limit {
 			all = all[:limit] // -n 0: nothing, as git log -n 0
@@ -121,22 +122,157 @@ func logHistory(c *cli.Context) error {
 			all = []versions.Version{}
 		}
 		if asJSON(c) {
+			if style.patch || style.stat {
+				return emit(c, versions.Page[logEntry]{Data: jsonEntries(all, changes, style)}, nil)
+			}
 			return emit(c, versions.Page[versions.Version]{Data: all}, nil)
 		}
+		short, err := shortIDs(ctx, db, s.ID, all)
+		if err != nil {
+			return err
+		}
 		return paged(c, func(w io.Writer) error {
-			if !c.Bool("p") {
-				printLog(w, all)
-				return nil
-			}
-			for _, v := range all {
-				printLog(w, []versions.Version{v})
-				if err := logPatch(ctx, db, s.ID, w, &v, color); err != nil {
-					return err
-				}
-				fmt.Fprintln(w)
-			}
+			printLog(w, all, changes, short, style)
 			return nil
 		})
+	})
+}
+
+// logVersions selects what log shows, newest first: the whole store, a
+// directory, a path's history with the renames that moved its memories
+// away, or one memory's (with --follow, the memory last saved at PATH)
+// across its paths and the restores that brought it back.
+func logVersions(ctx context.Context, c *cli.Context, db *versions.DB, s *versions.Store, o versions.VersionListOptions) ([]versions.Version, error) {
+	ref := c.Args().Get(1)
+	switch {
+	case ref == "":
+		return allVersions(ctx, db, s.ID, o)
+	case strings.HasSuffix(ref, "/"):
+		if !strings.HasPrefix(ref, "/") {
+			return nil, usageFor(c, "a directory starts and ends with /, as /notes/, not %q", ref)
+		}
+		all, err := allVersions(ctx, db, s.ID, o)
+		all = filter(all, func(v versions.Version) bool {
+			return v.Path != nil && strings.HasPrefix(*v.Path, ref) || strings.HasPrefix(v.PreviousPath, ref)
+		})
+		if err == nil && len(all) == 0 {
+			err = &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
+				"nothing was saved under %s in store %s (in that span); see memfs log %s", ref, s.ID, s.ID)}
+		}
+		return all, err
+	case !strings.HasPrefix(ref, "/") && !strings.HasPrefix(ref, "mem_"):
+		return nil, usageFor(c, "%q is neither a path (they start with /, as /%s) nor a mem_ id", ref, ref)
+	}
+	if strings.HasPrefix(ref, "mem_") || c.Bool("follow") {
+		id := ref
+		if !strings.HasPrefix(ref, "mem_") {
+			at, err := pathHistory(ctx, db, s.ID, ref, versions.VersionListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			id = at[0].MemoryID
+		}
+		return memoryLineage(ctx, db, s.ID, id, o)
+	}
+	all, err := pathHistory(ctx, db, s.ID, ref, o)
+	if err != nil {
+		return nil, err
+	}
+	if all, err = withRenamesAway(ctx, db, s.ID, ref, all, o); err != nil {
+		return nil, err
+	}
+	if len(all) == 0 && o.CreatedGTE.IsZero() && o.CreatedLTE.IsZero() {
+		return nil, &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
+			"no versions of %s in store %s (pruned, or never there); see memfs log %s", ref, s.ID, s.ID)}
+	}
+	return all, nil
+}
+
+// withRenamesAway adds to a path's history the renames that moved its
+// memories from the path, which a history of what was saved at the path
+// leaves out, as git log shows a file's rename.
+func withRenamesAway(ctx context.Context, db *versions.DB, storeID, path string, vs []versions.Version, o versions.VersionListOptions) ([]versions.Version, error) {
+	seen := map[string]bool{}
+	have := map[string]bool{}
+	for _, v := range vs {
+		have[v.ID] = true
+	}
+	out := vs
+	for _, v := range vs {
+		if seen[v.MemoryID] {
+			continue
+		}
+		seen[v.MemoryID] = true
+		o.MemoryID = v.MemoryID
+		mine, err := allVersions(ctx, db, storeID, o)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range mine {
+			if m.PreviousPath == path && !have[m.ID] {
+				out = append(out, m)
+				have[m.ID] = true
+			}
+		}
+	}
+	newestFirst(out)
+	return out, nil
+}
+
+// memoryLineage is a memory's versions wherever it was saved, and those of
+// the memories a restore of it recreated after its deletion (or that it
+// was recreated from), so that the memory reads as one history across an
+// undelete.
+func memoryLineage(ctx context.Context, db *versions.DB, storeID, memoryID string, o versions.VersionListOptions) ([]versions.Version, error) {
+	everything, err := allVersions(ctx, db, storeID, versions.VersionListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	memoryOf := map[string]string{}
+	for _, v := range everything {
+		memoryOf[v.ID] = v.MemoryID
+	}
+	// Two memories are one lineage when a version that began one was
+	// restored from a version of the other.
+	linked := map[string][]string{}
+	for _, v := range everything {
+		if v.Operation == versions.OpCreated && v.RestoredFrom != "" {
+			if from, ok := memoryOf[v.RestoredFrom]; ok && from != v.MemoryID {
+				linked[from] = append(linked[from], v.MemoryID)
+				linked[v.MemoryID] = append(linked[v.MemoryID], from)
+			}
+		}
+	}
+	in := map[string]bool{memoryID: true}
+	for queue := []string{memoryID}; len(queue) > 0; queue = queue[1:] {
+		for _, m := range linked[queue[0]] {
+			if !in[m] {
+				in[m] = true
+				queue = append(queue, m)
+			}
+		}
+	}
+	var out []versions.Version
+	for _, v := range everything {
+		if in[v.MemoryID] && (o.CreatedGTE.IsZero() || !v.CreatedAt.Before(o.CreatedGTE)) && (o.CreatedLTE.IsZero() || !v.CreatedAt.After(o.CreatedLTE)) {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 && o.CreatedGTE.IsZero() && o.CreatedLTE.IsZero() {
+		return nil, &versions.Error{Code: versions.CodeNotFound, Object: versions.ObjectMemory, StoreID: storeID, Message: fmt.Sprintf(
+			"no versions of memory %s in store %s (pruned, or never there)", memoryID, storeID)}
+	}
+	return out, nil
+}
+
+// newestFirst orders versions as every listing does: by id, which sorts by
+// creation time and then by the order of saves.
+func newestFirst(vs []versions.Version) {
+	sort.SliceStable(vs, func(i, j int) bool {
+		if !vs[i].CreatedAt.Equal(vs[j].CreatedAt) {
+			return vs[i].CreatedAt.After(vs[j].CreatedAt)
+		}
+		return vs[i].ID > vs[j].ID
 	})
 }
 
@@ -150,47 +286,17 @@ func filter(vs []versions.Version, keep func(versions.Version) bool) []versions.
 	return out
 }
 
-// printLog is memfs log's table: what a person scans for first (the path)
-// comes first, ids are shortened as resolveVersion accepts them.
-func printLog(w io.Writer, vs []versions.Version) {
-	if len(vs) == 0 {
-		return // as git log: nothing, not a header
-	}
-	t := table(w)
-	row(t, "PATH", "OPERATION", "ACTOR", "TIME", "SIZE", "SHA256", "VERSION", "NOTE")
+// shortIDs are the ends of the ids a log shows, each long enough to name
+// its version alone in the store (as git lengthens abbreviated hashes).
+func shortIDs(ctx context.Context, db *versions.DB, storeID string, vs []versions.Version) (map[string]string, error) {
+	var ids []string
 	for _, v := range vs {
-		row(t, orDash(v.Path), string(v.Operation), shortActor(v.CreatedBy), v.CreatedAt.Local().Format("2006-01-02 15:04:05"),
-			size(v.ContentSize), shortSHA(v.ContentSHA256), shortID(v.ID), notes(v))
+		ids = append(ids, v.ID)
+		if v.RestoredFrom != "" {
+			ids = append(ids, v.RestoredFrom)
+		}
 	}
-	t.Flush()
-}
-
-func shortActor(a *versions.Actor) string {
-	if a == nil {
-		return "-"
-	}
-	s := actor(a)
-	return strings.TrimSuffix(s, a.ID) + shortID(a.ID)
-}
-
-// logPatch writes the change v made, as memfs diff VERSION would.
-func logPatch(ctx context.Context, db *versions.DB, storeID string, w io.Writer, v *versions.Version, color bool) error {
-	to, err := db.GetVersion(ctx, storeID, v.ID)
-	if err != nil {
-		return err
-	}
-	from, pruned, err := previousVersion(ctx, db, storeID, to)
-	if err != nil {
-		return err
-	}
-	text, err := unifiedDiff(from, to, pruned)
-	if err != nil {
-		// A redacted version: say so in place of its patch.
-		fmt.Fprintf(w, "(%v)\n", err)
-		return nil
-	}
-	writeDiff(w, text, color)
-	return nil
+	return db.ShortVersionIDs(ctx, storeID, ids, shortIDLen)
 }
 
 // paged writes a long listing through $PAGER when standard output is a

@@ -101,7 +101,22 @@ func memoryGet(c *cli.Context) error {
 		return err
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		m, err := db.GetMemory(ctx, s.ID, c.Args().Get(1))
+		ref := c.Args().Get(1)
+		m, err := db.GetMemory(ctx, s.ID, ref)
+		if err != nil && versions.ErrorCode(err) == versions.CodeNotFound && backRef.MatchString(ref) {
+			// PATH~N: that version's content, as git show REV:path.
+			v, verr := resolveVersion(ctx, db, s.ID, ref)
+			if verr != nil {
+				return verr
+			}
+			if v.Content == nil {
+				return invalidf("version %s (%s) has no content to show: %s; see memfs log %s %s", v.ID, ref, noContentReason(v), s.ID, orDash(v.Path))
+			}
+			return emit(c, v, func(w io.Writer) { io.WriteString(w, *v.Content) })
+		}
+		if err != nil && !strings.HasPrefix(ref, "/") && !strings.HasPrefix(ref, "mem_") && versions.ErrorCode(err) == versions.CodeNotFound {
+			return usageFor(c, "%q is neither a path (paths start with /, as /%s) nor a mem_ id", ref, ref)
+		}
 		if err != nil {
 			return err
 		}

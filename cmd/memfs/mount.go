@@ -25,6 +25,7 @@ func mountCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "session", Usage: "mount the stores of session `ID`"},
 			&cli.StringSliceFlag{Name: "store", KeepSpace: true, Usage: "attach `STORE[:read_only]` to a new session for this mount; repeat for more"},
+			&cli.StringSliceFlag{Name: "write-prefix", KeepSpace: true, Usage: "`STORE=/FOLDER/`: the session may write only in this folder of the store; the rest is read-only to it"},
 			&cli.BoolFlag{Name: "strict", Usage: "fail a save with ESTALE when another writer saved the file since it was read (default: record it as a conflict)"},
 			&cli.IntFlag{Name: "ready-fd", Value: -1, Usage: "write \"ready\\n\" to file descriptor `N` and close it once the mount serves requests"},
 			&cli.StringFlag{Name: "durability", Value: "normal", Usage: "normal (survives a crash of any process) or full (survives a power loss; slower saves)"},
@@ -50,6 +51,9 @@ func mountAction(c *cli.Context) error {
 	sessionID, specs := c.String("session"), c.StringSlice("store")
 	if (sessionID == "") == (len(specs) == 0) {
 		return usageFor(c, "give either --session ID or one or more --store STORE[:read_only]")
+	}
+	if sessionID != "" && len(c.StringSlice("write-prefix")) > 0 {
+		return usageFor(c, "--write-prefix applies to --store: a session's write prefixes were fixed when it was created")
 	}
 	if sessionID == "" && c.Bool("end-session") {
 		return usageFor(c, "--end-session applies to --session: a mount with --store ends the session it creates anyway")
@@ -106,11 +110,11 @@ func mountAction(c *cli.Context) error {
 	bg := context.Background()
 	var sess *versions.Session
 	if sessionID != "" {
-		if sess, err = db.GetSession(bg, sessionID); err != nil {
+		if sess, err = resolveSession(bg, db, sessionID); err != nil {
 			return err
 		}
 	} else {
-		if sess, err = sessionFor(bg, db, specs); err != nil {
+		if sess, err = sessionFor(bg, c, db, specs); err != nil {
 			return err
 		}
 		slog.Info("created a session for this mount", "session", sess.ID)
@@ -168,14 +172,19 @@ func mountAction(c *cli.Context) error {
 }
 
 // sessionFor creates the session of a mount given --store specs.
-func sessionFor(ctx context.Context, db *versions.DB, specs []string) (*versions.Session, error) {
+func sessionFor(ctx context.Context, c *cli.Context, db *versions.DB, specs []string) (*versions.Session, error) {
 	attach := make([]versions.AttachmentParams, 0, len(specs))
+	index := map[string]int{}
 	for _, spec := range specs {
 		st, access, err := resolveStoreSpec(ctx, db, spec)
 		if err != nil {
 			return nil, err
 		}
+		index[st.ID] = len(attach)
 		attach = append(attach, versions.AttachmentParams{StoreID: st.ID, Access: access})
+	}
+	if err := writePrefixes(ctx, c, db, attach, index); err != nil {
+		return nil, err
 	}
 	return db.CreateSession(ctx, attach)
 }

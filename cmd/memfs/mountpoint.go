@@ -71,20 +71,29 @@ var fuseDevice = "/dev/fuse"
 func checkFuseAccess() error {
 	if os.Geteuid() == 0 {
 		if _, err := os.Stat(fuseDevice); err != nil {
-			return fmt.Errorf("no FUSE device at %s (%v): load the fuse module (modprobe fuse), or in a container pass --device /dev/fuse", fuseDevice, err)
+			return noFuseDevice(err)
 		}
 		return nil
 	}
 	if _, err := os.Stat(fuseDevice); err != nil {
-		return fmt.Errorf("no FUSE device at %s (%v): load the fuse module (modprobe fuse), or in a container pass --device /dev/fuse", fuseDevice, err)
+		return noFuseDevice(err)
 	}
 	if err := unix.Access(fuseDevice, unix.R_OK|unix.W_OK); err != nil {
-		return fmt.Errorf("mounting as a user other than root needs read and write access to %s, which you lack (%v): run memfs mount as root, or make the device usable by your user (chmod 0666 %s, the usual mode)", fuseDevice, err, fuseDevice)
+		// As a database this user cannot write: exit 6.
+		return &versions.Error{Code: versions.CodeReadOnly, Message: fmt.Sprintf(
+			"mounting as a user other than root needs read and write access to %s, which you lack (%v): run memfs mount as root, or make the device usable by your user (chmod 0666 %s, the usual mode)", fuseDevice, err, fuseDevice)}
 	}
 	if _, err := exec.LookPath("fusermount3"); err != nil {
 		if _, err2 := exec.LookPath("fusermount"); err2 != nil {
-			return fmt.Errorf("mounting as a user other than root needs fusermount3, which is not on PATH: install it (apt-get install fuse3), or run memfs mount as root")
+			return &versions.Error{Code: versions.CodeNotFound, Message: "mounting as a user other than root needs fusermount3, which is not on PATH: install it (apt-get install fuse3), or run memfs mount as root"}
 		}
 	}
 	return nil
+}
+
+// noFuseDevice is exit 3, as a database that is not there: what the mount
+// needs is missing, and the message says how to get it.
+func noFuseDevice(err error) error {
+	return &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
+		"no FUSE device at %s (%v): load the fuse module (modprobe fuse), or in a container pass --device /dev/fuse", fuseDevice, err)}
 }

@@ -58,7 +58,7 @@ func sessionPrompt(c *cli.Context) error {
 		return err
 	}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
-		sess, err := db.GetSession(ctx, c.Args().First())
+		sess, err := resolveSession(ctx, db, c.Args().First())
 		if err != nil {
 			return err
 		}
@@ -104,8 +104,11 @@ func renderPrompt(sess *versions.Session, root string, maxBytes []int) string {
 	}
 	for i, a := range sess.Resources {
 		mode := "read-write"
-		if a.Access == versions.ReadOnly {
+		switch {
+		case a.Access == versions.ReadOnly:
 			mode = "read-only"
+		case a.WritePrefix != "":
+			mode = "read-only except " + promptStoreDir(root, a) + strings.TrimPrefix(a.WritePrefix, "/") + ", the one folder you may write in"
 		}
 		if !sameLimit {
 			mode += fmt.Sprintf(", files up to %d bytes", maxBytes[i])

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	osexec "os/exec"
 	"os/user"
 	"path/filepath"
 	"slices"
@@ -48,6 +49,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "session", Usage: "run with the stores of session `ID` (it ends when CMD exits)"},
 			&cli.StringSliceFlag{Name: "store", KeepSpace: true, Usage: "attach `STORE[:read_only]` to a new session; repeat for more (at most 8)"},
 			&cli.StringSliceFlag{Name: "instructions", KeepSpace: true, Usage: "`STORE=TEXT`: instructions for the agent about a --store"},
+			&cli.StringSliceFlag{Name: "write-prefix", KeepSpace: true, Usage: "`STORE=/FOLDER/`: the session may write only in this folder of the store; the rest is read-only to it"},
 			runMountRootFlag("mount the stores at `DIR` inside the sandbox"),
 			&cli.StringFlag{Name: "user", Usage: "run CMD as `UID[:GID]` (numbers or names, below 65536) instead of root"},
 			&cli.StringFlag{Name: "log", Usage: "append the mount daemon's log to `FILE` (created 0600, never through a symlink) instead of standard error, off the screen of an interactive agent"},
@@ -83,12 +85,18 @@ func runSandboxed(c *cli.Context) error {
 		return usageFor(c, "give --session or --store, not both")
 	case sessionID != "" && len(c.StringSlice("instructions")) > 0:
 		return usageFor(c, "--instructions applies to --store: a session's instructions were fixed when it was created")
+	case sessionID != "" && len(c.StringSlice("write-prefix")) > 0:
+		return usageFor(c, "--write-prefix applies to --store: a session's write prefixes were fixed when it was created")
 	}
 	if err := versions.CheckAttachmentCount(len(stores)); sessionID == "" && err != nil {
 		return err
 	}
+
 	root, err := runMountRoot(c)
 	if err != nil {
+		return err
+	}
+	if err := runCommandExists(argv[0], root); err != nil {
 		return err
 	}
 	who, err := runUser(c.String("user"))
@@ -204,7 +212,7 @@ func runSession(c *cli.Context, db *versions.DB, id string, stores []string, roo
 	var sess *versions.Session
 	var err error
 	if id != "" {
-		if sess, err = db.GetSession(cx, id); err != nil {
+		if sess, err = resolveSession(cx, db, id); err != nil {
 			return nil, "", err
 		}
 		if err := sess.CheckOpen(); err != nil {
@@ -292,7 +300,7 @@ func runAttachments(ctx context.Context, c *cli.Context, db *versions.DB, stores
 		}
 		attach[i].Instructions = &text
 	}
-	return attach, nil
+	return attach, writePrefixes(ctx, c, db, attach, index)
 }
 
 // runInSandbox runs the command; everything the sandbox made, the mount root
@@ -629,7 +637,10 @@ func runLogFile(name string) (string, error) {
 // with a space is quoted by the handler, which escapes quotes, backslashes
 // and control characters, so in it only $ and ` are: sentences stay
 // readable ("a store's directory", not "store\x27s").
-func logSafe(_ []string, a slog.Attr) slog.Attr {
+func logSafe(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.MessageKey {
+		return a // memfs's own words, never a value an agent chose
+	}
 	var s string
 	switch v := a.Value.Resolve(); v.Kind() {
 	case slog.KindString:
@@ -673,4 +684,18 @@ func escapeLogValue(s string) string {
 		i += n
 	}
 	return b.String()
+}
+
+// runCommandExists refuses a command that cannot be found before a session
+// is made and stores are mounted for it: the sandbox sees the host's files,
+// so what is not on this PATH (or at this path) is not there either. Exit
+// 127, as a shell's "command not found".
+func runCommandExists(name, root string) error {
+	if strings.HasPrefix(name, strings.TrimSuffix(root, "/")+"/") {
+		return nil // in the session's own mount, which does not exist yet
+	}
+	if _, err := osexec.LookPath(name); err != nil {
+		return cli.Exit(fmt.Sprintf("run: %s: command not found (%v); give a command on PATH or its path; no session was made", name, err), 127)
+	}
+	return nil
 }

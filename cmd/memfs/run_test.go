@@ -365,7 +365,7 @@ func TestRunErrors(t *testing.T) {
 	e := newRunEnv(t)
 	e.stores(t)
 	e.ok(t, "store", "create", "--name", "Old")
-	e.ok(t, "store", "archive", "Old")
+	e.ok(t, "store", "archive", "Old", "--yes")
 	nine := []string{"run", "--mount-root", e.root}
 	for i := range 9 {
 		name := fmt.Sprintf("S%d", i)

@@ -89,16 +89,13 @@ func scanStore(c *cli.Context) error {
 			confirm(c, "no credential found in memory store %s (%s)", s.ID, s.Name)
 			return nil
 		}
-		confirm(c, "%d credentials in %d versions of memory store %s (%s), %d of them current",
-			len(found), len(seen), s.ID, s.Name, len(heads))
+		confirm(c, "%s in %s of memory store %s (%s), %d of them current",
+			counted(len(found), "credential", "credentials"), counted(len(seen), "version", "versions"), s.ID, s.Name, len(heads))
 		if !c.Bool("redact") {
 			confirm(c, "run memfs scan %s --redact to redact the old versions; update or delete the memories whose current version holds one first", s.ID)
 			return cli.Exit("", exitFound)
 		}
 		if len(old) > 0 {
-			if !c.Bool("yes") && !isTerminal(stdin) {
-				return usageFor(c, "--redact needs --yes when standard input is no terminal: nothing was redacted")
-			}
 			if err := confirmed(c, "redact %d versions of memory store %s (%s)? Their content is removed for good", len(old), s.ID, s.Name); err != nil {
 				return err
 			}
@@ -107,7 +104,7 @@ func scanStore(c *cli.Context) error {
 					return err
 				}
 			}
-			confirm(c, "redacted %d versions", len(old))
+			confirm(c, "redacted %s", counted(len(old), "version", "versions"))
 		}
 		if len(heads) == 0 {
 			return nil
@@ -155,4 +152,12 @@ func logGuard(e versions.GuardEvent) {
 	if !e.Refused {
 		slog.Warn("credential saved: the store's guard warns", "store", e.StoreID, "path", e.Path, "rule", e.Rule, "line", e.Line)
 	}
+}
+
+// counted is "1 version", "2 versions".
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

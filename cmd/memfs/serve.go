@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -47,6 +48,9 @@ func serve(c *cli.Context) error {
 	if c.Duration("ui-idle") <= 0 {
 		return usageFor(c, "--ui-idle must be a positive duration, such as 30m")
 	}
+	if _, port, err := net.SplitHostPort(c.String("listen")); err != nil || port == "" {
+		return usageFor(c, "--listen %q is not HOST:PORT, such as 127.0.0.1:8080 or :8080", c.String("listen"))
+	}
 	if c.Int("max-in-flight") < 1 {
 		return usageFor(c, "--max-in-flight must be at least 1")
 	}
@@ -64,8 +68,16 @@ func serve(c *cli.Context) error {
 		slog.Warn("this database holds no API key that is not revoked: every request will be refused with 401 until one is made; make one with `memfs apikey create --name NAME` (with the same --db)")
 	}
 	ln, err := net.Listen("tcp", c.String("listen"))
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w (is another server there? choose another --listen)", c.String("listen"), err)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		// The address is taken, as a mountpoint already mounted: exit 4.
+		return &versions.Error{Code: versions.CodeConflict, Message: fmt.Sprintf(
+			"cannot listen on %s: another server is using that address; stop it, or choose another --listen", c.String("listen"))}
+	case errors.Is(err, syscall.EACCES):
+		return &versions.Error{Code: versions.CodeReadOnly, Message: fmt.Sprintf(
+			"cannot listen on %s: this user may not use that port (below 1024 needs root or CAP_NET_BIND_SERVICE); choose a port from 1024 up", c.String("listen"))}
+	case err != nil:
+		return fmt.Errorf("listen on %s: %w", c.String("listen"), err)
 	}
 	scheme := "http"
 	if cert != "" {

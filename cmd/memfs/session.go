@@ -23,6 +23,7 @@ func sessionCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringSliceFlag{Name: "store", KeepSpace: true, Usage: "attach `STORE[:read_only]` (a memstore_ id or a name); repeat for more"},
 					&cli.StringSliceFlag{Name: "instructions", KeepSpace: true, Usage: "`STORE=TEXT`: instructions for the agent about an attached store"},
+					&cli.StringSliceFlag{Name: "write-prefix", KeepSpace: true, Usage: "`STORE=/FOLDER/`: the session may write only in this folder of the store; the rest is read-only to it"},
 				},
 				Action: sessionCreate,
 			},
@@ -113,6 +114,9 @@ func sessionCreate(c *cli.Context) error {
 			text := instr[k]
 			attach[i].Instructions = &text
 		}
+		if err := writePrefixes(ctx, c, db, attach, index); err != nil {
+			return err
+		}
 		sess, err := db.CreateSession(ctx, attach)
 		if err != nil {
 			return err
@@ -126,7 +130,7 @@ func sessionGet(c *cli.Context) error {
 		return err
 	}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
-		sess, err := db.GetSession(ctx, c.Args().First())
+		sess, err := resolveSession(ctx, db, c.Args().First())
 		if err != nil {
 			return err
 		}
@@ -142,13 +146,17 @@ func printSession(w io.Writer, s *versions.Session) {
 	t.Flush()
 	fmt.Fprintln(w)
 	t = table(w)
-	row(t, "MOUNT PATH", "ACCESS", "NAME", "STORE", "INSTRUCTIONS")
+	row(t, "MOUNT PATH", "ACCESS", "WRITE PREFIX", "NAME", "STORE", "INSTRUCTIONS")
 	for _, a := range s.Resources {
 		instr := "-"
 		if a.Instructions != nil {
 			instr = oneLine(*a.Instructions, 40)
 		}
-		row(t, a.MountPath, string(a.Access), a.Name, a.StoreID, instr)
+		prefix := "-"
+		if a.WritePrefix != "" {
+			prefix = a.WritePrefix
+		}
+		row(t, a.MountPath, string(a.Access), prefix, a.Name, a.StoreID, instr)
 	}
 	t.Flush()
 }
@@ -191,10 +199,79 @@ func sessionEnd(c *cli.Context) error {
 		return err
 	}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
-		sess, err := db.EndSession(ctx, c.Args().First())
+		sess, err := resolveSession(ctx, db, c.Args().First())
 		if err != nil {
+			return err
+		}
+		if sess.EndedAt != nil {
+			// As git branch -d of a deleted branch would not pretend.
+			return emit(c, sess, func(io.Writer) {
+				confirm(c, "session %s had already ended (%s): nothing to do", sess.ID, when(*sess.EndedAt))
+			})
+		}
+		if sess, err = db.EndSession(ctx, sess.ID); err != nil {
 			return err
 		}
 		return emit(c, sess, func(io.Writer) { confirm(c, "ended session %s", sess.ID) })
 	})
+}
+
+// resolveSession finds the session a person names: its sesn_ id, or the
+// end of one (at least 6 characters) as memfs log and session list show
+// it. No such session is exit 3 wherever a session is named.
+func resolveSession(ctx context.Context, db *versions.DB, ref string) (*versions.Session, error) {
+	if strings.HasPrefix(ref, "sesn_") {
+		return db.GetSession(ctx, ref)
+	}
+	notFound := &versions.Error{Code: versions.CodeNotFound, Object: versions.ObjectSession, Message: fmt.Sprintf(
+		"no session %q: give a sesn_ id, or the last %d characters of one as memfs log and memfs session list show them", ref, shortIDLen)}
+	if len(ref) < 6 || strings.ContainsAny(ref, "_/ ") {
+		return nil, notFound
+	}
+	var found []versions.Session
+	o := versions.SessionListOptions{IncludeArchived: true, Limit: versions.MaxPageSize}
+	for {
+		page, err := db.ListSessions(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range page.Data {
+			if strings.HasSuffix(strings.ToUpper(s.ID), strings.ToUpper(ref)) {
+				found = append(found, s)
+			}
+		}
+		if page.NextPage == nil || *page.NextPage == "" {
+			break
+		}
+		o.Page = *page.NextPage
+	}
+	switch len(found) {
+	case 0:
+		return nil, notFound
+	case 1:
+		return &found[0], nil
+	}
+	return nil, invalidf("%d sessions end in %q (%s, …): give more characters", len(found), ref, found[0].ID)
+}
+
+// writePrefixes reads --write-prefix STORE=/FOLDER/ into the attachments
+// of attach (index: store id to attachment), naming the store as
+// --instructions does.
+func writePrefixes(ctx context.Context, c *cli.Context, db *versions.DB, attach []versions.AttachmentParams, index map[string]int) error {
+	for _, p := range c.StringSlice("write-prefix") {
+		ref, prefix, ok := strings.Cut(p, "=")
+		if !ok || ref == "" || prefix == "" {
+			return usageFor(c, "--write-prefix %q is not STORE=/FOLDER/ (as --write-prefix Notes=/projects/p1/)", p)
+		}
+		s, err := resolveStore(ctx, db, ref)
+		if err != nil {
+			return err
+		}
+		i, ok := index[s.ID]
+		if !ok {
+			return usageFor(c, "--write-prefix names %s, which no --store attaches", ref)
+		}
+		attach[i].WritePrefix = prefix
+	}
+	return nil
 }

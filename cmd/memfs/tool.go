@@ -26,9 +26,10 @@ and each output line the matching result:
    {"type":"tool_result","content":"…","is_error":false}
 /memories is the store's root. Writes are versions attributed to the OS user,
 or to the session named by --session (which must have the store attached; a
-read_only attachment refuses every change). A command that fails is a result
-with is_error true, not a failure of memfs tool, which exits 0 at the end of
-its input.`,
+read_only attachment refuses every change, and one with a write prefix every
+change outside it). A command that fails is a result with is_error true, not a
+failure of memfs tool, which exits 0 at the end of its input, or 6 when a
+change was refused as read-only to the session.`,
 		ArgsUsage: "STORE",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "session", Usage: "act for session `ID`: its writes, its access to the store"},
@@ -44,8 +45,11 @@ func toolRun(c *cli.Context) error {
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
 		tool := memtool.New(db, s.ID, cliActor())
 		if id := c.String("session"); id != "" {
-			var err error
-			if tool, err = memtool.ForSession(ctx, db, s.ID, id); err != nil {
+			sess, err := resolveSession(ctx, db, id)
+			if err != nil {
+				return err
+			}
+			if tool, err = memtool.ForSession(ctx, db, s.ID, sess.ID); err != nil {
 				return err
 			}
 		}
@@ -70,12 +74,16 @@ func serveLines(ctx context.Context, tool *memtool.Tool, in io.Reader, out io.Wr
 	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	refused := 0
 	for {
 		line, over, err := readLine(r, max)
 		if over || len(bytes.TrimSpace(line)) > 0 {
 			res := memtool.Result{Content: fmt.Sprintf("Error: The command is over the limit of %d bytes per line (the store's memory limit and %d bytes for the JSON around it): send a smaller command, or split the content over several commands", max, toolLineSlack), IsError: true}
 			if !over {
 				res = tool.RunJSON(ctx, line)
+			}
+			if res.ReadOnly {
+				refused++
 			}
 			if err := enc.Encode(res); err != nil {
 				return err
@@ -85,6 +93,12 @@ func serveLines(ctx context.Context, tool *memtool.Tool, in io.Reader, out io.Wr
 			}
 		}
 		if errors.Is(err, io.EOF) {
+			if refused > 0 {
+				// Every result was written; the exit status tells a
+				// script what a read-only refusal means everywhere.
+				return &versions.Error{Code: versions.CodeReadOnly, Message: fmt.Sprintf(
+					"%d of the commands would have changed what the session may not write (see their results); nothing of them was changed", refused)}
+			}
 			return nil
 		}
 		if err != nil {

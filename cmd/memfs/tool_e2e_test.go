@@ -35,7 +35,9 @@ func (e *e2eEnv) tool(t *testing.T, lines []string, args ...string) []toolResult
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil {
+	// Exit 6 says a change was refused as read-only to the session; the
+	// results are there all the same.
+	if err != nil && cmd.ProcessState.ExitCode() != exitReadOnly {
 		t.Fatalf("memfs tool %v: %v\n%s", args, err, stderr.String())
 	}
 	var res []toolResult
@@ -219,8 +221,8 @@ func TestToolOverHTTP(t *testing.T) {
 			`{"type":"tool_result","content":"File created successfully at: /memories/by-key.md","is_error":false}`},
 		{sess, `{"command":"create","path":"/memories/by-session.md","file_text":"s"}`, 200,
 			`{"type":"tool_result","content":"File created successfully at: /memories/by-session.md","is_error":false}`},
-		{roSess, `{"command":"delete","path":"/memories/by-key.md"}`, 200,
-			`{"type":"tool_result","content":"Error: Cannot delete /memories/by-key.md: memory store ` + store + ` is attached read-only to session ` + roSess + `; nothing was changed","is_error":true}`},
+		{roSess, `{"command":"delete","path":"/memories/by-key.md"}`, 403,
+			`{"type":"error","error":{"type":"permission_error","message":"Cannot delete /memories/by-key.md: memory store ` + store + ` is attached read-only to session ` + roSess + `; nothing was changed"}}`},
 		{roSess, `{"command":"view","path":"/memories/by-key.md"}`, 200,
 			`{"type":"tool_result","content":"Here's the content of /memories/by-key.md with line numbers:\n     1\t<b>key</b>\n     2\t","is_error":false}`},
 		{"", `{"command":"view","path":"/memories/../x"}`, 200,

@@ -90,7 +90,6 @@ func versionList(c *cli.Context) error {
 		return err
 	}
 	o := versions.VersionListOptions{
-		SessionID: c.String("session"),
 		Operation: op,
 		View:      view,
 		Limit:     limit,
@@ -100,28 +99,40 @@ func versionList(c *cli.Context) error {
 		return err
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		var page *versions.Page[versions.Version]
-		switch ref := c.String("memory"); {
-		case ref != "" && !strings.HasPrefix(ref, "mem_"):
-			// A path: its history, as memfs log PATH shows it.
-			if o.Operation != "" || o.SessionID != "" {
-				return usageFor(c, "--memory %s is a path: --operation and --session filter one memory's versions; give its mem_ id (see memfs log %s %s)", ref, s.ID, ref)
+		if ref := c.String("session"); ref != "" {
+			sess, err := resolveSession(ctx, db, ref)
+			if err != nil {
+				return err
 			}
-			page, err = db.PathHistory(ctx, s.ID, ref, versions.PathHistoryOptions{CreatedGTE: o.CreatedGTE, CreatedLTE: o.CreatedLTE, View: o.View, Limit: o.Limit, Page: o.Page})
-			if err == nil && len(page.Data) == 0 && o.Page == "" {
-				err = noPathHistory(s.ID, ref)
-			}
-		default:
-			o.MemoryID = ref
-			page, err = db.ListVersions(ctx, s.ID, o)
+			o.SessionID = sess.ID
 		}
-		if err != nil {
-			return err
-		}
-		err = emit(c, page, func(w io.Writer) { printVersions(w, page.Data, time.Now()) })
-		nextPageHint(c, page.NextPage)
-		return err
+		return listVersionsOf(c, ctx, db, s, o)
 	})
+}
+
+func listVersionsOf(c *cli.Context, ctx context.Context, db *versions.DB, s *versions.Store, o versions.VersionListOptions) error {
+	var page *versions.Page[versions.Version]
+	var err error
+	switch ref := c.String("memory"); {
+	case ref != "" && !strings.HasPrefix(ref, "mem_"):
+		// A path: its history, as memfs log PATH shows it.
+		if o.Operation != "" || o.SessionID != "" {
+			return usageFor(c, "--memory %s is a path: --operation and --session filter one memory's versions; give its mem_ id (see memfs log %s %s)", ref, s.ID, ref)
+		}
+		page, err = db.PathHistory(ctx, s.ID, ref, versions.PathHistoryOptions{CreatedGTE: o.CreatedGTE, CreatedLTE: o.CreatedLTE, View: o.View, Limit: o.Limit, Page: o.Page})
+		if err == nil && len(page.Data) == 0 && o.Page == "" {
+			err = noPathHistory(s.ID, ref)
+		}
+	default:
+		o.MemoryID = ref
+		page, err = db.ListVersions(ctx, s.ID, o)
+	}
+	if err != nil {
+		return err
+	}
+	err = emit(c, page, func(w io.Writer) { printVersions(w, page.Data, time.Now()) })
+	nextPageHint(c, page.NextPage)
+	return err
 }
 
 // printVersions is the table of memfs log and version list.
