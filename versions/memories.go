@@ -109,6 +109,11 @@ func (db *DB) UpdateMemory(ctx context.Context, storeID, memoryID string, u Memo
 			// A retried request whose change already happened: succeed, write nothing.
 			u.Path = nil
 		}
+		if u.Path != nil && *u.Path != m.Path {
+			if err := guardName(r, s, *u.Path); err != nil {
+				return err
+			}
+		}
 		if out, err = applyUpdate(r, s, m, u, "", by); err != nil || out.Content != nil {
 			return err
 		}

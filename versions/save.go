@@ -240,6 +240,11 @@ func saveVersion(r *run, s *storeRow, m *memRow, req SaveReq, content, sha strin
 		}
 		return nil
 	}
+	if u.Path != nil && *u.Path != m.Path {
+		if err := guardName(r, s, *u.Path); err != nil {
+			return err
+		}
+	}
 	if s.Guard != GuardOff && sha != m.ContentSHA256 {
 		var base string
 		if known != nil {
