@@ -285,4 +285,3 @@ echo second > "$ROOT/agent-notes/n.md"
 		t.Errorf("--checkpoint=false took one: %+v", cps.Data)
 	}
 }
-
