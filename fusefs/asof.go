@@ -137,9 +137,6 @@ func (h *historyRoot) loadAsOf(ctx context.Context, name string) (*asofView, sys
 	seen := map[string]bool{}
 	for i := range files {
 		f := &files[i]
-		if asofHidden(f) {
-			continue
-		}
 		v.files[f.Memory.Path] = f
 		dir, base := "/", ""
 		segs := pathSegments(f.Memory.Path)
@@ -164,12 +161,6 @@ func (h *historyRoot) loadAsOf(ctx context.Context, name string) (*asofView, sys
 	h.asof.put(name, v)
 	return v, 0
 }
-
-// asofHidden is where versions that must not be read through the tree
-// are left out. Redacted versions are listed and read empty, as in the
-// per-path tree; a rule the credential guard sets for .history (versions
-// it flagged) applies here too, once it exists.
-func asofHidden(f *versions.SnapshotFile) bool { return false }
 
 // lookupAsOf looks up <slug>@<when> in /.history.
 func (h *historyRoot) lookupAsOf(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -331,15 +322,13 @@ func (n *asofFile) content(ctx context.Context, op string) (*historyContent, sys
 		return c, 0
 	}
 	sm := n.v.sm
-	content, redacted, err := sm.srv.db.SnapshotContent(detach(ctx), sm.id, id)
+	// Redacted, or withheld by the guard (versions.WithheldFromHistory):
+	// empty, as in the per-path tree.
+	content, _, err := sm.srv.db.SnapshotContent(detach(ctx), sm.id, id)
 	if err != nil {
 		return nil, sm.errnoOf(op, n.show(), err)
 	}
-	c := &historyContent{}
-	if !redacted {
-		c.data = []byte(content)
-	}
-	return n.v.st.put(id, c), 0
+	return n.v.st.put(id, &historyContent{data: []byte(content)}), 0
 }
 
 func (n *asofFile) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {

@@ -77,7 +77,10 @@ os.rename(tmp, "x.md")`},
 // TestAtomicSaveConflict is the two-mount case: B's tool reads x.md (v1),
 // A saves v2, then the tool renames its temporary file over x.md. The
 // version it makes is flagged as a conflict, for each tool; in strict mode
-// the rename fails with ESTALE and x.md keeps v2. The same scenarios run
+// the rename fails with ESTALE and x.md keeps v2. The kernel retries a
+// rename that failed with ESTALE once, after looking the names up again:
+// the retry finds the base by the target's path, on whatever node the
+// kernel has for it then. The same scenarios run
 // without a mount in internal/mirror (AtomicSaveConflict).
 func TestAtomicSaveConflict(t *testing.T) {
 	for name, argv := range atomicSavers {

@@ -389,7 +389,11 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 	}
 	n.opens++
 	if n.memID != "" && !n.localLocked() {
-		n.sm.opened.Note(int(callerTID(ctx)), n.memID, n.buf.base)
+		// By path: the rename that ends an atomic save names the target
+		// by path, and the kernel may have a new node for it by then.
+		if p, ok := n.path(); ok {
+			n.sm.opened.Note(int(callerTID(ctx)), p, n.buf.base)
+		}
 	}
 	h := &handle{append: flags&syscall.O_APPEND != 0}
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {

@@ -229,10 +229,7 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 				df.markUnlinked()
 			}
 		}
-		base := ""
-		if dfStored {
-			base = sm.atomicBase(ctx, sf, df, newName)
-		}
+		base := sm.atomicBase(ctx, sf, df, to, newName)
 		if sf.pendID == 0 {
 			// Never saved: its first save is at its new name, so that the
 			// old one leaves nothing in the history.
@@ -278,21 +275,27 @@ func (sm *storeMount) renameLocal(ctx context.Context, sf, df *fileNode, from, t
 	return true, 0
 }
 
-// atomicBase is the version an atomic save of sf over df started from: the
-// version of df's memory that the renaming process (its thread group: a
-// runtime may read and rename from different threads) last opened; else
-// df's head when sf was created with a temporary name beside it; else
-// df's head now (no conflict can be told). Called under sf's lock; takes
-// df's (source then destination, doc.go).
-func (sm *storeMount) atomicBase(ctx context.Context, sf, df *fileNode, newName string) string {
-	df.mu.Lock()
-	mem, head := df.memID, df.head
-	df.mu.Unlock()
-	if v, ok := sm.opened.Version(int(callerTID(ctx)), mem); ok {
+// atomicBase is the version an atomic save of sf over the file at to
+// started from: the version at to that the renaming process (its thread
+// group: a runtime may read and rename from different threads) last
+// opened; else the head of the memory there when sf was created with a
+// temporary name beside it; else the head of df, the node the kernel has
+// there; "" when nothing is known (no conflict can be told). Called under
+// sf's lock; takes df's (source then destination, doc.go).
+func (sm *storeMount) atomicBase(ctx context.Context, sf, df *fileNode, to, newName string) string {
+	if v, ok := sm.opened.Version(int(callerTID(ctx)), to); ok {
 		return v
 	}
 	if v, ok := sf.siblings[newName]; ok {
 		return v
 	}
-	return head
+	if df == nil {
+		return ""
+	}
+	df.mu.Lock()
+	defer df.mu.Unlock()
+	if df.localLocked() {
+		return ""
+	}
+	return df.head
 }

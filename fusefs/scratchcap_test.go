@@ -83,3 +83,20 @@ func TestPendingCountsTowardQuota(t *testing.T) {
 		t.Errorf("pending files %+v, want the two saved within the quota, live", files)
 	}
 }
+
+// A temporary file's content counts toward the mount's unsaved budget
+// until it is published: the mount keeps its buffer, and past the budget
+// the next write fails with ENOSPC.
+func TestPendingCountsTowardUnsavedBudget(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "Pending budget")
+	_, dir := e.mountStore(t, st, Options{Grace: time.Minute, MaxUnsavedBytes: 8 << 10})
+	big := strings.Repeat("b", 3<<10)
+	for i := range 2 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf(".tmp-%d-y", i)), []byte(big), 0o644); err != nil {
+			t.Fatalf("temporary file %d within the budget: %v", i, err)
+		}
+	}
+	err := os.WriteFile(filepath.Join(dir, ".tmp-2-y"), []byte(big), 0o644)
+	wantErrno(t, "a temporary file past the unsaved budget", err, syscall.ENOSPC)
+}

@@ -141,8 +141,13 @@ func resolveAsOf(r *run, s *storeRow, when string) (*AsOf, error) {
 // posAt sets a.Pos to the latest version saved at or before a.Time.
 func posAt(r *run, s *storeRow, a *AsOf) error {
 	lo, hi := s.versionRange()
-	return r.scan("SELECT coalesce(max(seq), ?1) FROM versions WHERE seq > ?1 AND seq < ?2 AND created_at <= ?3",
+	// Read from the newest back: a recent moment is found at once.
+	err := r.scan("SELECT seq FROM versions WHERE seq > ? AND seq < ? AND created_at <= ? ORDER BY seq DESC LIMIT 1",
 		[]any{lo, hi, a.Time.UnixNano()}, &a.Pos)
+	if err == sql.ErrNoRows {
+		a.Pos, err = lo, nil
+	}
+	return err
 }
 
 // SnapshotFile is one memory of a store as of a moment.
@@ -172,13 +177,22 @@ func (f SnapshotFile) MarshalJSON() ([]byte, error) {
 	}{"memory", plain(f.Memory), f.Writer, f.Redacted})
 }
 
-// snapshotQuery reads, of each memory with a version in the store's rows
-// ?1..?2 (inclusive at ?2), its latest version there and its first one's
-// time.
-const snapshotQuery = `SELECT h.first, v.seq, v.id, v.memory_id, v.operation, v.created_at, v.actor_type, v.actor_id,
-	v.redacted_at, v.path, v.sha, v.size
-	FROM (SELECT max(seq) AS seq, min(created_at) AS first FROM versions WHERE seq > ?1 AND seq <= ?2 GROUP BY memory_id) h
-	JOIN versions v ON v.seq = h.seq`
+// A snapshot starts from the live memories and takes back what changed
+// after the position: a live memory whose head is at or before it is as it
+// was then, and each memory with a version after it (a row range of the
+// store, short for a recent position) is what its latest version up to
+// the position says, a seek of versions_memory each, in one statement. A position in the
+// past costs what changed since, not the store's whole history.
+const (
+	snapshotLive = `SELECT m.id, m.path, m.head, m.version_id, m.sha, m.size, m.created_at, m.updated_at, v.actor_type, v.actor_id
+		FROM memories m JOIN versions v ON v.seq = m.head WHERE m.store = ? AND m.head <= ?`
+	snapshotThen = `SELECT t.first, v.seq, v.id, v.memory_id, v.operation, v.created_at, v.actor_type, v.actor_id, v.redacted_at, v.path, v.sha, v.size
+		FROM (SELECT c.memory_id,
+			(SELECT s.seq FROM versions s WHERE s.memory_id = c.memory_id AND s.seq > ?1 AND s.seq <= ?2 ORDER BY s.seq DESC LIMIT 1) AS at,
+			(SELECT s.created_at FROM versions s WHERE s.memory_id = c.memory_id AND s.seq > ?1 AND s.seq < ?3 ORDER BY s.seq LIMIT 1) AS first
+			FROM (SELECT DISTINCT memory_id FROM versions WHERE seq > ?2 AND seq < ?3) c) t
+		JOIN versions v ON v.seq = t.at`
+)
 
 // Snapshot lists the store as of a (ResolveAsOf) in path order, without
 // content. Errors: CodeNotFound (no store).
@@ -196,27 +210,50 @@ func (db *DB) Snapshot(ctx context.Context, a *AsOf) ([]SnapshotFile, error) {
 }
 
 func snapshot(r *run, storeSeq int64, storeID string, pos int64) ([]SnapshotFile, error) {
-	lo, _ := versionRange(storeSeq)
-	rows, err := r.query(snapshotQuery, lo, pos)
+	lo, hi := versionRange(storeSeq)
+	var out []SnapshotFile
+	rows, err := r.query(snapshotLive, storeSeq, pos)
 	if err != nil {
 		return nil, err
 	}
-	var out []SnapshotFile
-	var redacted []int
 	for rows.Next() {
 		var f SnapshotFile
-		var first, created int64
+		m := &f.Memory
+		var created, updated int64
+		var at, aid sql.NullString
+		if err := rows.Scan(&m.ID, &m.Path, &f.seq, &m.VersionID, &m.ContentSHA256, &m.ContentSize, &created, &updated, &at, &aid); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		m.StoreID, m.CreatedAt, m.UpdatedAt = storeID, fromNanos(created), fromNanos(updated)
+		if at.Valid {
+			f.Writer = &Actor{Type: at.String, ID: aid.String}
+		}
+		out = append(out, f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err = r.query(snapshotThen, lo, pos, hi)
+	if err != nil {
+		return nil, err
+	}
+	var redacted bool
+	for rows.Next() {
+		var f SnapshotFile
+		var created, first int64
 		var op string
 		var id, at, aid, path, sha sql.NullString
 		var red, size sql.NullInt64
-		if err := rows.Scan(&first, &f.seq, &id, &f.Memory.ID, &op, &created, &at, &aid, &red, &path, &sha, &size); err != nil {
+		m := &f.Memory
+		if err := rows.Scan(&first, &f.seq, &id, &m.ID, &op, &created, &at, &aid, &red, &path, &sha, &size); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		if Operation(op) == OpDeleted {
 			continue
 		}
-		m := &f.Memory
 		m.StoreID, m.Path, m.ContentSHA256, m.ContentSize = storeID, path.String, sha.String, int(size.Int64)
 		m.VersionID = id.String
 		if !id.Valid {
@@ -227,7 +264,7 @@ func snapshot(r *run, storeSeq int64, storeID string, pos int64) ([]SnapshotFile
 			f.Writer = &Actor{Type: at.String, ID: aid.String}
 		}
 		if f.Redacted = red.Valid; f.Redacted {
-			redacted = append(redacted, len(out))
+			redacted = true
 		}
 		out = append(out, f)
 	}
@@ -235,7 +272,7 @@ func snapshot(r *run, storeSeq int64, storeID string, pos int64) ([]SnapshotFile
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(redacted) > 0 {
+	if redacted {
 		placed, err := redactedPlaces(r, storeSeq, storeID)
 		if err != nil {
 			return nil, err
@@ -259,25 +296,32 @@ func snapshot(r *run, storeSeq int64, storeID string, pos int64) ([]SnapshotFile
 	return out, nil
 }
 
-// SnapshotContent returns the content of a version the snapshot listed
-// ("" for a redacted one; redacted reports it). Errors: CodeNotFound.
-func (db *DB) SnapshotContent(ctx context.Context, storeID, versionID string) (content string, redacted bool, err error) {
+// SnapshotContent returns the content of a version the snapshot listed,
+// as the history views show it: "" and why (redacted, or withheld by the
+// credential guard: WithheldFromHistory) when they show none. Errors:
+// CodeNotFound.
+func (db *DB) SnapshotContent(ctx context.Context, storeID, versionID string) (content, empty string, err error) {
 	err = db.read(ctx, "read a store as of a moment", func(r *run) error {
-		seq, err := db.storeSeq(r, storeID)
+		s, err := loadStoreLite(r, storeID, false)
 		if err != nil {
 			return err
 		}
-		v, _, err := loadVersion(r, &storeRow{Store: Store{ID: storeID}, seq: seq}, versionID)
+		v, _, err := loadVersion(r, s, versionID)
 		if err != nil {
 			return err
 		}
-		content, redacted = "", v.RedactedAt != nil
-		if v.Content != nil && !redacted {
+		content, empty = "", ""
+		switch {
+		case v.RedactedAt != nil:
+			empty = "redacted"
+		case WithheldFromHistory(s.Guard, v):
+			empty = WithheldReason
+		case v.Content != nil:
 			content = *v.Content
 		}
 		return nil
 	})
-	return content, redacted, err
+	return content, empty, err
 }
 
 // SnapshotOptions select what StoreAsOf lists.

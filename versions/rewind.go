@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/memfs/memfs/guard"
 )
 
 // Rewinding a store (restore as of a moment, undo of a session) is one
@@ -236,15 +238,18 @@ func applyChange(r *run, s *storeRow, c *PlannedChange, by Actor) (bool, error) 
 		}
 		return true, err
 	case ActModify, ActRecreate:
-		except := ""
-		if c.live != nil {
-			except = c.live.ID
-		}
-		if err := checkFree(r, s, c.Path, except); err != nil {
-			if ErrorCode(err) == CodePathConflict {
-				return false, nil
+		// A memory that stays at its path holds it already.
+		if c.live == nil || c.live.Path != c.Path {
+			except := ""
+			if c.live != nil {
+				except = c.live.ID
 			}
-			return false, err
+			if err := checkFree(r, s, c.Path, except); err != nil {
+				if ErrorCode(err) == CodePathConflict {
+					return false, nil
+				}
+				return false, err
+			}
 		}
 		content, err := headContent(r, c.fromSeq)
 		if err != nil {
@@ -255,12 +260,14 @@ func applyChange(r *run, s *storeRow, c *PlannedChange, by Actor) (bool, error) 
 			u := MemoryUpdate{Path: &c.Path, pathFree: true}
 			if c.sha != c.live.ContentSHA256 {
 				u.from, u.fromSize = c.fromSeq, c.size
-				base, err := headContent(r, c.live.head)
-				if err != nil {
-					return false, err
-				}
-				if err := guardCheck(r, s, c.Path, base, content); err != nil {
-					return skipGuard(c, err)
+				if s.Guard != guard.Off {
+					base, err := headContent(r, c.live.head)
+					if err != nil {
+						return false, err
+					}
+					if err := guardCheck(r, s, c.Path, base, content); err != nil {
+						return skipGuard(c, err)
+					}
 				}
 			}
 			m, err = applyUpdate(r, s, c.live, u, c.sha, by)

@@ -7,24 +7,24 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// guarded is a version's content as a page may show it. Content in which
-// the credential guard finds a secret is never shown, whether the store's
-// guard refused it, warned or was off: the page names the rule and the
-// line instead, as `memfs scan` does, until the version is redacted.
+// guarded is a version's content as a page may show it. Content the
+// history views withhold (versions.WithheldFromHistory: the guard finds a
+// credential in it and nobody redacted it yet) is not shown: the page
+// names the rule and the line instead, as `memfs scan` does.
 type guarded struct {
 	Text     string
 	Missing  bool // a deletion or a redaction: no content
 	Findings []guard.Finding
 }
 
-func guardedText(c *string) guarded {
-	if c == nil {
+func guardedText(st *versions.Store, v *versions.Version) guarded {
+	if v == nil || v.Content == nil {
 		return guarded{Missing: true}
 	}
-	if f := guard.Scan(*c); len(f) > 0 {
-		return guarded{Findings: f}
+	if versions.WithheldFromHistory(st.Guard, v) {
+		return guarded{Findings: guard.Scan(*v.Content)}
 	}
-	return guarded{Text: *c}
+	return guarded{Text: *v.Content}
 }
 
 // diffPage compares two versions, or a version and its memory's head:
@@ -68,10 +68,7 @@ func (u *UI) diffPage(w http.ResponseWriter, r *http.Request, me *who) error {
 			return err
 		}
 	}
-	a, b := guarded{Missing: true}, guardedText(to.Content)
-	if from != nil {
-		a = guardedText(from.Content)
-	}
+	a, b := guardedText(st, from), guardedText(st, to)
 	split := q.Get("view") == "split"
 	data := map[string]any{"Store": st, "From": from, "To": to, "A": a, "B": b, "Split": split, "Path": versionPath(to, from)}
 	if len(a.Findings) == 0 && len(b.Findings) == 0 {

@@ -239,7 +239,7 @@ func (u *UI) versionPage(w http.ResponseWriter, r *http.Request, me *who) error 
 	data := map[string]any{
 		"Store": st, "V": v, "Path": path, "Prev": prev, "Head": head,
 		"IsHead":  head != nil && head.VersionID == v.ID,
-		"Content": guardedText(v.Content),
+		"Content": guardedText(st, v),
 	}
 	u.render(w, r, me, http.StatusOK, "version", path, data)
 	return nil

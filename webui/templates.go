@@ -7,7 +7,7 @@ import (
 )
 
 // pageNames are the pages, each its templates/NAME.html with the layout.
-var pageNames = []string{"error", "signin", "stores", "tree", "history", "version", "diff", "confirm", "sessions", "session", "undo"}
+var pageNames = []string{"error", "signin", "stores", "tree", "history", "version", "diff", "confirm", "sessions", "session", "undo", "search"}
 
 var funcs = template.FuncMap{
 	"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },

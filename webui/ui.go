@@ -89,6 +89,7 @@ func (u *UI) routes() {
 	u.page("GET /ui/{$}", u.storesPage)
 	u.page("GET /ui/stores/{store}/{$}", u.treePage)
 	u.page("GET /ui/stores/{store}/history", u.historyPage)
+	u.page("GET /ui/stores/{store}/search", u.searchPage)
 	u.page("GET /ui/stores/{store}/versions/{version}", u.versionPage)
 	u.page("GET /ui/stores/{store}/diff", u.diffPage)
 	u.page("GET /ui/stores/{store}/versions/{version}/{action}", u.confirmPage)

@@ -65,7 +65,7 @@ func (e *e2eEnv) settle(t *testing.T) {
 		t.Fatalf("open %s: %v", e.dbPath, err)
 	}
 	defer db.Close()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(versions.LeaseTTL + 3*time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if pending, err := db.HasPending(context.Background()); err != nil || !pending {
 			return
 		}

@@ -111,12 +111,17 @@ func restoreAsOf(c *cli.Context) error {
 	}
 	when := c.String("as-of")
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
+		what := fmt.Sprintf("restore store %s as of %s", s.ID, when)
+		apply := func() (*versions.Plan, error) { return db.RestoreAsOf(ctx, s.ID, when, false, cliActor()) }
+		if !mustAsk(c) {
+			return rewind(c, nil, what, apply, false)
+		}
 		plan, err := db.RestoreAsOf(ctx, s.ID, when, true, cliActor())
 		if err != nil {
 			return err
 		}
-		what := fmt.Sprintf("restore store %s as of %s", s.ID, describeAsOf(plan.AsOf))
-		return rewind(c, plan, what, func() (*versions.Plan, error) { return db.RestoreAsOf(ctx, s.ID, when, false, cliActor()) }, false)
+		what = fmt.Sprintf("restore store %s as of %s", s.ID, describeAsOf(plan.AsOf))
+		return rewind(c, plan, what, apply, false)
 	})
 }
 
@@ -139,6 +144,19 @@ func describeAsOf(a *versions.AsOf) string {
 // what was done. strict: anything skipped exits 4.
 func rewind(c *cli.Context, plan *versions.Plan, what string, apply func() (*versions.Plan, error), strict bool) error {
 	dry := c.Bool("dry-run")
+	if plan == nil {
+		// Nobody is asked (--yes, or no terminal): the plan is made
+		// once, by the run that applies it, and printed as applied.
+		done, err := apply()
+		if err != nil {
+			return err
+		}
+		if !asJSON(c) {
+			printPlan(c.App.Writer, done)
+		}
+		plan = &versions.Plan{}
+		return rewindDone(c, plan, done, what, strict)
+	}
 	if !asJSON(c) {
 		printPlan(c.App.Writer, plan)
 	}
@@ -167,11 +185,17 @@ func rewind(c *cli.Context, plan *versions.Plan, what string, apply func() (*ver
 	if err != nil {
 		return err
 	}
+	return rewindDone(c, plan, done, what, strict)
+}
+
+// rewindDone prints what an applied plan did (the skips the plan printed
+// before did not show) and picks the exit code.
+func rewindDone(c *cli.Context, plan, done *versions.Plan, what string, strict bool) error {
 	if asJSON(c) {
 		if err := emit(c, done, nil); err != nil {
 			return err
 		}
-	} else {
+	} else if len(plan.Changes) > 0 {
 		for _, ch := range done.Changes {
 			if ch.Action == versions.ActSkip && !skippedIn(plan, ch.MemoryID) {
 				printPlan(c.App.Writer, &versions.Plan{Changes: []versions.PlannedChange{ch}})
@@ -271,7 +295,19 @@ func undo(c *cli.Context) error {
 		var firstErr error
 		wrote := 0
 		for _, id := range stores {
-			plan, err := db.UndoSession(ctx, id, sessionID, o, cliActor())
+			what := fmt.Sprintf("undo session %s in store %s", sessionID, id)
+			apply := func() (*versions.Plan, error) {
+				real := o
+				real.DryRun = false
+				return db.UndoSession(ctx, id, sessionID, real, cliActor())
+			}
+			var plan *versions.Plan
+			var err error
+			if mustAsk(c) {
+				plan, err = db.UndoSession(ctx, id, sessionID, o, cliActor())
+			} else {
+				plan, err = apply() // planned by the run that applies it
+			}
 			if len(stores) > 1 && (versions.SessionWroteNothing(err) || versions.ErrorCode(err) == versions.CodeNotFound && strings.Contains(err.Error(), id)) {
 				continue // a store the session did not write, or deleted since
 			}
@@ -279,13 +315,15 @@ func undo(c *cli.Context) error {
 				return err
 			}
 			wrote++
-			what := fmt.Sprintf("undo session %s in store %s", sessionID, id)
-			apply := func() (*versions.Plan, error) {
-				real := o
-				real.DryRun = false
-				return db.UndoSession(ctx, id, sessionID, real, cliActor())
+			if mustAsk(c) {
+				err = rewind(c, plan, what, apply, true)
+			} else {
+				if !asJSON(c) {
+					printPlan(c.App.Writer, plan)
+				}
+				err = rewindDone(c, &versions.Plan{}, plan, what, true)
 			}
-			if err := rewind(c, plan, what, apply, true); err != nil && firstErr == nil {
+			if err != nil && firstErr == nil {
 				firstErr = err
 				if exitCode(err) != exitConflict {
 					return err
@@ -358,4 +396,10 @@ func printPruneKept(c *cli.Context, kept []versions.KeptVersion, expiring []vers
 	for _, cp := range expiring {
 		confirm(c, "removing session checkpoint %s (taken %s): past the retention window", cp.Name, when(cp.CreatedAt))
 	}
+}
+
+// mustAsk: the command prints its plan and asks before it writes (a dry
+// run, or a person at a terminal without --yes).
+func mustAsk(c *cli.Context) bool {
+	return c.Bool("dry-run") || !c.Bool("yes") && isTerminal(stdin)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/memfs/memfs/guard/guardtest"
 	"github.com/memfs/memfs/versions"
 	"github.com/memfs/memfs/versions/pgtest"
 )
@@ -182,6 +183,10 @@ func runUIBrowser(t *testing.T, e *e2eEnv) {
 	e.cli(t, "memory", "create", storeID, "--path", "/notes/old.md", "--content", "to be deleted\n")
 	e.cli(t, "checkpoint", "create", storeID, "--name", "before-cleanup")
 	e.cli(t, "memory", "delete", storeID, "/notes/old.md")
+	warned := strings.TrimSpace(e.cli(t, "store", "create", "--name", "Warned", "--guard", "warn"))
+	cred := guardtest.One("github")
+	e.cli(t, "memory", "create", warned, "--path", "/cfg.env", "--content", "# settings\n"+cred.Text)
+	e.cli(t, "memory", "update", warned, "/cfg.env", "--content", "# settings\ntoken: in the vault\n")
 	rw := e.apiKey(t)
 	ro := strings.TrimSpace(e.cli(t, "apikey", "create", "--name", "viewer", "--read-only"))
 	srv := e.startServe(t)
@@ -302,6 +307,39 @@ func runUIBrowser(t *testing.T, e *e2eEnv) {
 		if got := e.cli(t, "memory", "get", storeID, "/notes/todo.md"); got != "buy milk\nwrite the report\ncall Ann\n" {
 			t.Fatalf("after the restore the memory holds %q", got)
 		}
+	})
+
+	t.Run("Search", func(t *testing.T) {
+		b.run(t, "search the current memories", chromedp.Navigate(base+"/ui/stores/"+storeID+"/"),
+			chromedp.SendKeys(chromedp.CSS("#q"), "quarterly"), chromedp.Click(chromedp.CSS("#search")),
+			chromedp.WaitVisible(chromedp.CSS("#noresults")))
+		b.run(t, "search the history too", chromedp.Click(chromedp.CSS("#search-history")), chromedp.Click(chromedp.CSS("#search")),
+			chromedp.WaitVisible(chromedp.CSS("#results")))
+		if got := b.text(t, "#results"); !strings.Contains(got, "/notes/todo.md") || !strings.Contains(got, "write the quarterly report") {
+			t.Fatalf("a history search for a word the restore removed finds %q", got)
+		}
+		b.screenshot(t, "search")
+	})
+
+	t.Run("GuardedSecretNotShown", func(t *testing.T) {
+		noSecret := func(page string) {
+			t.Helper()
+			if body := eval[string](t, b, "document.documentElement.outerHTML"); strings.Contains(body, cred.Secret) {
+				t.Fatalf("the %s page holds the secret the guard flagged", page)
+			}
+		}
+		b.run(t, "open the history", chromedp.Navigate(base+"/ui/stores/"+warned+"/history?path=/cfg.env"),
+			chromedp.WaitVisible(chromedp.CSS("#history")),
+			chromedp.Click(chromedp.CSS("#history tr.op-created td a code")),
+			chromedp.WaitVisible(chromedp.CSS(".flagged")))
+		if got := b.text(t, ".flagged"); !strings.Contains(got, cred.Rule) || !strings.Contains(got, "line 2") {
+			t.Fatalf("the flagged version's page says %q, want rule %s at line 2", got, cred.Rule)
+		}
+		noSecret("version")
+		b.run(t, "diff it with the head", chromedp.Click(chromedp.CSS("a.diffhead")), chromedp.WaitVisible(chromedp.CSS(".flagged")))
+		noSecret("diff")
+		b.run(t, "search its history", chromedp.Navigate(base+"/ui/stores/"+warned+"/search?history=1&q=token"), chromedp.WaitVisible(chromedp.CSS("#results")))
+		noSecret("search")
 	})
 
 	t.Run("ForgedPostWithoutToken", func(t *testing.T) {

@@ -123,11 +123,13 @@ func (m *Mirror) openFile(e Open) Plan {
 		if f.State != StateMemory {
 			f.Buf, f.Loaded = nil, true
 		} else {
-			return Plan{Ask: &Request{Kind: AskLoad, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "opened"}}
+			return Plan{Ask: &Request{Kind: AskLoad, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "opened"}, Again: true}
 		}
 	}
 	if f.State == StateMemory {
-		m.opened.Note(e.Tgid, f.MemID, f.Base)
+		// By path: the rename that ends an atomic save names its target
+		// by path, whether or not the mirror still has a file there.
+		m.opened.Note(e.Tgid, f.Path, f.Base)
 	}
 	h := m.newHandle(f, e.Tgid, e.Write, e.Append)
 	if e.Trunc && len(f.Buf) > 0 {
@@ -279,7 +281,7 @@ func (m *Mirror) truncated(e Truncate) Plan {
 	}
 	if !f.Loaded {
 		if f.State == StateMemory {
-			return Plan{Ask: &Request{Kind: AskLoad, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "truncated"}}
+			return Plan{Ask: &Request{Kind: AskLoad, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "truncated"}, Again: true}
 		}
 		f.Loaded = true
 	}
@@ -327,6 +329,11 @@ func (m *Mirror) renamed(e Rename) Plan {
 	var dst *File
 	if id, ok := m.byPath[e.To]; ok && id != sid {
 		dst = m.files[id]
+	}
+	if dst != nil && dst.State == StateTemporary {
+		// The replaced temporary file's row goes first; then the rename.
+		return Plan{Ask: &Request{Kind: AskDrop, File: dst.ID, Pending: dst.Pending, Path: dst.Path, Cause: "replaced"}, Again: true,
+			Timers: []Timer{{Event: GraceEnded{dst.ID}, Stop: true}}}
 	}
 	toScratch, toTemp := m.isScratch(e.To), m.isTemp(e.To)
 	local := func(f *File) bool {
@@ -388,14 +395,16 @@ func (m *Mirror) renamed(e Rename) Plan {
 // consuming src's pending row in the same commit.
 func (m *Mirror) saveOver(src, dst *File, e Rename, pending int64) *Request {
 	r := &Request{Kind: AskSave, File: src.ID, Path: e.To, From: e.From, Content: string(src.Buf), Pending: pending, Cause: "renamed", Strict: m.o.Strict, Dirty: src.Dirty}
+	if v, ok := m.opened.Version(e.Tgid, e.To); ok {
+		r.Base = v
+	} else if v, ok := src.Siblings[path.Base(e.To)]; ok {
+		r.Base = v
+	}
 	switch {
 	case dst != nil && dst.State == StateMemory:
 		r.MemID, r.Over = dst.MemID, dst.ID
-		r.Base = dst.Head
-		if v, ok := m.opened.Version(e.Tgid, dst.MemID); ok {
-			r.Base = v
-		} else if v, ok := src.Siblings[path.Base(e.To)]; ok {
-			r.Base = v
+		if r.Base == "" {
+			r.Base = dst.Head
 		}
 	case m.held[e.To] != nil:
 		hd := m.held[e.To]

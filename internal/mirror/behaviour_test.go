@@ -185,6 +185,23 @@ var scenarios = []scenario{
 		r.expectHistory("/x", "created:ab")
 		r.expectHistory("/y.md", "created:cd")
 	}},
+	{name: "TemporaryReplaced", run: func(t *testing.T, r *rig) {
+		// cp a x.tmp; cp b y.tmp; mv y.tmp x.tmp; mv x.tmp x.md
+		for _, p := range []string{"/x.tmp", "/y.tmp"} {
+			h := r.create(p, tool)
+			r.write(h, 0, p)
+			r.close(h)
+		}
+		if e := r.rename("/y.tmp", "/x.tmp", tool); e != 0 {
+			t.Fatal(e)
+		}
+		r.rename("/x.tmp", "/x.md", tool)
+		r.advance(2 * grace)
+		r.expectHistory("/x.md", "created:/y.tmp")
+		if ps, _ := r.db.ListPending(ctx, r.store, r.eng.Owner.Mount, r.now); len(ps) != 0 {
+			t.Fatalf("pending rows left: %d", len(ps))
+		}
+	}},
 	{name: "TemporaryRemoved", run: func(t *testing.T, r *rig) {
 		h := r.create("/a.new", tool)
 		r.write(h, 0, "gone")
@@ -440,5 +457,3 @@ func runScenarios(t *testing.T) []mirror.Transition {
 	}
 	return all
 }
-
-func TestBehaviour(t *testing.T) { runScenarios(t) }

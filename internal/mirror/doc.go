@@ -51,6 +51,7 @@
 //	temporary  renamed              -             temporary
 //	temporary  grace                publish       memory
 //	temporary  unlinked             drop          gone
+//	temporary  replaced             drop          gone
 //	temporary  published-elsewhere  -             memory
 //	scratch    renamed              save          memory
 //	scratch    renamed              -             scratch

@@ -170,6 +170,10 @@ type Plan struct {
 	Reason string // why Errno, for the log
 	Err    error
 	Ask    *Request
+	// Again: once Ask's answer is applied without error, apply the
+	// event that made this plan again (a load before an open, a replaced
+	// temporary file's row dropped before a rename).
+	Again  bool
 	Notify []Notice
 	Timers []Timer
 	// The answers to Create and Lookup.

@@ -42,7 +42,7 @@ func NewLastOpened(maxTids, maxEach int) *LastOpened {
 	return &LastOpened{maxTids: maxTids, maxEach: maxEach, by: map[int]*openedBy{}}
 }
 
-// Note records that thread tid opened version ver of memory mem.
+// Note records that thread tid opened version ver of mem (a memory id or a path).
 func (o *LastOpened) Note(tid int, mem, ver string) {
 	if tid <= 0 || mem == "" || ver == "" {
 		return

@@ -89,9 +89,9 @@ func (r *rig) do(e mirror.Event) (mirror.Plan, syscall.Errno) {
 		before := r.db.Writes()
 		a := r.eng.Execute(ctx, *p.Ask)
 		r.writes += r.db.Writes() - before
-		load := p.Ask.Kind == mirror.AskLoad
+		again := p.Again
 		p = r.m.Apply(a)
-		if load && a.Err == nil {
+		if again && a.Err == nil {
 			p = r.m.Apply(e)
 			first = p
 		}

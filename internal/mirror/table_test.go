@@ -30,9 +30,10 @@ func docTable(t *testing.T) map[[3]string]bool {
 	return nil
 }
 
-// TestTransitionTable holds the code to the table in the package doc:
-// every change of state the behaviour suite makes is one of its rows, and
-// every row is made by some scenario.
+// TestTransitionTable is the behaviour suite (scenarios, one subtest
+// each) and holds the code to the table in the package doc: every change
+// of state the suite makes is one of its rows, and every row is made by
+// some scenario.
 func TestTransitionTable(t *testing.T) {
 	table := docTable(t)
 	seen := map[[3]string]bool{}
