@@ -64,10 +64,10 @@ type Options struct {
 // transactions begin IMMEDIATE; on PostgreSQL: a lock on the store's row),
 // and readers that never queue behind the writers.
 type DB struct {
-	// writes counts the write transactions that committed (Writes).
-	writes atomic.Int64
 	// statements counts the statements run (Statements).
 	statements atomic.Int64
+	// writes counts the write transactions that committed (Writes).
+	writes atomic.Int64
 	// where names the database in messages and logs: a SQLite file's
 	// absolute path, or a PostgreSQL server's host, port and database
 	// (never a password).

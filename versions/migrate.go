@@ -50,6 +50,9 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := db.refuseNewerSchema(ctx, names); err != nil {
+		return err
+	}
 	seen := map[int]string{}
 	for _, name := range names {
 		base := name[strings.LastIndexByte(name, '/')+1:]
@@ -89,6 +92,50 @@ func (db *DB) migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// refuseNewerSchema fails when the database records a migration this
+// build does not have: a newer memfs changed the schema, and this one
+// would write the old way (a save missing what the new schema keeps
+// consistent), so it must not open the database at all.
+func (db *DB) refuseNewerSchema(ctx context.Context, names []string) error {
+	known := map[int]bool{}
+	latest := ""
+	for _, name := range names {
+		base := name[strings.LastIndexByte(name, '/')+1:]
+		if num, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0]); err == nil {
+			known[num] = true
+			latest = base
+		}
+	}
+	var unknown []string
+	err := db.one(ctx, "read the schema's version", func(r *run) error {
+		unknown = unknown[:0]
+		rows, err := r.c.c.QueryContext(ctx, "SELECT version, name FROM schema_migrations ORDER BY version")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var v int
+			var name string
+			if err := rows.Scan(&v, &name); err != nil {
+				return err
+			}
+			if !known[v] {
+				unknown = append(unknown, name)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return err
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("the database %s has a newer schema than this memfs knows (it has %s; this build's last is %s): a newer memfs upgraded it, and this one would not keep it consistent, so it refuses to open it; run the newer memfs (`memfs version` names the build)",
+			db.where, strings.Join(unknown, ", "), latest)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/memfs/memfs/versions"
@@ -97,5 +98,41 @@ func TestMigrateFirstSchemaForward(t *testing.T) {
 	}
 	if _, err := db.GetVersion(ctx, "memstore_a", "memver_2"); versions.ErrorCode(err) != versions.CodeNotFound {
 		t.Fatalf("another store's version: %v", err)
+	}
+}
+
+// A database a newer memfs migrated (a migration this build does not
+// have is recorded) is refused at open, with a message saying so, and
+// left as it is.
+func TestNewerSchemaRefused(t *testing.T) {
+	dsn := testDSN(t)
+	db, err := versions.Open(dsn, versions.Options{})
+	ok(t, err)
+	s := newStore(t, db, versions.StoreParams{})
+	create(t, db, s.ID, "/kept.md", "kept")
+	ok(t, db.Close())
+	driver, src := "sqlite3", dsn
+	if onPostgres() {
+		driver = "pgx"
+	}
+	raw, err := sql.Open(driver, src)
+	ok(t, err)
+	_, err = raw.Exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, '9999_from_the_future.sql', 0)")
+	ok(t, err)
+	ok(t, raw.Close())
+	_, err = versions.Open(dsn, versions.Options{})
+	if err == nil || !strings.Contains(err.Error(), "9999_from_the_future.sql") || !strings.Contains(err.Error(), "newer schema") {
+		t.Fatalf("opening a database with a newer schema: err %v, want a refusal naming the unknown migration", err)
+	}
+	raw, err = sql.Open(driver, src)
+	ok(t, err)
+	defer raw.Close()
+	_, err = raw.Exec("DELETE FROM schema_migrations WHERE version = 9999")
+	ok(t, err)
+	db, err = versions.Open(dsn, versions.Options{})
+	ok(t, err)
+	defer db.Close()
+	if _, err := db.GetMemory(ctx, s.ID, "/kept.md"); err != nil {
+		t.Fatalf("the refused open changed the database: %v", err)
 	}
 }
