@@ -36,7 +36,7 @@ func (n *fileNode) refuseWriteLocked(ctx context.Context, h *handle, data []byte
 		h.wrote = true
 		h.noteUser(ctx)
 	}
-	return n.sm.refuse("write", p, errno, why+"; this save fails whole and the previous version stays the head")
+	return n.sm.refuse("write", p, errno, "memory store "+n.sm.id+": "+why+"; this save fails whole and the previous version stays the head")
 }
 
 // versionCost is about what a version of size bytes at path adds to the
