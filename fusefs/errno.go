@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/memfs/memfs/guard"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -24,7 +25,7 @@ func (sm *storeMount) errnoOf(op, path string, err error) syscall.Errno {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		s.opts.Observer.Refused(errno)
-		s.refusals.log(s.log, slog.LevelWarn, refusalKind{op, errno, where.Value.String()}, "refused", "op", op, where, "path", path, "errno", errnoName(errno), "reason", err.Error())
+		s.refusals.log(s.log, slog.LevelWarn, refusalKind{op, errno, where.Value.String()}, "refused", "op", op, where, "path", guard.NameShown(path), "errno", errnoName(errno), "reason", err.Error())
 		return errno
 	}
 	if isUnavailable(err) {
@@ -33,14 +34,14 @@ func (sm *storeMount) errnoOf(op, path string, err error) syscall.Errno {
 	errno = codeErrno(versions.ErrorCode(err))
 	if errno == syscall.EIO {
 		s.opts.Observer.Refused(errno)
-		s.refusals.log(s.log, slog.LevelError, refusalKind{op, errno, where.Value.String()}, "internal error", "op", op, where, "path", path, "err", err)
+		s.refusals.log(s.log, slog.LevelError, refusalKind{op, errno, where.Value.String()}, "internal error", "op", op, where, "path", guard.NameShown(path), "err", err)
 		return errno
 	}
 	if errno == syscall.ENOENT && (op == "lookup" || op == "stat") {
 		return errno // a miss, not a refusal
 	}
 	s.opts.Observer.Refused(errno)
-	s.refusals.log(s.log, slog.LevelWarn, refusalKind{op, errno, where.Value.String()}, "refused", "op", op, where, "path", path, "errno", errnoName(errno), "reason", err.Error())
+	s.refusals.log(s.log, slog.LevelWarn, refusalKind{op, errno, where.Value.String()}, "refused", "op", op, where, "path", guard.NameShown(path), "errno", errnoName(errno), "reason", err.Error())
 	return errno
 }
 
@@ -59,7 +60,7 @@ func (s *Server) refuse(op, path string, errno syscall.Errno, reason string) sys
 
 func (s *Server) refuseAt(op string, where slog.Attr, path string, errno syscall.Errno, reason string) syscall.Errno {
 	s.opts.Observer.Refused(errno)
-	s.refusals.log(s.log, slog.LevelWarn, refusalKind{op, errno, where.Value.String()}, "refused", "op", op, where, "path", path, "errno", errnoName(errno), "reason", reason)
+	s.refusals.log(s.log, slog.LevelWarn, refusalKind{op, errno, where.Value.String()}, "refused", "op", op, where, "path", guard.NameShown(path), "errno", errnoName(errno), "reason", reason)
 	return errno
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/memfs/memfs/guard"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -598,7 +599,7 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 			// As many as the refused saves before it, so rate-limited
 			// like them.
 			sm := n.sm
-			sm.srv.refusals.log(sm.srv.log, slog.LevelWarn, refusalKind{"release", 0, sm.slug}, "unsaved content discarded: its save failed and the last handle closed", sm.where(), "path", p)
+			sm.srv.refusals.log(sm.srv.log, slog.LevelWarn, refusalKind{"release", 0, sm.slug}, "unsaved content discarded: its save failed and the last handle closed", sm.where(), "path", guard.NameShown(p))
 			// The kernel's pages and size hold the refused content: the
 			// next open reads past them (direct I/O), and they are dropped.
 			n.kernelSize = -1

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"syscall"
 
+	"github.com/memfs/memfs/guard"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -33,7 +34,7 @@ func (s *Server) reachable() {
 // cannot be reached; err says where the database is and what to do.
 func (s *Server) unavailable(op string, where slog.Attr, path string, err error) syscall.Errno {
 	s.opts.Observer.Refused(syscall.EIO)
-	s.refusals.log(s.log, slog.LevelError, refusalKind{op, syscall.EIO, where.Value.String()}, "failed with EIO: the database cannot be reached", "op", op, where, "path", path, "err", err)
+	s.refusals.log(s.log, slog.LevelError, refusalKind{op, syscall.EIO, where.Value.String()}, "failed with EIO: the database cannot be reached", "op", op, where, "path", guard.NameShown(path), "err", err)
 	return syscall.EIO
 }
 

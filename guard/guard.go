@@ -222,6 +222,24 @@ func ScanName(path string) []Finding {
 	return out
 }
 
+// NameShown is path as a message or a log line may show it: whole when no
+// name in it holds a credential, else cut before the first name that
+// does ("/a/…"), so that a refusal never repeats the credential it
+// refuses.
+func NameShown(path string) string {
+	if len(ScanName(path)) == 0 {
+		return path
+	}
+	shown := ""
+	for _, seg := range strings.Split(strings.Trim(path, "/"), "/") {
+		if len(ScanName(seg)) > 0 {
+			break
+		}
+		shown += "/" + seg
+	}
+	return shown + "/…"
+}
+
 // commonPrefix is the length of the longest common prefix of a and b,
 // compared a block at a time (string comparison is vectorised).
 func commonPrefix(a, b string) int {

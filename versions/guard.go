@@ -95,15 +95,7 @@ func guardName(r *run, s *storeRow, path string) error {
 	if len(found) == 0 {
 		return nil
 	}
-	// Shown: the path down to the first name that holds a credential.
-	shown := ""
-	for _, seg := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
-		if len(guard.ScanName(seg)) > 0 {
-			break
-		}
-		shown += "/" + seg
-	}
-	shown += "/…"
+	shown := guard.NameShown(path)
 	refused := s.Guard != guard.Warn
 	var rules []string
 	for _, f := range found {

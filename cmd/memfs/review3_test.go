@@ -454,7 +454,7 @@ func TestReview3GuardChecksNames(t *testing.T) {
 	wantStatus(t, err, 400, "invalid_request_error")
 	// The mount: a new file, a rename and a mkdir.
 	mnt := mountDir(t)
-	e.startMount(t, mnt, "--store", store)
+	d := e.startMount(t, mnt, "--store", store)
 	dir := filepath.Join(mnt, slug)
 	if err := os.WriteFile(filepath.Join(dir, gh+".txt"), []byte("x\n"), 0o644); err == nil {
 		t.Errorf("a file named by a GitHub token was saved through the mount")
@@ -476,6 +476,9 @@ func TestReview3GuardChecksNames(t *testing.T) {
 				t.Errorf("the mount shows %s", en.Name())
 			}
 		}
+	}
+	if log := d.stderr.String(); strings.Contains(log, gh) || strings.Contains(log, ant) {
+		t.Errorf("the daemon's log repeats a credential used as a name:\n%s", log)
 	}
 }
 
