@@ -1,10 +1,14 @@
 package fusefs
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/memfs/memfs/versions"
 )
 
 // TestRedirectionOneVersionPerEdit runs the shells' redirections in a real
@@ -59,8 +63,17 @@ func TestRedirectionOneVersionPerEdit(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
+		// The truncation is saved by the release, which the kernel sends
+		// after close returns.
 		m := e.memory(t, st.ID, "/c.md")
-		vs := e.versionsOf(t, st.ID, m.ID)
+		var vs []versions.Version
+		eventually(5*time.Second, func() error {
+			vs = e.versionsOf(t, st.ID, m.ID)
+			if len(vs) < 2 {
+				return fmt.Errorf("%d versions", len(vs))
+			}
+			return nil
+		})
 		if len(vs) != 2 || *vs[0].Content != "" || vs[0].Operation != "modified" {
 			t.Errorf("`: > f` made %s", ops(vs))
 		}
