@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	"github.com/memfs/memfs/internal/mirror"
+	"github.com/memfs/memfs/versions"
 )
 
 // Refusals at write(). A save is refused at close() for its content (a
@@ -27,9 +28,12 @@ func (n *fileNode) refuseWriteLocked(ctx context.Context, h *handle, data []byte
 		base, _ = n.sm.srv.contents.get(n.memID, n.buf.base)
 	}
 	p, _ := n.path()
-	errno, why := mirror.CheckWrite(info, p, n.buf.data, data, off, base)
+	errno, why, found := mirror.CheckWrite(info, p, n.buf.data, data, off, base)
 	if errno == 0 {
 		return 0
+	}
+	if found != nil {
+		n.sm.srv.db.NoteGuardRefusal(versions.GuardEvent{StoreID: n.sm.id, Path: p, Finding: *found, Refused: true})
 	}
 	n.buf.refused, n.buf.dirty = errno, true
 	if h != nil {

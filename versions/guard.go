@@ -36,6 +36,10 @@ func (db *DB) SetGuardObserver(fn func(GuardEvent)) {
 	db.guardObserver.Store(&fn)
 }
 
+// NoteGuardRefusal tells the observer of a refusal made before any commit:
+// a mount refuses at write() what the commit at close() would refuse.
+func (db *DB) NoteGuardRefusal(e GuardEvent) { db.observeGuard(e) }
+
 func (db *DB) observeGuard(e GuardEvent) {
 	if fn := db.guardObserver.Load(); fn != nil {
 		(*fn)(e)

@@ -245,7 +245,7 @@ func TestGuardScan(t *testing.T) {
 		t.Fatalf("scan --redact without a terminal or --yes: exit %d, %s", code, errOut)
 	}
 	_, errOut, code = e.run(t, "scan", store, "--redact", "--yes")
-	if code != exitFound || !strings.Contains(errOut, "redacted 1 versions") || !strings.Contains(errOut, head+" is the current version of /key.md") {
+	if code != exitFound || !strings.Contains(errOut, "redacted 1 version\n") || !strings.Contains(errOut, head+" is the current version of /key.md") {
 		t.Fatalf("scan --redact --yes: exit %d, stderr %s", code, errOut)
 	}
 	if v := e.cli(t, "--format", "json", "version", "get", store, old); !strings.Contains(v, `"redacted_at":"`) {

@@ -152,7 +152,7 @@ func (m *Mirror) wrote(e Write) Plan {
 		return Plan{}
 	}
 	if f.State != StateScratch && f.State != StateHeld && f.State != StateUnlinked {
-		if errno, why := CheckWrite(m.store, f.Path, f.Buf, e.Data, off, m.baseContent(f)); errno != 0 {
+		if errno, why, _ := CheckWrite(m.store, f.Path, f.Buf, e.Data, off, m.baseContent(f)); errno != 0 {
 			return Plan{Errno: errno, Reason: why}
 		}
 	}

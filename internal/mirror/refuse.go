@@ -15,28 +15,30 @@ import (
 // region written (EACCES). buf is the content before the write of data at
 // off; base is what the store has (its lines are not refused again).
 //
+// A credential refused is returned too, for the guard's metrics.
+//
 // The guard looks at the lines the write touched and one line around
 // them: the same rules as the engine's check at commit, on a region, so
 // that the cost follows the write. The shared region function belongs in
 // package guard, beside ScanAdded; until it is there this uses guard.Scan
 // on the region.
-func CheckWrite(s StoreInfo, p string, buf, data []byte, off int64, base string) (syscall.Errno, string) {
+func CheckWrite(s StoreInfo, p string, buf, data []byte, off int64, base string) (syscall.Errno, string, *guard.Finding) {
 	if s.Offline {
-		return syscall.EIO, "the database cannot be reached: nothing can be saved until it is back"
+		return syscall.EIO, "the database cannot be reached: nothing can be saved until it is back", nil
 	}
 	end := max(int64(len(buf)), off+int64(len(data)))
 	if s.MaxMemoryBytes > 0 && end > int64(s.MaxMemoryBytes) {
-		return syscall.EFBIG, fmt.Sprintf("a memory holds at most %d bytes in this store; write less or split it into several files", s.MaxMemoryBytes)
+		return syscall.EFBIG, fmt.Sprintf("a memory holds at most %d bytes in this store; write less or split it into several files", s.MaxMemoryBytes), nil
 	}
 	if s.MaxHistoryBytes > 0 && int64(s.HistoryBytes)+end > int64(s.MaxHistoryBytes) {
-		return syscall.EDQUOT, fmt.Sprintf("the store retains %d bytes of history and its quota is %d: this content cannot be saved; run `memfs version prune` to remove old versions (or raise the store's history quota)", s.HistoryBytes, s.MaxHistoryBytes)
+		return syscall.EDQUOT, fmt.Sprintf("the store retains %d bytes of history and its quota is %d: this content cannot be saved; run `memfs version prune` to remove old versions (or raise the store's history quota)", s.HistoryBytes, s.MaxHistoryBytes), nil
 	}
 	if s.Guard == guard.Refuse || s.Guard == "" {
 		if f, ok := credentialIn(buf, data, off, base); ok {
-			return syscall.EACCES, fmt.Sprintf("credential found (%s): nothing of this write is kept; remove the credential, or set the store's guard to warn or off", f)
+			return syscall.EACCES, fmt.Sprintf("credential found (%s): nothing of this write is kept; remove the credential, or set the store's guard to warn or off", f), &f
 		}
 	}
-	return 0, ""
+	return 0, "", nil
 }
 
 // credentialIn scans the lines data touches once written at off in buf,
