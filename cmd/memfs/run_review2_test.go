@@ -7,6 +7,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -206,6 +207,20 @@ w.on("message", (m) => {
 });
 `
 
+// hostHasInt80 reports whether this kernel serves i386 system calls
+// (int 0x80) from a 64-bit process: one without them (no IA32 emulation)
+// kills the caller with SIGSEGV.
+func hostHasInt80(t *testing.T) bool {
+	t.Helper()
+	src := probePy[strings.Index(probePy, "# The same socket through i386"):]
+	err := exec.Command(python3, "-c", "import ctypes, socket\nlibc = ctypes.CDLL(None, use_errno=True)\n"+src).Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ProcessState.Sys().(syscall.WaitStatus).Signal() == syscall.SIGSEGV {
+		return false
+	}
+	return true
+}
+
 // probePy makes the calls the filter must refuse: an AF_VSOCK socket, a
 // call the profile does not list (get_mempolicy, which needs CAP_SYS_NICE
 // there), one newer than the profile knows, and an AF_VSOCK socket through
@@ -245,7 +260,13 @@ func TestRunReviewSeccompAllowlist(t *testing.T) {
 		t.Run(u.name, func(t *testing.T) {
 			e := newRunEnv(t)
 			e.stores(t)
-			for name, src := range map[string]string{"agent.py": agentPy, "agent.js": agentNode, "probe.py": probePy} {
+			probe, wants := probePy, []string{"vsock EPERM\n", "unlisted -1 EPERM\n", "newer -1 ENOSYS\n", "vsock-int80 -1\n"}
+			if !hostHasInt80(t) {
+				// A kernel without i386 system calls kills a process that
+				// makes one, sandbox or not: there is no such path to close.
+				probe, wants = probe[:strings.Index(probe, "# The same socket through i386")], wants[:3]
+			}
+			for name, src := range map[string]string{"agent.py": agentPy, "agent.js": agentNode, "probe.py": probe} {
 				if err := os.WriteFile(filepath.Join(e.out, name), []byte(src), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -269,7 +290,7 @@ check store-write sh -c 'echo note > "$ROOT/agent-notes/n.md" && cat "$ROOT/agen
 			if _, err := os.Stat("/usr/bin/node"); err == nil {
 				wantChecks(t, checks, out, "node")
 			}
-			for _, want := range []string{"vsock EPERM\n", "unlisted -1 EPERM\n", "newer -1 ENOSYS\n", "vsock-int80 -1\n"} {
+			for _, want := range wants {
 				if !strings.Contains(out, want) {
 					t.Errorf("the probe did not print %q:\n%s", want, out)
 				}
