@@ -68,6 +68,9 @@ var searchWeights = []float64{3, 1}
 // guards a stale read), and none the credential guard flagged and nobody
 // has redacted yet, as the history views hide them. v is the versions
 // row's alias.
+//
+// Versions the credential guard flags are withheld from history results
+// in Go (fillResults), since the guard is Go code, not SQL.
 func searchVisible(v string) string {
 	return v + ".redacted_at IS NULL"
 }
@@ -122,7 +125,8 @@ func (db *DB) Search(ctx context.Context, storeIDs []string, query string, o Sea
 		if len(out) > o.Limit {
 			out = out[:o.Limit]
 		}
-		return fillResults(r, q, out, o)
+		out, err = fillResults(r, q, out, o)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -363,14 +367,33 @@ func searchPostgres(r *run, storeID string, storeSeq int64, q *fulltext.Query, o
 
 // fillResults reads the content of each result and keeps the lines that
 // match, and who wrote each result's version when.
-func fillResults(r *run, q *fulltext.Query, out []SearchResult, o SearchOptions) error {
+//
+// With History, a version the history views withhold (WithheldFromHistory:
+// its store's guard finds a credential in it and nobody has redacted it)
+// is not a result: the versions views show no more of it than its name.
+func fillResults(r *run, q *fulltext.Query, out []SearchResult, o SearchOptions) ([]SearchResult, error) {
+	policies := map[string]GuardPolicy{}
+	kept := out[:0]
 	for i := range out {
 		var c, actorType, actorID sql.NullString
 		var created int64
 		err := r.scan("SELECT "+contentOf("v")+", v.created_at, v.actor_type, v.actor_id FROM versions v WHERE v.seq = ?",
 			[]any{out[i].seq}, &c, &created, &actorType, &actorID)
 		if err != nil {
-			return err
+			return nil, err
+		}
+		if o.History {
+			policy, ok := policies[out[i].StoreID]
+			if !ok {
+				if err := r.scan("SELECT guard FROM stores WHERE id = ?", []any{out[i].StoreID}, &policy); err != nil {
+					return nil, err
+				}
+				policies[out[i].StoreID] = policy
+			}
+			content := c.String
+			if WithheldFromHistory(policy, &Version{Content: &content}) {
+				continue
+			}
 		}
 		out[i].CreatedAt = fromNanos(created)
 		if actorType.Valid {
@@ -380,8 +403,9 @@ func fillResults(r *run, q *fulltext.Query, out []SearchResult, o SearchOptions)
 		if out[i].Lines == nil {
 			out[i].Lines = []fulltext.Line{}
 		}
+		kept = append(kept, out[i])
 	}
-	return nil
+	return kept, nil
 }
 
 // searchCatchUp indexes the versions the stores gained since the index's

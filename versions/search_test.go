@@ -3,6 +3,8 @@ package versions_test
 import (
 	"errors"
 	"fmt"
+	"github.com/memfs/memfs/guard"
+	"github.com/memfs/memfs/guard/guardtest"
 	"strings"
 	"testing"
 
@@ -153,4 +155,30 @@ func TestSearch(t *testing.T) {
 			t.Fatalf("deleted store: %v", err)
 		}
 	})
+}
+
+// TestSearchHistoryWithholdsCredentials: a version holding a credential
+// that a warning store kept, cleaned from the head but not redacted, is no
+// history result, as the history views withhold it; once the credential
+// is gone from the head, a search of the head finds the clean memory.
+func TestSearchHistoryWithholdsCredentials(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{Guard: guard.Warn})
+	c := guardtest.One("github")
+	m := create(t, db, s.ID, "/deploy.md", "deploy notes\n"+c.Text)
+	update(t, db, s.ID, m.ID, versions.MemoryUpdate{Content: ptr("deploy notes\ntoken in the vault\n")})
+	res, err := db.Search(ctx, []string{s.ID}, "deploy", versions.SearchOptions{History: true})
+	ok(t, err)
+	if len(res) != 1 || !res[0].Head {
+		t.Fatalf("history results %+v: want only the clean head, not the version holding a credential", res)
+	}
+	off := guard.Off
+	if _, err := db.UpdateStore(ctx, s.ID, versions.StoreUpdate{Guard: &off}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = db.Search(ctx, []string{s.ID}, "deploy", versions.SearchOptions{History: true})
+	ok(t, err)
+	if len(res) != 2 {
+		t.Fatalf("with the guard off, history results %+v: want both versions", res)
+	}
 }
