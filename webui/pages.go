@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -117,17 +118,17 @@ func (u *UI) treePage(w http.ResponseWriter, r *http.Request, me *who) error {
 	if gone && len(past.Names) == 0 {
 		return err
 	}
+	writers, err := u.liveWriters(ctx, st.ID, dir, entries)
+	if err != nil {
+		return err
+	}
 	var lines []treeLine
 	live := map[string]bool{}
 	for _, e := range entries {
 		live[e.Name] = true
 		l := treeLine{Name: e.Name, Path: e.Path, Dir: e.Dir, Memory: e.Memory}
 		if e.Memory != nil {
-			v, err := u.db.GetVersion(ctx, st.ID, e.Memory.VersionID)
-			if err != nil {
-				return err
-			}
-			l.Writer = v.CreatedBy
+			l.Writer = writers[e.Path]
 		}
 		lines = append(lines, l)
 	}
@@ -141,6 +142,29 @@ func (u *UI) treePage(w http.ResponseWriter, r *http.Request, me *who) error {
 		"Store": st, "Dir": dir, "Crumbs": crumbs(dir), "Lines": lines, "Gone": gone, "Checkpoints": checkpoints,
 	})
 	return nil
+}
+
+// liveWriters are the writers of the head versions of the files among
+// entries, by path: the store as of now below dir, read in one query
+// rather than a version at a time.
+func (u *UI) liveWriters(ctx context.Context, storeID, dir string, entries []versions.Entry) (map[string]*versions.Actor, error) {
+	out := map[string]*versions.Actor{}
+	files := false
+	for _, e := range entries {
+		files = files || e.Memory != nil
+	}
+	if !files {
+		return out, nil
+	}
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	_, snap, err := u.db.StoreAsOf(ctx, storeID, time.Now().UTC().Format(time.RFC3339Nano), versions.SnapshotOptions{PathPrefix: prefix})
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range snap {
+		out[f.Memory.Path] = f.Writer
+	}
+	return out, nil
 }
 
 func joinPath(dir, name string) string {
