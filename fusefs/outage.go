@@ -1,6 +1,7 @@
 package fusefs
 
 import (
+	"context"
 	"log/slog"
 	"syscall"
 
@@ -28,6 +29,17 @@ func (s *Server) reachable() {
 	if s.offline.CompareAndSwap(true, false) {
 		s.log.Info("the database is reachable again: the mount catches up with the changes made meanwhile")
 	}
+}
+
+// backOnline asks the engine whether the database, seen unreachable, is
+// back, as every change does during an outage: a write is refused at once
+// only while it is still down, and the first one after it is back goes on.
+func (s *Server) backOnline(ctx context.Context, storeID string) bool {
+	if _, err := s.db.FeedHead(detach(ctx), storeID); versions.ErrorCode(err) == versions.CodeUnavailable {
+		return false
+	}
+	s.reachable()
+	return true
 }
 
 // unavailable is the EIO of a request that needed the database while it

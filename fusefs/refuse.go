@@ -22,7 +22,7 @@ import (
 // buffer (internal/mirror's CheckWrite, shared with the mirror).
 func (n *fileNode) refuseWriteLocked(ctx context.Context, h *handle, data []byte, off int64) syscall.Errno {
 	info := n.sm.row.refusals()
-	info.Offline = n.sm.srv.offline.Load()
+	info.Offline = n.sm.srv.offline.Load() && !n.sm.srv.backOnline(ctx, n.sm.id)
 	base := ""
 	if n.memID != "" && n.buf.base != "" {
 		base, _ = n.sm.srv.contents.get(n.memID, n.buf.base)
