@@ -107,7 +107,10 @@ func (p *publisher) schedule(n *fileNode) {
 }
 
 func (p *publisher) scheduleLocked(n *fileNode, d time.Duration) {
-	if _, ok := p.files[n]; ok {
+	if _, ok := p.files[n]; ok || p.flushed {
+		// Once the mount is going away its pending files are left to
+		// recovery, which publishes them when the mount gives up its
+		// lease; a timer now would race flush's wait for the timers.
 		return
 	}
 	p.timers.Add(1)
