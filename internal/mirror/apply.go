@@ -1,9 +1,10 @@
 package mirror
 
 import (
-	"path"
+	"fmt"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memfs/memfs/versions"
 )
@@ -19,6 +20,22 @@ const PublishRetry = time.Second
 func (m *Mirror) Apply(e Event) Plan {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	p := m.apply(e)
+	if m.going {
+		// The mount is going away: its pending files are left to
+		// recovery once its lease ends; a timer now would outlive it.
+		kept := p.Timers[:0]
+		for _, t := range p.Timers {
+			if t.Stop {
+				kept = append(kept, t)
+			}
+		}
+		p.Timers = kept
+	}
+	return p
+}
+
+func (m *Mirror) apply(e Event) Plan {
 	switch e := e.(type) {
 	case Lookup:
 		return m.looked(e)
@@ -26,20 +43,36 @@ func (m *Mirror) Apply(e Event) Plan {
 		return m.created(e)
 	case Open:
 		return m.openFile(e)
+	case Getattr:
+		return m.getattr(e.File)
+	case Read:
+		return m.read(e)
 	case Write:
 		return m.wrote(e)
 	case Flush:
-		return m.flushed(e.Handle, "flushed")
+		return m.flushed(e.Handle, e.Tid, "flushed")
 	case Fsync:
-		return m.flushed(e.Handle, "fsynced")
+		return m.flushed(e.Handle, 0, "fsynced")
 	case Release:
 		return m.released(e)
 	case Truncate:
-		return m.truncated(e)
+		return m.truncated(e.File, e.Handle, e.Size)
+	case Setattr:
+		return m.setattr(e)
 	case Rename:
 		return m.renamed(e)
 	case Unlink:
 		return m.unlinked(e)
+	case MakeDir:
+		return m.makeDir(e)
+	case RemoveDir:
+		return m.removeDir(e)
+	case RenameDir:
+		return m.renameDir(e)
+	case SetDirAttr:
+		return m.setDirAttr(e)
+	case StorePages:
+		return m.storePages(e)
 	case GraceEnded:
 		return m.graceEnded(e)
 	case HoldEnded:
@@ -56,6 +89,13 @@ func (m *Mirror) Apply(e Event) Plan {
 	case Committed:
 		m.own.add(e.MemSeqs, e.DirSeqs)
 		return Plan{}
+	case Unmounting:
+		return m.unmounting()
+	case StoreChanged:
+		return m.storeChanged()
+	case DirsChanged:
+		m.entriesChanged(e.Dirs...)
+		return Plan{}
 	}
 	return Plan{Errno: syscall.ENOSYS}
 }
@@ -67,12 +107,27 @@ type Committed struct{ MemSeqs, DirSeqs []int64 }
 
 func (Committed) event() string { return "committed" }
 
+// looked: with Mem nil, whether the mount has a file of its own at Path
+// (Plan.File) or hides the store's (ENOENT); else the store has Mem there.
 func (m *Mirror) looked(e Lookup) Plan {
-	if id, ok := m.byPath[e.Path]; ok {
-		f := m.files[id]
+	id, ok := m.byPath[e.Path]
+	var f *File
+	if ok {
+		f = m.files[id]
+	}
+	if e.Mem == nil {
+		switch {
+		case f != nil && f.State != StateMemory:
+			return Plan{File: f.ID, Ino: f.Ino}
+		case m.held[e.Path] != nil:
+			return Plan{Errno: syscall.ENOENT} // renamed to a scratch name: the store keeps it for the grace
+		}
+		return Plan{}
+	}
+	if f != nil {
 		if f.MemID == e.Mem.ID {
 			if f.Head != e.Mem.VersionID && !f.Dirty {
-				f.Head, f.Size = e.Mem.VersionID, int64(e.Mem.ContentSize)
+				m.learnt(f, e.Mem)
 			}
 			return Plan{File: f.ID, Ino: f.Ino}
 		}
@@ -81,50 +136,145 @@ func (m *Mirror) looked(e Lookup) Plan {
 		}
 		m.replaced(f, "foreign")
 	}
-	f := m.newFile(e.Path, 0)
+	f = m.newFile(e.Path, 0)
 	m.move(f, StateMemory, "looked")
 	f.MemID, f.Head, f.Size = e.Mem.ID, e.Mem.VersionID, int64(e.Mem.ContentSize)
+	f.Atime, f.Mtime, f.Ctime = e.Mem.UpdatedAt, e.Mem.UpdatedAt, e.Mem.UpdatedAt
 	f.Ino = m.memoryIno(e.Mem.ID)
 	return Plan{File: f.ID, Ino: f.Ino}
 }
 
+// learnt: the memory's head is mem now, saved elsewhere. A loaded clean
+// buffer is loaded again at the next open.
+func (m *Mirror) learnt(f *File, mem *versions.Memory) {
+	if f.Head != mem.VersionID {
+		f.PagesSync = false
+	}
+	f.Head, f.Size = mem.VersionID, int64(mem.ContentSize)
+	if !mem.UpdatedAt.IsZero() {
+		f.Atime, f.Mtime, f.Ctime = mem.UpdatedAt, mem.UpdatedAt, mem.UpdatedAt
+	}
+	if f.Loaded && f.Base != mem.VersionID {
+		if len(f.handles) == 0 {
+			m.unload(f)
+		} else {
+			f.Stale = true
+		}
+	}
+}
+
+func (m *Mirror) unload(f *File) {
+	f.Buf, f.Loaded, f.Dirty, f.Stored, f.Stale = nil, false, false, "", false
+	m.settle(f)
+}
+
 func (m *Mirror) created(e Create) Plan {
+	if e.Store != nil {
+		m.store = *e.Store
+	}
+	scratch := m.isScratch(e.Path)
+	if scratch {
+		if errno, why := m.scratchRoom(); errno != 0 {
+			return Plan{Errno: errno, Reason: why}
+		}
+	} else if m.store.MaxMemories > 0 {
+		if !m.liveOK {
+			return Plan{Ask: &Request{Kind: AskCount, Path: e.Path, Cause: "created"}, Again: true}
+		}
+		if m.live+m.pendingLocked() >= m.store.MaxMemories {
+			return Plan{Errno: syscall.ENOSPC, Reason: "the store holds its maximum of memories; delete some first"}
+		}
+	}
 	if id, ok := m.byPath[e.Path]; ok {
 		m.replaced(m.files[id], "replaced")
 	}
 	f := m.newFile(e.Path, 0)
 	to := StateNew
-	if m.isScratch(e.Path) {
+	if scratch {
 		to = StateScratch
 	}
 	m.move(f, to, "created")
-	f.Ino, f.Loaded = m.allocIno(), true
+	f.Ino, f.Loaded, f.PagesSync, f.KernelSize = m.allocIno(), true, true, 0
+	if e.Mode != 0 {
+		f.Mode = e.Mode & 0o777
+	}
 	if m.isTemp(e.Path) {
 		f.Siblings = m.siblings(e.Path)
 	}
+	m.entriesChanged(parentOf(e.Path))
 	h := m.newHandle(f, e.Tgid, true, e.Append)
-	return Plan{File: f.ID, Ino: f.Ino, Handle: h.ID}
+	h.Wrote = true
+	return Plan{File: f.ID, Ino: f.Ino, Handle: h.ID, Attr: m.attr(f)}
 }
 
-func (m *Mirror) newHandle(f *File, tgid int, write, app bool) *Handle {
+func (m *Mirror) newHandle(f *File, tid int, write, app bool) *Handle {
 	m.nextH++
-	h := &Handle{ID: m.nextH, File: f.ID, Tgid: tgid, Write: write, Append: app}
+	h := &Handle{ID: m.nextH, File: f.ID, Tgid: tid, Write: write, Append: app}
+	if write && tid > 0 {
+		h.Users = map[uint32]bool{uint32(tid): true}
+	}
 	f.handles[h.ID] = h
 	m.hs[h.ID] = h
 	return h
 }
 
+// load makes sure f's buffer is loaded (again, when stale and reload): a
+// plan when it cannot be yet (ask the engine, or refused).
+func (m *Mirror) load(f *File, reload bool, cause string) *Plan {
+	if f.Loaded && !(reload && f.Stale) {
+		return nil
+	}
+	if f.State != StateMemory {
+		if !f.Loaded {
+			f.Buf, f.Loaded, f.PagesSync = nil, true, false
+		}
+		f.Stale = false
+		return nil
+	}
+	if c, ok := m.o.Contents.Get(f.MemID, f.Head); ok {
+		if errno, why := m.setLoaded(f, c, f.Head); errno != 0 {
+			return &Plan{Errno: errno, Reason: why}
+		}
+		return nil
+	}
+	return &Plan{Ask: &Request{Kind: AskLoad, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: cause}, Again: true}
+}
+
+// setLoaded makes content, version ver, f's buffer. A loaded buffer is
+// held for the mount as much as written bytes are: open files are what
+// grows the daemon.
+func (m *Mirror) setLoaded(f *File, content, ver string) (syscall.Errno, string) {
+	if errno, why := m.grow(f, int64(len(content))); errno != 0 {
+		return errno, why
+	}
+	f.Buf, f.Loaded, f.Base, f.Head, f.Dirty, f.Stale = []byte(content), true, ver, ver, false, false
+	f.Stored, f.Size = content, int64(len(content))
+	m.settle(f)
+	return 0, ""
+}
+
 func (m *Mirror) openFile(e Open) Plan {
 	f := m.files[e.File]
-	if f == nil || f.State == StateUnlinked {
+	if f == nil {
 		return Plan{Errno: syscall.ENOENT}
 	}
-	if !f.Loaded {
-		if f.State != StateMemory {
-			f.Buf, f.Loaded = nil, true
-		} else {
-			return Plan{Ask: &Request{Kind: AskLoad, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "opened"}, Again: true}
-		}
+	if p := m.load(f, true, "opened"); p != nil {
+		return *p
+	}
+	var pl Plan
+	switch {
+	case e.Trunc:
+		f.KernelSize, f.PagesSync = 0, true // an open without keeping the pages drops them
+	case int64(len(f.Buf)) != f.KernelSize:
+		// Another writer's save changed the size before the kernel
+		// learnt it: read past the size it believes, and make it forget
+		// that size.
+		pl.DirectIO, f.PagesSync = true, false
+		pl.Notify = []Notice{m.contentNotice(f)}
+	case f.PagesSync:
+		pl.KeepCache = true
+	default:
+		f.PagesSync = true
 	}
 	if f.State == StateMemory {
 		// By path: the rename that ends an atomic save names its target
@@ -132,10 +282,74 @@ func (m *Mirror) openFile(e Open) Plan {
 		m.opened.Note(e.Tgid, f.Path, f.Base)
 	}
 	h := m.newHandle(f, e.Tgid, e.Write, e.Append)
-	if e.Trunc && len(f.Buf) > 0 {
-		f.Buf, f.Dirty, h.Truncated = f.Buf[:0], true, true
+	if e.Trunc {
+		f.Refused = 0
+		if len(f.Buf) > 0 {
+			f.Buf, f.Dirty, h.Truncated = f.Buf[:0], true, true
+			m.modified(f)
+		}
+		m.settle(f)
 	}
-	return Plan{File: f.ID, Ino: f.Ino, Handle: h.ID}
+	pl.File, pl.Ino, pl.Handle = f.ID, f.Ino, h.ID
+	return pl
+}
+
+func (m *Mirror) contentNotice(f *File) Notice { return Notice{File: f.ID, Path: f.Path, Ino: f.Ino} }
+
+func (m *Mirror) modified(f *File) {
+	now := m.o.Now()
+	f.Mtime, f.Ctime = now, now
+}
+
+func (m *Mirror) getattr(id ID) Plan {
+	f := m.files[id]
+	if f == nil {
+		return Plan{Errno: syscall.ENOENT}
+	}
+	return Plan{Attr: m.attr(f)}
+}
+
+// attr is what the kernel is told of f; the size it believes from now.
+func (m *Mirror) attr(f *File) *Attr {
+	size := f.Size
+	if f.Loaded {
+		size = int64(len(f.Buf))
+	}
+	f.KernelSize = size
+	a := &Attr{Ino: f.Ino, Mode: f.Mode, Size: size, Nlink: 1, Atime: f.Atime, Mtime: f.Mtime, Ctime: f.Ctime}
+	if f.State == StateUnlinked {
+		a.Nlink = 0
+	}
+	return a
+}
+
+func (m *Mirror) read(e Read) Plan {
+	f := m.files[e.File]
+	if f == nil {
+		return Plan{Errno: syscall.ENOENT}
+	}
+	if p := m.load(f, false, "read"); p != nil {
+		return *p
+	}
+	if e.Off >= int64(len(f.Buf)) {
+		return Plan{}
+	}
+	end := min(int64(len(f.Buf)), e.Off+int64(e.Size))
+	return Plan{Data: append([]byte(nil), f.Buf[e.Off:end]...)}
+}
+
+// stored: f's content is checked for what a save would refuse.
+func stored(f *File) bool { return f.State != StateScratch && f.State != StateHeld }
+
+func (m *Mirror) maxBytes() int64 {
+	if m.store.MaxMemoryBytes > 0 {
+		return int64(m.store.MaxMemoryBytes)
+	}
+	return versions.DefaultMaxMemoryBytes
+}
+
+func tooLarge(n int64) string {
+	return fmt.Sprintf("a memory holds at most %d bytes in this store; write less or split it into several files", n)
 }
 
 func (m *Mirror) wrote(e Write) Plan {
@@ -143,7 +357,13 @@ func (m *Mirror) wrote(e Write) Plan {
 	if h == nil {
 		return Plan{Errno: syscall.EBADF}
 	}
+	if e.Store != nil {
+		m.store = *e.Store
+	}
 	f := m.files[h.File]
+	if p := m.load(f, false, "wrote"); p != nil {
+		return *p
+	}
 	off := e.Off
 	if h.Append {
 		off = int64(len(f.Buf))
@@ -151,19 +371,47 @@ func (m *Mirror) wrote(e Write) Plan {
 	if len(e.Data) == 0 {
 		return Plan{}
 	}
-	if f.State != StateScratch && f.State != StateHeld && f.State != StateUnlinked {
-		if errno, why, _ := CheckWrite(m.store, f.Path, f.Buf, e.Data, off, m.baseContent(f)); errno != 0 {
-			return Plan{Errno: errno, Reason: why}
+	use := func() {
+		h.Wrote = true
+		if e.Tid != 0 {
+			if h.Users == nil {
+				h.Users = map[uint32]bool{}
+			}
+			h.Users[e.Tid] = true
 		}
 	}
 	end := off + int64(len(e.Data))
+	refuse := func(errno syscall.Errno, why string) Plan {
+		f.Refused, f.Dirty = errno, true
+		use()
+		return Plan{Errno: errno, Reason: why + "; this save fails whole and the previous version stays the head"}
+	}
+	if end > m.maxBytes() {
+		return refuse(syscall.EFBIG, tooLarge(m.maxBytes()))
+	}
+	if stored(f) {
+		if !utf8Write(f.Buf, e.Data, off) {
+			return refuse(syscall.EILSEQ, "the written bytes are not valid UTF-8: the write was refused, and this save fails whole (the previous version stays the head); write UTF-8 text")
+		}
+		if errno, why, found := CheckWrite(m.store, f.Path, f.Buf, e.Data, off, m.baseContent(f)); errno != 0 {
+			p := refuse(errno, why)
+			p.Finding = found
+			return p
+		}
+	}
 	if end > int64(len(f.Buf)) {
-		nb := make([]byte, end)
+		if errno, why := m.grow(f, end); errno != 0 {
+			return Plan{Errno: errno, Reason: why}
+		}
+		nb := make([]byte, end, max(end, 2*int64(cap(f.Buf))))
 		copy(nb, f.Buf)
 		f.Buf = nb
 	}
 	copy(f.Buf[off:], e.Data)
-	f.Dirty, h.Wrote, h.Truncated = true, true, false
+	f.KernelSize = max(f.KernelSize, end)
+	f.Dirty, h.Truncated = true, false
+	m.modified(f)
+	use()
 	return Plan{}
 }
 
@@ -176,21 +424,94 @@ func (m *Mirror) baseContent(f *File) string {
 	return ""
 }
 
+// utf8Write reports whether writing data at off into buf leaves the
+// written range valid UTF-8. The runes it touches are checked from the
+// start of the one it begins in. An incomplete sequence at the end of data
+// passes, since the next write may complete it: a writer's chunks need not
+// end on a rune. The check of the whole content at the save stays.
+func utf8Write(buf, data []byte, off int64) bool {
+	var w []byte
+	if off <= int64(len(buf)) {
+		lo := off
+		for lo > 0 && off-lo < utf8.UTFMax && !utf8.RuneStart(buf[lo-1]) {
+			lo--
+		}
+		if lo > 0 && off-lo < utf8.UTFMax {
+			lo-- // the lead byte of the rune data may continue
+		}
+		w = append(append(w, buf[lo:off]...), data...)
+		if !utf8.RuneStart(w[0]) {
+			for len(w) > len(data) && !utf8.RuneStart(w[0]) {
+				w = w[1:]
+			}
+		}
+	} else {
+		w = data // after a hole of zero bytes
+	}
+	for len(w) > 0 {
+		r, size := utf8.DecodeRune(w)
+		if r == utf8.RuneError && size <= 1 {
+			return !utf8.FullRune(w) && len(w) < utf8.UTFMax
+		}
+		w = w[size:]
+	}
+	return true
+}
+
 // flushed: a close(2) or fsync(2). A handle that only truncated saves
-// nothing at close: the write that follows, or its release, decides.
-func (m *Mirror) flushed(hid HandleID, cause string) Plan {
+// nothing at close: the write that follows, or its release, decides. A
+// close by a process that never used the handle (a forked child dropping
+// its copy) saves nothing either.
+func (m *Mirror) flushed(hid HandleID, tid uint32, cause string) Plan {
 	h := m.hs[hid]
 	if h == nil {
 		return Plan{}
 	}
 	f := m.files[h.File]
 	switch {
-	case cause == "fsynced" && (f.Dirty || f.State == StateNew):
-	case h.Wrote && f.Dirty:
+	case cause == "fsynced" && (f.Dirty || f.State == StateNew) && f.State != StateScratch:
+	case h.Wrote && f.Dirty && m.user(h, tid):
 	default:
 		return Plan{}
 	}
-	return m.save(f, h, cause)
+	p := m.save(f, h, cause)
+	if p.Errno == syscall.EFBIG && cause == "flushed" && f.State == StateMemory {
+		// The oversized content is refused for good: the next open
+		// reads the head again, and the kernel forgets its pages.
+		f.Dirty, f.Refused, f.Stale, f.KernelSize, f.PagesSync = false, 0, true, -1, false
+		p.Notify = append(p.Notify, m.contentNotice(f))
+	}
+	return p
+}
+
+// user reports whether a flush by thread tid comes from a process that
+// opened the handle for writing or wrote through it. When that cannot be
+// told it does: an extra version is better than a lost save.
+func (m *Mirror) user(h *Handle, tid uint32) bool {
+	if tid == 0 || len(h.Users) == 0 || h.Users[tid] {
+		return true
+	}
+	p := m.o.Tgid(tid)
+	if p == 0 || h.Users[uint32(p)] {
+		return true
+	}
+	for u := range h.Users {
+		if up := m.o.Tgid(u); up == 0 || up == p {
+			return true
+		}
+	}
+	return false
+}
+
+// refusedWhy says why a save of content refused at write fails.
+func refusedWhy(e syscall.Errno, maxBytes int64) string {
+	switch e {
+	case syscall.EFBIG:
+		return tooLarge(maxBytes) + "; a write or truncate of this content went past it, so nothing of this save was kept and the previous version stays the head"
+	case syscall.EILSEQ:
+		return "content is not valid UTF-8: nothing was saved, the previous version is intact; write UTF-8 text"
+	}
+	return "a write of this content was refused (see the write's error): nothing of this save was kept and the previous version stays the head; write the file again from its start"
 }
 
 // save asks the engine to store f's buffer as its state says.
@@ -198,6 +519,15 @@ func (m *Mirror) save(f *File, h *Handle, cause string) Plan {
 	var hid HandleID
 	if h != nil {
 		hid = h.ID
+	}
+	switch f.State {
+	case StateMemory, StateNew, StateTemporary:
+		if f.Refused != 0 {
+			return Plan{Errno: f.Refused, Reason: refusedWhy(f.Refused, m.maxBytes())}
+		}
+		if !utf8.Valid(f.Buf) {
+			return Plan{Errno: syscall.EILSEQ, Reason: refusedWhy(syscall.EILSEQ, 0)}
+		}
 	}
 	r := &Request{File: f.ID, Path: f.Path, Content: string(f.Buf), Cause: cause, Handle: hid}
 	switch f.State {
@@ -250,410 +580,137 @@ func (m *Mirror) close(f *File, h *Handle) Plan {
 	if len(f.handles) > 0 {
 		return Plan{}
 	}
+	var p Plan
+	if f.Dirty && f.State != StateUnlinked && f.State != StateScratch && f.State != StateHeld {
+		// Its save failed: the content is discarded, and the kernel's
+		// pages and size that hold it are dropped.
+		p.Discarded = true
+		f.KernelSize, f.PagesSync = -1, false
+		p.Notify = append(p.Notify, m.contentNotice(f))
+		if f.State == StateTemporary {
+			f.Buf, f.Dirty, f.Refused = []byte(f.Saved), false, 0
+		}
+	}
 	switch f.State {
 	case StateUnlinked:
 		m.move(f, gone, "released")
 	case StateNew:
 		// Its save failed: a file never saved disappears.
 		m.move(f, gone, "released")
-		return Plan{Notify: []Notice{{Path: f.Path}}}
+		p.Notify = append(p.Notify, Notice{Path: f.Path})
 	case StateMemory:
-		var p Plan
-		if f.Dirty {
-			p.Notify = []Notice{{Ino: f.Ino}} // a refused save: its pages go
-		}
 		if !f.Dirty {
 			f.Size = int64(len(f.Buf))
 		}
-		f.Buf, f.Loaded, f.Dirty, f.Stored = nil, false, false, ""
-		return p
+		m.unload(f)
+		f.Refused = 0
+		if h.Wrote && !p.Discarded && f.PagesSync {
+			// The next open of the unchanged file reads nothing from the
+			// daemon: the kernel is given the head as its pages.
+			p.Notify = append(p.Notify, Notice{File: f.ID, Path: f.Path, Ino: f.Ino, Pages: true})
+		}
+	default:
+		m.settle(f)
 	}
-	return Plan{}
+	return p
 }
 
-func (m *Mirror) truncated(e Truncate) Plan {
+// storePages gives the head's content for the kernel's page cache if it
+// is still f's content, no handle is open and the pages hold nothing else.
+func (m *Mirror) storePages(e StorePages) Plan {
+	f := m.files[e.File]
+	if f == nil || f.State != StateMemory || len(f.handles) > 0 || f.Loaded || !f.PagesSync {
+		return Plan{}
+	}
+	c, ok := m.o.Contents.Get(f.MemID, f.Head)
+	if !ok || c == "" || int64(len(c)) != f.KernelSize {
+		return Plan{}
+	}
+	return Plan{Data: []byte(c)}
+}
+
+func (m *Mirror) setattr(e Setattr) Plan {
 	f := m.files[e.File]
 	if f == nil {
 		return Plan{Errno: syscall.ENOENT}
 	}
-	if m.store.MaxMemoryBytes > 0 && e.Size > int64(m.store.MaxMemoryBytes) {
-		return Plan{Errno: syscall.EFBIG, Reason: "past the store's size of a memory"}
+	if e.Store != nil {
+		m.store = *e.Store
 	}
-	if !f.Loaded {
-		if f.State == StateMemory {
-			return Plan{Ask: &Request{Kind: AskLoad, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "truncated"}, Again: true}
+	now := m.o.Now()
+	if e.Mode != nil {
+		f.Mode, f.Ctime = *e.Mode&0o777, now
+	}
+	if e.Atime != nil {
+		f.Atime, f.Ctime = *e.Atime, now
+	}
+	if e.Mtime != nil {
+		f.Mtime, f.Ctime = *e.Mtime, now
+	}
+	if e.Size != nil {
+		p := m.truncated(e.File, e.Handle, *e.Size)
+		if p.Ask != nil || p.Errno != 0 {
+			return p
 		}
-		f.Loaded = true
 	}
-	if int64(len(f.Buf)) != e.Size {
-		nb := make([]byte, e.Size)
+	return Plan{Attr: m.attr(f)}
+}
+
+// truncated sets the content's size. Past the size of a memory it fails
+// with EFBIG and changes nothing; through a handle, that handle's save
+// then fails too, as after an oversized write. Without a handle
+// (truncate(2) on a path) it is saved at once.
+func (m *Mirror) truncated(id ID, hid HandleID, size int64) Plan {
+	f := m.files[id]
+	if f == nil {
+		return Plan{Errno: syscall.ENOENT}
+	}
+	h := m.hs[hid]
+	if size > m.maxBytes() {
+		if h != nil && f.Loaded {
+			f.Refused, f.Dirty, h.Wrote = syscall.EFBIG, true, true
+		}
+		return Plan{Errno: syscall.EFBIG, Reason: tooLarge(m.maxBytes()) + "; nothing was changed, the previous version stays the head"}
+	}
+	temporary := !f.Loaded
+	if p := m.load(f, false, "truncated"); p != nil {
+		return *p
+	}
+	if size == 0 {
+		f.Refused = 0
+	}
+	if size > int64(len(f.Buf)) {
+		if errno, why := m.grow(f, size); errno != 0 {
+			if temporary {
+				m.unload(f)
+			}
+			return Plan{Errno: errno, Reason: why}
+		}
+	}
+	if int64(len(f.Buf)) != size {
+		nb := make([]byte, size)
 		copy(nb, f.Buf)
 		f.Buf, f.Dirty = nb, true
+		m.modified(f)
 	}
-	h := m.hs[e.Handle]
+	m.settle(f)
 	if h != nil {
-		if f.Dirty && !h.Wrote {
-			h.Truncated = e.Size == 0
-			h.Wrote = e.Size != 0
+		if size == 0 && f.Dirty && !h.Wrote {
+			h.Truncated = true // as an O_TRUNC: the write that follows decides
+		} else if f.Dirty {
+			h.Wrote, h.Truncated = true, false
 		}
 		return Plan{}
 	}
-	if !f.Dirty {
-		return Plan{}
-	}
-	return m.save(f, nil, "truncated")
-}
-
-// replaced: f lost its name to another file.
-func (m *Mirror) replaced(f *File, cause string) {
-	if f == nil {
-		return
-	}
-	if f.Path != "" && m.byPath[f.Path] == f.ID {
-		delete(m.byPath, f.Path)
-	}
-	f.Path = ""
-	if len(f.handles) > 0 {
-		m.move(f, StateUnlinked, cause)
-		return
-	}
-	m.move(f, gone, cause)
-}
-
-func (m *Mirror) renamed(e Rename) Plan {
-	sid, ok := m.byPath[e.From]
-	if !ok {
-		return Plan{Errno: syscall.ENOENT}
-	}
-	src := m.files[sid]
-	var dst *File
-	if id, ok := m.byPath[e.To]; ok && id != sid {
-		dst = m.files[id]
-	}
-	if dst != nil && dst.State == StateTemporary {
-		// The replaced temporary file's row goes first; then the rename.
-		return Plan{Ask: &Request{Kind: AskDrop, File: dst.ID, Pending: dst.Pending, Path: dst.Path, Cause: "replaced"}, Again: true,
-			Timers: []Timer{{Event: GraceEnded{dst.ID}, Stop: true}}}
-	}
-	toScratch, toTemp := m.isScratch(e.To), m.isTemp(e.To)
-	local := func(f *File) bool {
-		return f != nil && (f.State == StateNew || f.State == StateScratch || f.State == StateTemporary)
-	}
-	switch src.State {
-	case StateNew, StateScratch, StateHeld:
-		switch {
-		case toScratch:
-			to := StateScratch
-			if src.State == StateHeld {
-				to = StateHeld
-			}
-			m.replaced(dst, "replaced")
-			m.setPath(src, e.To)
-			m.move(src, to, "renamed")
-			return Plan{}
-		case toTemp && !(dst != nil && dst.State == StateMemory):
-			m.replaced(dst, "replaced")
-			m.setPath(src, e.To)
-			m.move(src, StateNew, "renamed")
-			return Plan{}
-		}
-		return Plan{Ask: m.saveOver(src, dst, e, 0)}
-	case StateTemporary:
-		if toScratch {
-			return Plan{Ask: &Request{Kind: AskDrop, File: src.ID, Pending: src.Pending, Path: e.To, From: e.From, Cause: "renamed"},
-				Timers: []Timer{{Event: GraceEnded{src.ID}, Stop: true}}}
-		}
-		if toTemp && dst == nil {
-			m.setPath(src, e.To)
-			m.move(src, StateTemporary, "renamed")
-			return Plan{}
-		}
-		return Plan{Ask: m.saveOver(src, dst, e, src.Pending), Timers: []Timer{{Event: GraceEnded{src.ID}, Stop: true}}}
-	case StateMemory:
-		if toScratch && (dst == nil || local(dst)) {
-			// An editor's backup of the original: the store keeps the
-			// memory at its path for the grace.
-			m.replaced(dst, "replaced")
-			m.held[e.From] = &hold{memID: src.MemID, head: src.Head, file: src.ID}
-			delete(m.memIno, src.MemID) // a new file saved there is a new inode
-			m.setPath(src, e.To)
-			src.HeldAt = e.From
-			m.move(src, StateHeld, "renamed")
-			return Plan{Timers: []Timer{{Event: HoldEnded{e.From}, After: m.o.Grace}}, Notify: []Notice{{Path: e.From}}}
-		}
-		r := &Request{Kind: AskMove, File: src.ID, MemID: src.MemID, From: e.From, Path: e.To, Cause: "renamed"}
-		if dst != nil {
-			r.Over = dst.ID
-		}
-		return Plan{Ask: r}
-	}
-	return Plan{Errno: syscall.ENOENT}
-}
-
-// saveOver is the save of src's content at e.To: over the memory there (a
-// version of it, based on what the renaming process read) or a new one,
-// consuming src's pending row in the same commit.
-func (m *Mirror) saveOver(src, dst *File, e Rename, pending int64) *Request {
-	r := &Request{Kind: AskSave, File: src.ID, Path: e.To, From: e.From, Content: string(src.Buf), Pending: pending, Cause: "renamed", Strict: m.o.Strict, Dirty: src.Dirty}
-	if v, ok := m.opened.Version(e.Tgid, e.To); ok {
-		r.Base = v
-	} else if v, ok := src.Siblings[path.Base(e.To)]; ok {
-		r.Base = v
-	}
-	switch {
-	case dst != nil && dst.State == StateMemory:
-		r.MemID, r.Over = dst.MemID, dst.ID
-		if r.Base == "" {
-			r.Base = dst.Head
-		}
-	case m.held[e.To] != nil:
-		hd := m.held[e.To]
-		r.MemID, r.Base = hd.memID, hd.head
-		if dst != nil {
-			r.Over = dst.ID
-		}
-	case dst != nil:
-		r.Over = dst.ID
-	}
-	return r
-}
-
-func (m *Mirror) unlinked(e Unlink) Plan {
-	id, ok := m.byPath[e.Path]
-	if !ok {
-		return Plan{Errno: syscall.ENOENT}
-	}
-	f := m.files[id]
-	switch f.State {
-	case StateMemory:
-		return Plan{Ask: &Request{Kind: AskDelete, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "unlinked"}}
-	case StateTemporary:
-		return Plan{Ask: &Request{Kind: AskDrop, File: f.ID, Pending: f.Pending, Path: f.Path, Cause: "unlinked"},
-			Timers: []Timer{{Event: GraceEnded{f.ID}, Stop: true}}}
-	}
-	if hd := m.held[f.HeldAt]; f.State == StateHeld && hd != nil {
-		hd.file = 0
-	}
-	m.replaced(f, "unlinked")
-	return Plan{}
-}
-
-func (m *Mirror) graceEnded(e GraceEnded) Plan {
-	f := m.files[e.File]
-	if f == nil || f.State != StateTemporary {
-		return Plan{}
-	}
-	return Plan{Ask: &Request{Kind: AskPublish, File: f.ID, Pending: f.Pending, Path: f.Path, Cause: "grace"}}
-}
-
-func (m *Mirror) holdEnded(e HoldEnded) Plan {
-	hd := m.held[e.Path]
-	if hd == nil {
-		return Plan{}
-	}
-	return Plan{Ask: &Request{Kind: AskDelete, File: hd.file, MemID: hd.memID, Path: e.Path, Cause: "hold"}}
-}
-
-// takeHold ends the hold at p: a save there was a version of its memory.
-func (m *Mirror) takeHold(p string) []Timer {
-	hd := m.held[p]
-	if hd == nil {
-		return nil
-	}
-	delete(m.held, p)
-	if f := m.files[hd.file]; f != nil && f.State == StateHeld {
-		f.MemID, f.HeldAt = "", ""
-		m.move(f, StateScratch, "taken")
-	}
-	return []Timer{{Event: HoldEnded{p}, Stop: true}}
-}
-
-func (m *Mirror) answered(e Answered) Plan {
-	r := e.Req
-	f := m.files[r.File]
-	if e.Err != nil {
-		p := Plan{Err: e.Err}
-		if r.Kind == AskPublish && f != nil && versions.ErrorCode(e.Err) == versions.CodeUnavailable {
-			p.Timers = []Timer{{Event: GraceEnded{f.ID}, After: PublishRetry}}
-		}
-		if r.Cause == "released" && f != nil {
-			if h := m.hs[r.Handle]; h != nil {
-				p.Notify = append(p.Notify, m.close(f, h).Notify...)
-			}
-		}
-		return p
-	}
-	if e.Mem != nil {
-		m.own.add([]int64{e.Mem.Seq}, nil)
-	}
-	m.own.add(e.Seqs, e.DirSeqs)
-	switch r.Kind {
-	case AskLoad:
-		if f != nil {
-			f.Buf, f.Loaded, f.Base, f.Head, f.Dirty = []byte(e.Content), true, e.Mem.VersionID, e.Mem.VersionID, false
-			f.Stored = e.Content
+	if !f.Dirty && f.State != StateNew {
+		if temporary {
+			m.unload(f)
 		}
 		return Plan{}
-	case AskSavePending:
-		f.Pending, f.Dirty = e.Pending, false
-		m.clean(r.Handle)
-		if f.State == StateNew {
-			m.move(f, StateTemporary, r.Cause)
-			return m.after(f, r, Plan{Timers: []Timer{{Event: GraceEnded{f.ID}, After: m.o.Grace}}})
-		}
-		m.move(f, StateTemporary, r.Cause)
-		return m.after(f, r, Plan{})
-	case AskSave, AskPublish:
-		var p Plan
-		if r.MemID != "" || r.Kind == AskPublish {
-			p.Timers = m.takeHold(r.Path)
-		}
-		if r.Over != 0 && r.Over != f.ID {
-			if o := m.files[r.Over]; o != nil {
-				m.replaced(o, "replaced")
-			}
-		}
-		if r.From != "" || r.Path != f.Path {
-			m.setPath(f, r.Path)
-		}
-		m.memIno[e.Mem.ID] = f.Ino
-		f.MemID, f.Head, f.Base, f.Pending, f.Siblings, f.HeldAt = e.Mem.ID, e.Mem.VersionID, e.Mem.VersionID, 0, nil, ""
-		f.Size = int64(e.Mem.ContentSize)
-		if r.Kind == AskSave {
-			f.Stored = r.Content
-			if r.Content == string(f.Buf) {
-				f.Dirty = false
-			}
-		}
-		m.clean(r.Handle)
-		m.move(f, StateMemory, r.Cause)
-		if len(f.handles) == 0 && !f.Dirty {
-			f.Buf, f.Loaded = nil, false
-		}
-		return m.after(f, r, p)
-	case AskDrop:
-		if f == nil {
-			return Plan{}
-		}
-		f.Pending = 0
-		if r.Cause == "renamed" {
-			m.replaced(m.fileAt(r.Path, f), "replaced")
-			m.setPath(f, r.Path)
-			m.move(f, StateScratch, r.Cause)
-			return Plan{}
-		}
-		m.replaced(f, r.Cause)
-		return Plan{}
-	case AskDelete:
-		if r.Cause == "hold" {
-			delete(m.held, r.Path)
-			delete(m.memIno, r.MemID)
-			if f != nil && f.State == StateHeld {
-				f.MemID, f.HeldAt = "", ""
-				m.move(f, StateScratch, "hold")
-			}
-			return Plan{}
-		}
-		delete(m.memIno, r.MemID)
-		if f != nil {
-			m.replaced(f, r.Cause)
-		}
-		return Plan{}
-	case AskMove:
-		if r.Over != 0 {
-			m.replaced(m.files[r.Over], "replaced")
-		}
-		m.setPath(f, r.Path)
-		if f.MemID != e.Mem.ID {
-			// Over another file: its memory lives on with this content.
-			delete(m.memIno, f.MemID)
-			f.MemID = e.Mem.ID
-			m.memIno[e.Mem.ID] = f.Ino
-		}
-		f.Head = e.Mem.VersionID
-		if !f.Dirty {
-			f.Base = e.Mem.VersionID
-		}
-		m.move(f, StateMemory, r.Cause)
-		return Plan{}
 	}
-	return Plan{}
-}
-
-// after finishes the request whose save this was: a release drops its
-// handle.
-func (m *Mirror) after(f *File, r Request, p Plan) Plan {
-	if r.Cause == "released" {
-		if h := m.hs[r.Handle]; h != nil {
-			c := m.close(f, h)
-			p.Notify = append(p.Notify, c.Notify...)
-		}
+	p := m.save(f, nil, "truncated")
+	if p.Ask == nil && temporary && f.State == StateMemory {
+		m.unload(f)
 	}
 	return p
-}
-
-func (m *Mirror) clean(hid HandleID) {
-	if h := m.hs[hid]; h != nil {
-		h.Wrote, h.Truncated = false, false
-	}
-}
-
-func (m *Mirror) fileAt(p string, not *File) *File {
-	if id, ok := m.byPath[p]; ok && id != not.ID {
-		return m.files[id]
-	}
-	return nil
-}
-
-func (m *Mirror) foreign(e Foreign) Plan {
-	c := e.Change
-	if m.own.take(c) {
-		return Plan{}
-	}
-	var p Plan
-	for _, at := range c.Paths() {
-		p.Notify = append(p.Notify, Notice{Path: at})
-	}
-	if c.MemoryID == "" {
-		return p
-	}
-	var f *File
-	if id, ok := m.byPath[c.Path]; ok && m.files[id].MemID == c.MemoryID {
-		f = m.files[id]
-	}
-	if id, ok := m.byPath[c.PrevPath]; ok && c.PrevPath != "" && m.files[id].MemID == c.MemoryID {
-		f = m.files[id]
-	}
-	if f == nil || f.State != StateMemory {
-		return p
-	}
-	switch c.Op {
-	case versions.ChangeDeleted:
-		m.replaced(f, "foreign")
-		return p
-	case versions.ChangeRenamed:
-		if dst := m.fileAt(c.Path, f); dst != nil {
-			m.replaced(dst, "replaced")
-		}
-		m.setPath(f, c.Path)
-	}
-	f.Head, f.Size = c.VersionID, int64(c.Size)
-	if !f.Dirty && f.Loaded && len(f.handles) == 0 {
-		f.Buf, f.Loaded = nil, false
-	}
-	m.move(f, StateMemory, "foreign")
-	p.Notify = append(p.Notify, Notice{Ino: f.Ino})
-	return p
-}
-
-func (m *Mirror) publishedElsewhere(e PublishedElsewhere) Plan {
-	for _, f := range m.files {
-		if f.State == StateTemporary && f.Pending == e.Pending {
-			f.MemID, f.Head, f.Base, f.Pending = e.Mem.ID, e.Mem.VersionID, e.Mem.VersionID, 0
-			m.memIno[e.Mem.ID] = f.Ino
-			m.move(f, StateMemory, "published-elsewhere")
-			return Plan{Timers: []Timer{{Event: GraceEnded{f.ID}, Stop: true}}}
-		}
-	}
-	return Plan{}
 }

@@ -19,11 +19,31 @@ type (
 		Path string
 		Mem  *versions.Memory
 	}
-	// Create: create(2) of a new file at Path.
+	// Create: create(2) of a new file at Path with mode Mode (0: 0644);
+	// Store, when set, is the store as the mount knows it now.
 	Create struct {
 		Path   string
 		Tgid   int
 		Append bool
+		Mode   uint32
+		Store  *StoreInfo
+	}
+	// Getattr: the kernel asks a file's attributes (Plan.Attr).
+	Getattr struct{ File ID }
+	// Read: read(2) of up to Size bytes at Off (Plan.Data).
+	Read struct {
+		File ID
+		Off  int64
+		Size int
+	}
+	// Setattr: chmod, utimensat, truncate; Handle is 0 without a handle.
+	Setattr struct {
+		File         ID
+		Handle       HandleID
+		Mode         *uint32
+		Atime, Mtime *time.Time
+		Size         *int64
+		Store        *StoreInfo
 	}
 	// Open: open(2) of file File.
 	Open struct {
@@ -32,14 +52,20 @@ type (
 		Write, Append bool
 		Trunc         bool
 	}
-	// Write: write(2) of Data at Off through Handle.
+	// Write: write(2) of Data at Off through Handle by thread Tid.
 	Write struct {
 		Handle HandleID
 		Off    int64
 		Data   []byte
+		Tid    uint32
+		Store  *StoreInfo
 	}
-	// Flush: close(2) of a descriptor of Handle (one per dup).
-	Flush struct{ Handle HandleID }
+	// Flush: close(2) of a descriptor of Handle (one per dup) by thread
+	// Tid (0: unknown).
+	Flush struct {
+		Handle HandleID
+		Tid    uint32
+	}
 	// Fsync: fsync(2) through Handle.
 	Fsync struct{ Handle HandleID }
 	// Release: the last descriptor of Handle closed.
@@ -57,6 +83,34 @@ type (
 	}
 	// Unlink: unlink(2) of Path.
 	Unlink struct{ Path string }
+	// MakeDir, RemoveDir, RenameDir: mkdir(2), rmdir(2), rename(2) of a
+	// directory.
+	MakeDir struct {
+		Path string
+		Mode uint32
+	}
+	RemoveDir struct{ Path string }
+	RenameDir struct {
+		From, To  string
+		NoReplace bool
+	}
+	// SetDirAttr: chmod or utimensat of directory Path.
+	SetDirAttr struct {
+		Path         string
+		Mode         *uint32
+		Atime, Mtime *time.Time
+	}
+	// StorePages: may the kernel be given File's content as its pages
+	// now (no handle open, the pages hold nothing else)? Plan.Data.
+	StorePages struct{ File ID }
+	// Unmounting: the mount is going away; publish and commit what is
+	// pending now (one Ask at a time, Again until none), set no timer.
+	Unmounting struct{}
+	// StoreChanged: the store was deleted or imported again: nothing the
+	// mount holds of it is known any more.
+	StoreChanged struct{}
+	// DirsChanged: entries of these directories changed elsewhere.
+	DirsChanged struct{ Dirs []string }
 )
 
 // Timers and the engine.
@@ -76,6 +130,12 @@ type (
 		Seqs    []int64 // memory changes
 		DirSeqs []int64 // directory changes
 		Err     error
+		// Created: the save made a new memory.
+		Created bool
+		// Store is the store row read (AskCount).
+		Store *versions.Store
+		// Moved are the memories a directory's rename moved, by new path.
+		Moved map[string]*versions.Memory
 	}
 	// Foreign is a change the feed brought.
 	Foreign struct{ Change versions.Change }
@@ -89,6 +149,7 @@ type (
 	// the refusals at write().
 	StoreInfo struct {
 		Guard           guard.Policy
+		MaxMemories     int
 		MaxMemoryBytes  int
 		MaxHistoryBytes int
 		HistoryBytes    int
@@ -112,6 +173,17 @@ func (Answered) event() string           { return "answered" }
 func (Foreign) event() string            { return "foreign" }
 func (PublishedElsewhere) event() string { return "published-elsewhere" }
 func (StoreInfo) event() string          { return "store" }
+func (Getattr) event() string            { return "getattr" }
+func (Read) event() string               { return "read" }
+func (Setattr) event() string            { return "truncated" }
+func (MakeDir) event() string            { return "mkdir" }
+func (RemoveDir) event() string          { return "rmdir" }
+func (RenameDir) event() string          { return "renamed" }
+func (SetDirAttr) event() string         { return "setattr" }
+func (StorePages) event() string         { return "pages" }
+func (Unmounting) event() string         { return "unmount" }
+func (StoreChanged) event() string       { return "store-changed" }
+func (DirsChanged) event() string        { return "dirs-changed" }
 
 // Kind is what a Request asks of the engine.
 type Kind uint8
@@ -134,9 +206,21 @@ const (
 	AskMove
 	// AskLoad reads the content of memory MemID.
 	AskLoad
+	// AskCount reads the store row (its count of memories).
+	AskCount
+	// AskResolve reads the memory at Path, if any (a temporary file whose
+	// row recovery took: the file is what the store has there).
+	AskResolve
+	// AskMakeDir, AskRemoveDir, AskMoveDir: a directory at Path made,
+	// removed, or moved there From (Paths: open files below, by new path,
+	// whose new heads the answer brings).
+	AskMakeDir
+	AskRemoveDir
+	AskMoveDir
 )
 
-var kindNames = [...]string{AskSave: "save", AskSavePending: "save-pending", AskPublish: "publish", AskDrop: "drop", AskDelete: "delete", AskMove: "move", AskLoad: "load"}
+var kindNames = [...]string{AskSave: "save", AskSavePending: "save-pending", AskPublish: "publish", AskDrop: "drop", AskDelete: "delete", AskMove: "move", AskLoad: "load",
+	AskCount: "count", AskResolve: "resolve", AskMakeDir: "mkdir", AskRemoveDir: "rmdir", AskMoveDir: "move-dir"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -160,6 +244,12 @@ type Request struct {
 	Handle HandleID
 	// Dirty: the temporary file was written since its row was saved.
 	Dirty bool
+	// NoReplace: a rename that must not replace its target.
+	NoReplace bool
+	// Paths: AskMoveDir's open files below, by new path.
+	Paths []string
+	// Mode: AskMakeDir's.
+	Mode uint32
 }
 
 // Plan is what Apply decided: answer the kernel's request with Errno (or
@@ -180,6 +270,26 @@ type Plan struct {
 	File   ID
 	Ino    uint64
 	Handle HandleID
+	// Attr answers Getattr and Setattr; Data a Read or StorePages.
+	Attr *Attr
+	Data []byte
+	// The answer to Open: keep the kernel's pages, or bypass them
+	// (direct I/O: the kernel believes another size).
+	KeepCache, DirectIO bool
+	// Saved: a version was written (for metrics). History: bytes it
+	// added to the store's retained history.
+	Saved   bool
+	History int
+	// Finding is a credential the guard refused at write().
+	Finding *guard.Finding
+	// Discarded: content whose save failed was dropped at the last close.
+	Discarded bool
+	// Own: a Foreign change that is this mount's own.
+	Own bool
+	// Log is a line for the daemon's log (a warning).
+	Log string
+	// Path is the path Errno concerns, when not the request's own.
+	Path string
 }
 
 // Notice is a kernel notification: the entry at Path, or the content of
@@ -187,6 +297,12 @@ type Plan struct {
 type Notice struct {
 	Path string
 	Ino  uint64
+	// File: the content of this file, at Path, is no longer what the
+	// kernel holds (Path "" when it has none).
+	File ID
+	// Pages: instead, give the kernel File's content as its pages, if
+	// it still is (StorePages), once the request is answered.
+	Pages bool
 }
 
 // Timer sets (After > 0) or stops a timer whose end is Event.

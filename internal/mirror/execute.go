@@ -29,24 +29,73 @@ func (g Engine) Execute(ctx context.Context, r Request) Answered {
 			a.Content = *m.Content
 		}
 	case AskSave:
-		a.Mem, a.Err = g.save(ctx, r)
+		a.Mem, a.Created, a.Err = g.save(ctx, r)
 	case AskSavePending:
 		a.Pending, a.Err = db.SavePending(ctx, st, g.Owner, r.Path, r.Content, g.Actor, r.Pending)
 	case AskPublish:
-		a.Mem, _, a.Err = db.PublishPending(ctx, st, g.Owner, r.Pending, r.Path)
+		a.Mem, a.Created, a.Err = db.PublishPending(ctx, st, g.Owner, r.Pending, r.Path)
 	case AskDrop:
 		a.Err = db.DropPending(ctx, st, g.Owner, r.Pending)
 	case AskDelete:
 		var seq int64
-		a.Err = db.DeleteMemory(ctx, st, r.MemID, versions.MemoryDelete{KeepParentDir: true, Seq: &seq}, g.Actor)
-		if versions.ErrorCode(a.Err) == versions.CodeNotFound {
+		del := versions.MemoryDelete{KeepParentDir: true, Seq: &seq}
+		a.Err = db.DeleteMemory(ctx, st, r.MemID, del, g.Actor)
+		if versions.ErrorCode(a.Err) == versions.CodeNotFound && r.Cause == "unlinked" {
+			// The mount's file is not (or no longer) the memory at the
+			// path: what is there goes.
+			e, err := db.Stat(ctx, st, r.Path)
+			switch {
+			case err != nil:
+				a.Err = err
+			case e.Dir:
+				a.Err = &versions.Error{Code: versions.CodeIsDir, Message: r.Path + " is a directory: use rmdir"}
+			default:
+				a.Req.MemID = e.Memory.ID
+				a.Err = db.DeleteMemory(ctx, st, e.Memory.ID, del, g.Actor)
+			}
+		} else if versions.ErrorCode(a.Err) == versions.CodeNotFound {
 			a.Err = nil // gone already
 		}
 		a.Seqs = []int64{seq}
 	case AskMove:
-		a.Mem, a.Err = db.Rename(ctx, st, r.From, r.Path, false, g.Actor)
+		wctx, pos := versions.WithPositions(ctx)
+		a.Mem, a.Err = db.Rename(wctx, st, r.From, r.Path, r.NoReplace, g.Actor)
 		if a.Err == nil {
-			a.Seqs = []int64{a.Mem.ReplacedSeq}
+			a.Seqs, a.DirSeqs = []int64{a.Mem.ReplacedSeq}, pos.Seqs()
+		}
+	case AskCount:
+		a.Store, a.Err = db.GetStore(ctx, st)
+	case AskResolve:
+		m, err := db.GetMemory(ctx, st, r.Path)
+		if err == nil {
+			m.Content = nil
+			a.Mem = m
+		} else if versions.ErrorCode(err) != versions.CodeNotFound {
+			a.Err = err
+		}
+	case AskMakeDir:
+		wctx, pos := versions.WithPositions(ctx)
+		a.Err = db.MakeDir(wctx, st, r.Path)
+		a.DirSeqs = pos.Seqs()
+	case AskRemoveDir:
+		wctx, pos := versions.WithPositions(ctx)
+		a.Err = db.RemoveDir(wctx, st, r.Path)
+		a.DirSeqs = pos.Seqs()
+	case AskMoveDir:
+		wctx, pos := versions.WithPositions(ctx)
+		var m *versions.Memory
+		m, a.Err = db.Rename(wctx, st, r.From, r.Path, r.NoReplace, g.Actor)
+		a.DirSeqs = pos.Seqs()
+		if m != nil {
+			a.Seqs = []int64{m.Seq, m.ReplacedSeq}
+		}
+		if a.Err == nil {
+			a.Moved = map[string]*versions.Memory{}
+			for _, p := range r.Paths {
+				if e, err := db.Stat(ctx, st, p); err == nil && e.Memory != nil {
+					a.Moved[p] = e.Memory
+				}
+			}
 		}
 	}
 	return a
@@ -54,7 +103,7 @@ func (g Engine) Execute(ctx context.Context, r Request) Answered {
 
 // save is one save (versions.Save): a new memory, a version of one with
 // its base, a temporary file's pending row consumed in the same commit.
-func (g Engine) save(ctx context.Context, r Request) (*versions.Memory, error) {
+func (g Engine) save(ctx context.Context, r Request) (*versions.Memory, bool, error) {
 	var m versions.Memory
 	req := versions.SaveReq{StoreID: g.Store, Path: r.Path, Content: r.Content, By: g.Actor, MemoryID: r.MemID,
 		BaseVersionID: r.Base, Strict: r.Strict, PendingID: r.Pending, Owner: g.Owner, Memory: &m}
@@ -63,8 +112,8 @@ func (g Engine) save(ctx context.Context, r Request) (*versions.Memory, error) {
 	req.FromPending = r.Pending != 0 && !r.Dirty
 	ch, err := g.DB.Save(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	m.Seq, m.Content = ch.Seq, nil
-	return &m, nil
+	return &m, ch.Op == versions.ChangeCreated, nil
 }

@@ -3,6 +3,7 @@ package mirror
 import (
 	"path"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -63,13 +64,49 @@ type File struct {
 	// renaming process opened nothing.
 	Siblings map[string]string
 
-	Buf     []byte
-	Loaded  bool   // Buf holds the content
-	Base    string // the version Buf started from
-	Dirty   bool   // Buf differs from what the store has
-	Stored  string // while loaded: the content at Base
-	Size    int64  // when no buffer is loaded
+	Buf    []byte
+	Loaded bool   // Buf holds the content
+	Base   string // the version Buf started from
+	Dirty  bool   // Buf differs from what the store has
+	Stored string // while loaded: the content at Base
+	Size   int64  // when no buffer is loaded
+	// Stale: the buffer is clean and another writer saved since; the
+	// next open loads it again (never under a reader in the middle of its
+	// reads, so a reader sees one save or another, not a mix).
+	Stale bool
+	// Saved is what a Temporary file's pending row holds: the content it
+	// goes back to when a later save fails and is discarded.
+	Saved string
+	// Refused is sticky: a write was refused (past the size of a memory,
+	// not UTF-8, the guard, the quota, the backend offline) and every save
+	// of this content fails so until it is written again from its start.
+	Refused syscall.Errno
+	// Charged is what the buffer holds of the mount's unsaved budget.
+	Charged int64
+
+	// Mode and times, kept in the mount's memory only (chmod, utimensat).
+	Mode                uint32
+	Atime, Mtime, Ctime time.Time
+	// KernelSize is the size the kernel may believe: the last reported
+	// to it, grown by writes; -1 when it must not be trusted.
+	KernelSize int64
+	// PagesSync: the kernel's page cache of the inode holds nothing but
+	// the file's content, so an open may keep it.
+	PagesSync bool
+
 	handles map[HandleID]*Handle
+}
+
+// Open reports whether a handle of the file is open.
+func (f *File) Open() bool { return len(f.handles) > 0 }
+
+// Attr is what the kernel is told of a file.
+type Attr struct {
+	Ino                 uint64
+	Mode                uint32
+	Size                int64
+	Nlink               uint32
+	Atime, Mtime, Ctime time.Time
 }
 
 // Handle is one open file description: what the open and its writes did.
@@ -85,6 +122,10 @@ type Handle struct {
 	// nothing since. Its flush saves nothing yet: a shell's `> f` closes a
 	// duplicate of the descriptor before the write that follows.
 	Truncated bool
+	// Users are the threads that opened it for writing or wrote through
+	// it: a flush from another process (a forked child dropping its
+	// inherited copy) saves nothing.
+	Users map[uint32]bool
 }
 
 // Options are a store mount's names and limits.
@@ -95,6 +136,18 @@ type Options struct {
 	Strict  bool                   // a save over a newer head fails (ESTALE)
 	// FirstIno is the first inode number allocated.
 	FirstIno uint64
+	// Budget bounds the unsaved bytes of the mount (shared by its
+	// stores); Scratch files are counted against ScratchCap; Contents
+	// keeps versions' content between opens. nil: unbounded, none.
+	Budget     *Budget
+	ScratchCap *Cap
+	Contents   *Contents
+	// Now is the clock of the files' times; Tgid maps a thread to its
+	// process (/proc by default).
+	Now  func() time.Time
+	Tgid func(tid uint32) int
+	// Start is the time of directories nothing has changed since.
+	Start time.Time
 }
 
 // Mirror is one store as this mount shows it. Apply is the only way its
@@ -119,6 +172,15 @@ type Mirror struct {
 	nextID  ID
 	nextH   HandleID
 	nextIno uint64
+	idx     *Index
+	dirs    map[string]dirMeta
+	// live is the store's count of memories as far as the mount knows,
+	// valid when liveOK (changes from elsewhere make it recount).
+	live    int
+	liveOK  bool
+	going   bool // the mount is going away: no timer is set any more
+	tried   map[ID]bool
+	serial  serial
 	// moves records each change of state, checked against the table by
 	// the tests (Moves).
 	moves []Transition
@@ -146,10 +208,31 @@ func New(o Options) *Mirror {
 	if o.FirstIno == 0 {
 		o.FirstIno = 2
 	}
+	if o.Budget == nil {
+		o.Budget = &Budget{Max: 1 << 62}
+	}
+	if o.ScratchCap == nil {
+		o.ScratchCap = &Cap{Max: 1 << 62}
+	}
+	if o.Contents == nil {
+		o.Contents = NewContents()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Tgid == nil {
+		o.Tgid = Tgid
+	}
+	if o.Start.IsZero() {
+		o.Start = o.Now()
+	}
 	return &Mirror{o: o, files: map[ID]*File{}, byPath: map[string]ID{}, hs: map[HandleID]*Handle{},
 		held: map[string]*hold{}, memIno: map[string]uint64{}, dirIno: map[string]uint64{},
-		opened: NewLastOpened(64, 256), nextIno: o.FirstIno}
+		opened: NewLastOpened(256, 1024), nextIno: o.FirstIno, idx: NewIndex(), dirs: map[string]dirMeta{}}
 }
+
+// Index is the store's listings as the mount knows them.
+func (m *Mirror) Index() *Index { return m.idx }
 
 // File returns a copy of the file's record, for the kernel's attributes
 // and the tests.
@@ -182,16 +265,92 @@ func (m *Mirror) IsHeld(p string) bool {
 	return ok
 }
 
-// DirIno is the inode number of the directory at p.
+// DirIno is the inode number of the directory at p: allocated on first
+// sight, kept by the directory while it stays there; a directory moved
+// away takes its number along, so the next one at p gets a new one.
 func (m *Mirror) DirIno(p string) uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.dirInoLocked(p)
+}
+
+func (m *Mirror) dirInoLocked(p string) uint64 {
 	if ino, ok := m.dirIno[p]; ok {
 		return ino
 	}
 	ino := m.allocIno()
 	m.dirIno[p] = ino
 	return ino
+}
+
+// MemoryIno is the inode number of memory id (a listing's).
+func (m *Mirror) MemoryIno(id string) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.memoryIno(id)
+}
+
+// Local is a file only this mount has, by name, for a listing.
+type Local struct {
+	Name string
+	Ino  uint64
+}
+
+// Listing is what the mount shows in directory dir beside the store's
+// entries: its own files (new, temporary, scratch, held backups), and the
+// store's names it hides (held at, or shadowed by a scratch file).
+func (m *Mirror) Listing(dir string) (local []Local, hidden map[string]bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	hidden = map[string]bool{}
+	for p := range m.held {
+		if path.Dir(p) == dir {
+			hidden[path.Base(p)] = true
+		}
+	}
+	for p, id := range m.byPath {
+		f := m.files[id]
+		if path.Dir(p) != dir || f.State == StateMemory || f.State == StateUnlinked {
+			continue
+		}
+		local = append(local, Local{Name: path.Base(p), Ino: f.Ino})
+		hidden[path.Base(p)] = true
+	}
+	return local, hidden
+}
+
+// Under reports a scratch or held file anywhere below directory dir:
+// the store does not know them, and the directory is not empty.
+func (m *Mirror) Under(dir string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.scratchUnder(dir)
+}
+
+func (m *Mirror) scratchUnder(dir string) bool {
+	for p, id := range m.byPath {
+		if s := m.files[id].State; (s == StateScratch || s == StateHeld) && Below(p, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// Pending is how many files created in the mount are not memories yet.
+func (m *Mirror) Pending() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pendingLocked()
+}
+
+func (m *Mirror) pendingLocked() int {
+	n := 0
+	for _, f := range m.files {
+		if f.State == StateNew || f.State == StateTemporary {
+			n++
+		}
+	}
+	return n
 }
 
 // Moves returns the changes of state so far.
@@ -219,7 +378,8 @@ func (m *Mirror) memoryIno(id string) uint64 {
 
 func (m *Mirror) newFile(p string, s State) *File {
 	m.nextID++
-	f := &File{ID: m.nextID, Path: p, State: s, handles: map[HandleID]*Handle{}}
+	now := m.o.Now()
+	f := &File{ID: m.nextID, Path: p, State: s, handles: map[HandleID]*Handle{}, Mode: 0o644, Atime: now, Mtime: now, Ctime: now, KernelSize: -1}
 	m.files[f.ID] = f
 	if p != "" {
 		m.byPath[p] = f.ID
@@ -227,9 +387,18 @@ func (m *Mirror) newFile(p string, s State) *File {
 	return f
 }
 
-// move changes f's state and records it.
+// move changes f's state and records it. Scratch and held files count
+// against the mount's cap, and a file that leaves the mirror gives back
+// its budget.
 func (m *Mirror) move(f *File, to State, event string) {
 	m.moves = append(m.moves, Transition{From: f.State, To: to, Event: event})
+	scratch := func(s State) bool { return s == StateScratch || s == StateHeld }
+	switch {
+	case scratch(to) && !scratch(f.State):
+		m.o.ScratchCap.n.Add(1)
+	case !scratch(to) && scratch(f.State):
+		m.o.ScratchCap.n.Add(-1)
+	}
 	if to == gone {
 		m.drop(f)
 		return
@@ -247,6 +416,8 @@ func (m *Mirror) drop(f *File) {
 	}
 	delete(m.files, f.ID)
 	f.State = gone
+	f.Buf, f.Loaded = nil, false
+	m.settle(f)
 }
 
 // setPath moves f to p, replacing nothing (the caller dealt with what was

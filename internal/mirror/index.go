@@ -1,7 +1,6 @@
-package fusefs
+package mirror
 
 import (
-	"context"
 	"path"
 	"slices"
 	"strings"
@@ -16,7 +15,7 @@ import (
 // a change made elsewhere drops the listings it can have changed when the
 // watcher reports it: another writer's change is seen after one poll,
 // as with the kernel's own caches.
-type index struct {
+type Index struct {
 	mu sync.Mutex
 	// dirs maps a directory's path to its entries by name.
 	dirs map[string]map[string]versions.Entry
@@ -33,37 +32,37 @@ type index struct {
 	doubt map[string]map[string]bool
 }
 
-func newIndex() *index {
-	return &index{dirs: map[string]map[string]versions.Entry{}, sorted: map[string][]versions.Entry{}, touched: map[string]uint64{},
+func NewIndex() *Index {
+	return &Index{dirs: map[string]map[string]versions.Entry{}, sorted: map[string][]versions.Entry{}, touched: map[string]uint64{},
 		doubt: map[string]map[string]bool{}}
 }
 
-// lookupResult says what the index knows of a name.
-type lookupResult int
+// Listed says what the index knows of a name.
+type Listed int
 
 const (
-	unloaded lookupResult = iota // the directory is not in the index
-	found
-	absent
+	Unloaded Listed = iota // the directory is not in the index
+	Found
+	Absent
 )
 
-func (x *index) lookup(dir, name string) (versions.Entry, lookupResult) {
+func (x *Index) Lookup(dir, name string) (versions.Entry, Listed) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	d, ok := x.dirs[dir]
 	if !ok || len(x.doubt[dir]) > 0 {
-		return versions.Entry{}, unloaded
+		return versions.Entry{}, Unloaded
 	}
 	e, ok := d[name]
 	if !ok {
-		return e, absent
+		return e, Absent
 	}
-	return e, found
+	return e, Found
 }
 
 // list returns dir's entries sorted by name, or false when not loaded. The
 // slice is shared: callers must not change it.
-func (x *index) list(dir string) ([]versions.Entry, bool) {
+func (x *Index) List(dir string) ([]versions.Entry, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if out, ok := x.sorted[dir]; ok {
@@ -85,7 +84,7 @@ func (x *index) list(dir string) ([]versions.Entry, bool) {
 // subdirs counts dir's subdirectories (its link count is 2 plus them), or
 // false when not loaded: a directory's GETATTR, which follows every create,
 // rename and delete in it, must not sort its listing.
-func (x *index) subdirs(dir string) (int, bool) {
+func (x *Index) Subdirs(dir string) (int, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	d, ok := x.dirs[dir]
@@ -102,42 +101,42 @@ func (x *index) subdirs(dir string) (int, bool) {
 }
 
 // lastKnown is what dir's listing said of name, doubted or not, unless
-// name itself changed elsewhere since (unloaded then): the answer when the
+// name itself changed elsewhere since (Unloaded then): the answer when the
 // engine cannot be reached.
-func (x *index) lastKnown(dir, name string) (versions.Entry, lookupResult) {
+func (x *Index) LastKnown(dir, name string) (versions.Entry, Listed) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	d, ok := x.dirs[dir]
 	if !ok || x.doubt[dir][name] {
-		return versions.Entry{}, unloaded
+		return versions.Entry{}, Unloaded
 	}
 	e, ok := d[name]
 	if !ok {
-		return e, absent
+		return e, Absent
 	}
-	return e, found
+	return e, Found
 }
 
 // now is the clock before an engine read whose result is to be kept.
-func (x *index) now() uint64 {
+func (x *Index) Now() uint64 {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.clock
 }
 
 // fresh reports whether nothing touched dir since the clock read at.
-func (x *index) freshLocked(dir string, at uint64) bool {
+func (x *Index) freshLocked(dir string, at uint64) bool {
 	return x.reset <= at && x.touched[dir] <= at
 }
 
-func (x *index) touchLocked(dir string) {
+func (x *Index) touchLocked(dir string) {
 	x.clock++
 	x.touched[dir] = x.clock
 	delete(x.sorted, dir)
 }
 
 // load keeps a listing read from the engine since the clock read at.
-func (x *index) load(dir string, entries []versions.Entry, at uint64) {
+func (x *Index) Load(dir string, entries []versions.Entry, at uint64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if !x.freshLocked(dir, at) {
@@ -154,7 +153,7 @@ func (x *index) load(dir string, entries []versions.Entry, at uint64) {
 }
 
 // saved records a memory this mount created or changed at p.
-func (x *index) saved(p string, m *versions.Memory) {
+func (x *Index) Saved(p string, m *versions.Memory) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.addDirsLocked(path.Dir(p))
@@ -162,7 +161,7 @@ func (x *index) saved(p string, m *versions.Memory) {
 }
 
 // madeDir records a directory this mount made.
-func (x *index) madeDir(p string) {
+func (x *Index) MadeDir(p string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.addDirsLocked(p)
@@ -173,7 +172,7 @@ func (x *index) madeDir(p string) {
 
 // removed records that this mount deleted the file or empty directory at p;
 // its parent stays (the engine keeps it).
-func (x *index) removed(p string) {
+func (x *Index) Removed(p string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	dir := path.Dir(p)
@@ -186,7 +185,7 @@ func (x *index) removed(p string) {
 
 // renamedFile records a file this mount moved: m is the memory now at to.
 // The source's directory stays (the engine keeps it).
-func (x *index) renamedFile(from, to string, m *versions.Memory) {
+func (x *Index) RenamedFile(from, to string, m *versions.Memory) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.deleteLocked(path.Dir(from), path.Base(from))
@@ -201,7 +200,7 @@ func (x *index) renamedFile(from, to string, m *versions.Memory) {
 // them). An ancestor's listing stays, with the name on the way to p
 // doubted, for when the engine cannot be reached. What a change moved
 // below p has changes of its own (versions.Change).
-func (x *index) forget(p string) {
+func (x *Index) Forget(p string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if p == "/" {
@@ -225,13 +224,13 @@ func (x *index) forget(p string) {
 
 // drop forgets everything, after an error that shows the index wrong in a
 // way not worth working out.
-func (x *index) drop() {
+func (x *Index) Drop() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.dropLocked()
 }
 
-func (x *index) dropLocked() {
+func (x *Index) dropLocked() {
 	x.clock++
 	x.reset = x.clock
 	clear(x.dirs)
@@ -243,7 +242,7 @@ func (x *index) dropLocked() {
 // setLocked and deleteLocked apply this mount's own change to a listing:
 // it is exact for that name again, changed elsewhere before or not (a
 // change committed after it reaches forget later).
-func (x *index) setLocked(p string, e versions.Entry) {
+func (x *Index) setLocked(p string, e versions.Entry) {
 	dir := path.Dir(p)
 	if d, ok := x.dirs[dir]; ok {
 		d[e.Name] = e
@@ -252,14 +251,14 @@ func (x *index) setLocked(p string, e versions.Entry) {
 	x.touchLocked(dir)
 }
 
-func (x *index) deleteLocked(dir, name string) {
+func (x *Index) deleteLocked(dir, name string) {
 	if d, ok := x.dirs[dir]; ok {
 		delete(d, name)
 		x.believeLocked(dir, name)
 	}
 }
 
-func (x *index) believeLocked(dir, name string) {
+func (x *Index) believeLocked(dir, name string) {
 	if doubt := x.doubt[dir]; doubt != nil {
 		delete(doubt, name)
 		if len(doubt) == 0 {
@@ -270,7 +269,7 @@ func (x *index) believeLocked(dir, name string) {
 
 // addDirsLocked makes sure dir and its ancestors are listed in their
 // parents (a save creates the directories of its path).
-func (x *index) addDirsLocked(dir string) {
+func (x *Index) addDirsLocked(dir string) {
 	for dir != "/" {
 		parent := path.Dir(dir)
 		if d, ok := x.dirs[parent]; ok {
@@ -293,75 +292,4 @@ func bare(m *versions.Memory) *versions.Memory {
 		return nil
 	}
 	return &versions.Memory{ID: m.ID, VersionID: m.VersionID, ContentSize: m.ContentSize, UpdatedAt: m.UpdatedAt, Ino: m.Ino}
-}
-
-// lookupEntry answers what is at dir/name: from the index, else from the
-// engine (the whole directory is read once, so the names that follow are
-// answered from memory).
-func (sm *storeMount) lookupEntry(ctx context.Context, dir, name string) (*versions.Entry, error) {
-	x := sm.idx
-	e, r := x.lookup(dir, name)
-	switch r {
-	case found:
-		return &e, nil
-	case absent:
-		return nil, absentError(sm.id, childPath(dir, name))
-	}
-	db := sm.srv.db
-	at := x.now()
-	entries, err := db.ReadDir(detach(ctx), sm.id, dir)
-	if err == nil {
-		x.load(dir, entries, at)
-		for i := range entries {
-			if entries[i].Name == name {
-				return &entries[i], nil
-			}
-		}
-		return nil, absentError(sm.id, childPath(dir, name))
-	}
-	if isUnavailable(err) {
-		return sm.lastKnownEntry(dir, name, err)
-	}
-	// Not a directory (any more), or unreadable: Stat says which.
-	return db.Stat(detach(ctx), sm.id, childPath(dir, name))
-}
-
-// lastKnownEntry answers a lookup while the database cannot be reached
-// (err): from dir's last listing, unless the mount never listed dir or
-// learnt that name changed elsewhere since. A mount cut off from the
-// database knows no newer state than its feed position, so what it knew
-// then is served (outage.go).
-func (sm *storeMount) lastKnownEntry(dir, name string, err error) (*versions.Entry, error) {
-	e, r := sm.idx.lastKnown(dir, name)
-	switch r {
-	case found:
-		sm.srv.servingCached(err)
-		return &e, nil
-	case absent:
-		sm.srv.servingCached(err)
-		return nil, absentError(sm.id, childPath(dir, name))
-	}
-	return nil, err
-}
-
-// listDir returns dir's entries, from the index or read into it.
-func (sm *storeMount) listDir(ctx context.Context, dir string) ([]versions.Entry, error) {
-	if entries, ok := sm.idx.list(dir); ok {
-		return entries, nil
-	}
-	at := sm.idx.now()
-	entries, err := sm.srv.db.ReadDir(detach(ctx), sm.id, dir)
-	if err == nil {
-		sm.idx.load(dir, entries, at)
-	}
-	return entries, err
-}
-
-// absentError is why nothing is at p: a name the store could never hold
-// gets the engine's reason (ENAMETOOLONG, EINVAL), any other ENOENT.
-func absentError(storeID, p string) error {
-	if err := versions.ValidatePath(p); err != nil {
-		return err
-	}
-	return &versions.Error{Code: versions.CodeNotFound, Message: "no file or directory " + p + " in store " + storeID}
 }

@@ -1,4 +1,4 @@
-package fusefs
+package mirror
 
 import (
 	"container/list"
@@ -13,7 +13,7 @@ const contentBudget = 8 << 20
 // it forgets the least recently used. Versions are immutable: what it
 // returns can be an old version, never a wrong one, and the caller asks for
 // the version it believes is the head.
-type contents struct {
+type Contents struct {
 	mu    sync.Mutex
 	bytes int
 	byMem map[string]*list.Element // of *version
@@ -24,9 +24,9 @@ type version struct {
 	memID, id, data string
 }
 
-func newContents() *contents { return &contents{byMem: map[string]*list.Element{}} }
+func NewContents() *Contents { return &Contents{byMem: map[string]*list.Element{}} }
 
-func (c *contents) get(memID, versionID string) (string, bool) {
+func (c *Contents) Get(memID, versionID string) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.byMem[memID]
@@ -39,9 +39,9 @@ func (c *contents) get(memID, versionID string) (string, bool) {
 
 // put keeps data as memID's version versionID. A memory larger than an
 // eighth of the budget is not kept: it would push out many small ones.
-func (c *contents) put(memID, versionID, data string) {
+func (c *Contents) Put(memID, versionID, data string) {
 	if len(data) > contentBudget/8 {
-		c.forget(memID)
+		c.Forget(memID)
 		return
 	}
 	c.mu.Lock()
@@ -60,7 +60,7 @@ func (c *contents) put(memID, versionID, data string) {
 	}
 }
 
-func (c *contents) forget(memID string) {
+func (c *Contents) Forget(memID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.byMem[memID]; ok {
@@ -68,7 +68,7 @@ func (c *contents) forget(memID string) {
 	}
 }
 
-func (c *contents) removeLocked(e *list.Element) {
+func (c *Contents) removeLocked(e *list.Element) {
 	v := c.lru.Remove(e).(*version)
 	c.bytes -= len(v.data)
 	delete(c.byMem, v.memID)

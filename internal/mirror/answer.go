@@ -1,0 +1,344 @@
+package mirror
+
+import (
+	"path"
+	"syscall"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// VersionCost is about what a version of size bytes at path adds to the
+// store's retained history (the engine counts the record's fields too).
+func VersionCost(size int, path string) int { return size + 2*len(path) }
+
+const lostReason = "the mount's lease lapsed (the daemon was stopped or cut off from the database) and this temporary file is published by others at its path: nothing of this request was done; save the file again"
+
+// answered finishes the transition whose request the engine answered: the
+// one place for the bookkeeping after a commit (the file's state, the
+// index, the content cache, the count of memories, this mount's own feed
+// positions).
+func (m *Mirror) answered(e Answered) Plan {
+	r := e.Req
+	f := m.files[r.File]
+	if e.Err != nil {
+		return m.failed(e, f)
+	}
+	if e.Mem != nil && r.Kind != AskLoad && r.Kind != AskResolve {
+		m.own.add([]int64{e.Mem.Seq}, nil)
+	}
+	m.own.add(e.Seqs, e.DirSeqs)
+	switch r.Kind {
+	case AskLoad:
+		if f == nil {
+			return Plan{}
+		}
+		if e.Mem.VersionID != f.Head {
+			f.PagesSync = false
+		}
+		m.o.Contents.Put(e.Mem.ID, e.Mem.VersionID, e.Content)
+		if errno, why := m.setLoaded(f, e.Content, e.Mem.VersionID); errno != 0 {
+			return Plan{Errno: errno, Reason: why}
+		}
+		return Plan{}
+	case AskCount:
+		m.live, m.liveOK = e.Store.MemoryCount, true
+		return Plan{}
+	case AskResolve:
+		return m.resolved(f, e.Mem)
+	case AskSavePending:
+		f.Pending, f.Dirty, f.Saved = e.Pending, false, r.Content
+		m.clean(r.Handle)
+		if f.State == StateNew {
+			m.move(f, StateTemporary, r.Cause)
+			return m.after(f, r, Plan{Timers: []Timer{{Event: GraceEnded{f.ID}, After: m.o.Grace}}})
+		}
+		m.move(f, StateTemporary, r.Cause)
+		return m.after(f, r, Plan{})
+	case AskSave, AskPublish:
+		return m.saved(e, f)
+	case AskDrop:
+		if f == nil {
+			return Plan{}
+		}
+		f.Pending = 0
+		if r.Cause == "renamed" {
+			m.replaced(m.fileAt(r.Path, f), "replaced")
+			m.setPath(f, r.Path)
+			f.Saved = ""
+			m.move(f, StateScratch, r.Cause)
+			return Plan{}
+		}
+		m.entriesChanged(parentOf(r.Path))
+		m.replaced(f, r.Cause)
+		return Plan{}
+	case AskDelete:
+		m.o.Contents.Forget(r.MemID)
+		m.idx.Removed(r.Path)
+		m.live--
+		delete(m.memIno, r.MemID)
+		if r.Cause == "hold" {
+			delete(m.held, r.Path)
+			if f != nil && f.State == StateHeld {
+				f.MemID, f.HeldAt = "", ""
+				m.move(f, StateScratch, "hold")
+			}
+			return Plan{}
+		}
+		m.entriesChanged(parentOf(r.Path))
+		if f != nil {
+			m.replaced(f, r.Cause)
+		}
+		return Plan{}
+	case AskMove:
+		if r.Over != 0 {
+			if o := m.files[r.Over]; o != nil && o.State == StateMemory {
+				m.live--
+			}
+			m.replaced(m.files[r.Over], "replaced")
+		}
+		m.idx.RenamedFile(r.From, r.Path, e.Mem)
+		m.setPath(f, r.Path)
+		if f.MemID != e.Mem.ID {
+			// Over another file: its memory lives on with this content.
+			m.o.Contents.Forget(f.MemID)
+			delete(m.memIno, f.MemID)
+			f.MemID = e.Mem.ID
+			m.memIno[e.Mem.ID] = f.Ino
+		}
+		f.Head, f.Size, f.Ctime = e.Mem.VersionID, int64(e.Mem.ContentSize), m.o.Now()
+		if !f.Dirty {
+			f.Base = e.Mem.VersionID
+		}
+		m.move(f, StateMemory, r.Cause)
+		return Plan{}
+	case AskMakeDir:
+		m.idx.MadeDir(r.Path)
+		now := m.o.Now()
+		m.dirs[r.Path] = dirMeta{mode: r.Mode, atime: now, mtime: now, ctime: now}
+		m.entriesChanged(parentOf(r.Path))
+		return Plan{Ino: m.dirInoLocked(r.Path)}
+	case AskRemoveDir:
+		m.idx.Removed(r.Path)
+		m.forgetDirs(r.Path)
+		m.entriesChanged(parentOf(r.Path))
+		return Plan{}
+	case AskMoveDir:
+		return m.movedDir(e)
+	}
+	return Plan{}
+}
+
+// failed is the answer of a request the engine refused.
+func (m *Mirror) failed(e Answered, f *File) Plan {
+	r := e.Req
+	p := Plan{Err: e.Err}
+	lost := versions.IsPendingLost(e.Err)
+	switch {
+	case lost && r.Kind == AskSavePending && r.Pending == 0:
+		p = Plan{Errno: syscall.EIO, Reason: "the mount's lease lapsed (the daemon was stopped or cut off from the database) and it is taking a new one: nothing was saved; save again in a moment"}
+	case lost && f != nil && r.Pending != 0:
+		// Not this mount's row any more: recovery publishes it. The file
+		// is what the store has at its path.
+		f.Pending, f.Saved = 0, ""
+		p = Plan{Ask: &Request{Kind: AskResolve, File: f.ID, Path: f.Path, Cause: "lost", Handle: r.Handle}, Log: "a temporary file saved before the mount's lease lapsed is no longer this mount's: it is published by others at its path, and this mount neither publishes nor drops it",
+			Timers: []Timer{{Event: GraceEnded{f.ID}, Stop: true}}}
+		return p
+	case lost && r.Kind == AskDrop:
+		// Recovery publishes it; the name goes from this mount all the same.
+		return m.answered(Answered{Req: r})
+	case r.Kind == AskPublish && f != nil && versions.ErrorCode(e.Err) == versions.CodeUnavailable:
+		// Saved durably already: published once the database is back.
+		p.Timers = []Timer{{Event: GraceEnded{f.ID}, After: PublishRetry}}
+		p.Log = "a file saved in this mount cannot be published yet: the database cannot be reached; it stays pending and is published when it is back"
+	case r.Kind == AskSave && f != nil && f.State == StateMemory && r.From == "" && versions.ErrorCode(e.Err) == versions.CodeNotFound:
+		p = Plan{Errno: syscall.ESTALE, Reason: "the memory was deleted or replaced elsewhere while open: nothing was saved; open the file again"}
+	case r.Kind == AskDelete && r.Cause == "hold":
+		// It stays in the store: the mount shows it again.
+		delete(m.held, r.Path)
+		if f != nil && f.State == StateHeld {
+			f.MemID, f.HeldAt = "", ""
+			m.move(f, StateScratch, "hold")
+		}
+		p.Notify = append(p.Notify, Notice{Path: r.Path})
+		p.Log = "a file renamed to a scratch name could not be deleted from the store; it stays there"
+	}
+	if r.Cause == "released" && f != nil {
+		if h := m.hs[r.Handle]; h != nil {
+			c := m.close(f, h)
+			p.Notify = append(p.Notify, c.Notify...)
+			p.Discarded = c.Discarded
+		}
+	}
+	return p
+}
+
+// resolved: the memory at a temporary file's path, now its row is
+// another's (nil: none yet; recovery's publication comes through the feed).
+func (m *Mirror) resolved(f *File, mem *versions.Memory) Plan {
+	p := Plan{Errno: syscall.EIO, Reason: lostReason}
+	if f == nil {
+		return p
+	}
+	m.liveOK = false
+	if mem == nil {
+		p.Notify = []Notice{{Path: f.Path}}
+		m.replaced(f, "replaced")
+		return p
+	}
+	f.MemID = mem.ID
+	m.memIno[mem.ID] = f.Ino
+	m.learnt(f, mem)
+	f.Base = mem.VersionID
+	f.PagesSync = false
+	m.move(f, StateMemory, "published-elsewhere")
+	return p
+}
+
+func (m *Mirror) saved(e Answered, f *File) Plan {
+	r := e.Req
+	var p Plan
+	if r.MemID != "" || r.Kind == AskPublish {
+		p.Timers = m.takeHold(r.Path)
+	}
+	if r.Kind == AskPublish || r.Pending != 0 {
+		p.Timers = append(p.Timers, Timer{Event: GraceEnded{f.ID}, Stop: true})
+	}
+	if r.Over != 0 && r.Over != f.ID {
+		if o := m.files[r.Over]; o != nil {
+			m.replaced(o, "replaced")
+		}
+	}
+	if r.From != "" || r.Path != f.Path {
+		m.setPath(f, r.Path)
+		m.idx.Removed(r.From)
+	}
+	wasLocal := f.State != StateMemory
+	if wasLocal && e.Created {
+		m.live++
+	}
+	if f.State == StateMemory && f.MemID != e.Mem.ID {
+		delete(m.memIno, f.MemID)
+	}
+	// The memory keeps the number the kernel and programs saw, also in
+	// a new node once the kernel forgot this one (an editor compares
+	// st_ino before it saves), and in listings.
+	m.memIno[e.Mem.ID] = f.Ino
+	newVersion := wasLocal || e.Mem.VersionID != f.Base
+	f.MemID, f.Head, f.Base, f.Pending, f.Siblings, f.HeldAt, f.Saved = e.Mem.ID, e.Mem.VersionID, e.Mem.VersionID, 0, nil, "", ""
+	f.Size = int64(e.Mem.ContentSize)
+	content := r.Content
+	if r.Kind == AskPublish || (r.Pending != 0 && !r.Dirty) {
+		content = string(f.Buf)
+	}
+	if r.Kind == AskSave || f.Loaded {
+		f.Stored = content
+		if content == string(f.Buf) {
+			f.Dirty, f.Stale = false, false
+		}
+		if !f.Dirty {
+			m.o.Contents.Put(e.Mem.ID, e.Mem.VersionID, content)
+		}
+	}
+	m.idx.Saved(r.Path, e.Mem)
+	if newVersion {
+		p.Saved = true
+		p.History = VersionCost(e.Mem.ContentSize, r.Path)
+	}
+	m.clean(r.Handle)
+	m.move(f, StateMemory, r.Cause)
+	if r.From != "" {
+		m.entriesChanged(parentOf(r.From), parentOf(r.Path))
+	}
+	if len(f.handles) == 0 && !f.Dirty {
+		pages := f.Loaded && r.Kind == AskPublish && f.PagesSync
+		m.unload(f)
+		if pages {
+			p.Notify = append(p.Notify, Notice{File: f.ID, Path: f.Path, Ino: f.Ino, Pages: true})
+		}
+	}
+	return m.after(f, r, p)
+}
+
+// movedDir: a directory moved; the files below follow it, the open ones
+// with the new heads the move gave them.
+func (m *Mirror) movedDir(e Answered) Plan {
+	r := e.Req
+	m.idx.Forget(r.From)
+	m.idx.Forget(r.Path)
+	for p, id := range m.byPath {
+		if np, ok := moved(p, r.From, r.Path); ok {
+			f := m.files[id]
+			m.setPath(f, np)
+			if f.State != StateMemory {
+				continue
+			}
+			if mem := e.Moved[np]; mem != nil {
+				f.Head, f.Size = mem.VersionID, int64(mem.ContentSize)
+				if !f.Dirty {
+					f.Base = mem.VersionID
+				}
+			} else if !f.Loaded {
+				f.Head = "" // unknown: the next open reads the new head
+			}
+		}
+	}
+	// Directories keep their numbers where they go; their old paths get
+	// new ones.
+	for q, ino := range m.dirIno {
+		if nq, ok := moved(q, r.From, r.Path); ok {
+			delete(m.dirIno, q)
+			m.dirIno[nq] = ino
+		}
+	}
+	for q, d := range m.dirs {
+		if nq, ok := moved(q, r.From, r.Path); ok {
+			delete(m.dirs, q)
+			m.dirs[nq] = d
+		}
+	}
+	m.entriesChanged(parentOf(r.From), parentOf(r.Path))
+	return Plan{}
+}
+
+// forgetDirs forgets what the mount knew of directory p and those below:
+// the next directory there is another.
+func (m *Mirror) forgetDirs(p string) {
+	for q := range m.dirIno {
+		if q == p || Below(q, p) {
+			delete(m.dirIno, q)
+		}
+	}
+	for q := range m.dirs {
+		if q == p || Below(q, p) {
+			delete(m.dirs, q)
+		}
+	}
+}
+
+// after finishes the request whose save this was: a release drops its
+// handle.
+func (m *Mirror) after(f *File, r Request, p Plan) Plan {
+	if r.Cause == "released" {
+		if h := m.hs[r.Handle]; h != nil {
+			c := m.close(f, h)
+			p.Notify = append(p.Notify, c.Notify...)
+			p.Discarded = p.Discarded || c.Discarded
+		}
+	}
+	return p
+}
+
+func (m *Mirror) clean(hid HandleID) {
+	if h := m.hs[hid]; h != nil {
+		h.Wrote, h.Truncated = false, false
+	}
+}
+
+func (m *Mirror) fileAt(p string, not *File) *File {
+	if id, ok := m.byPath[p]; ok && id != not.ID {
+		return m.files[id]
+	}
+	return nil
+}
+
+var _ = path.Dir

@@ -1,0 +1,106 @@
+package mirror
+
+import (
+	"github.com/memfs/memfs/versions"
+)
+
+// foreign applies a change the feed brought: this mount's own (Plan.Own)
+// changes nothing; another's makes the mount forget what it knew of the
+// paths it touched, and the file of the memory it changed learns it.
+func (m *Mirror) foreign(e Foreign) Plan {
+	c := e.Change
+	if m.own.take(c) {
+		return Plan{Own: true}
+	}
+	if c.Op == versions.ChangeRedacted {
+		return Plan{Own: true} // no live file changed: the history tree's alone
+	}
+	var p Plan
+	for _, at := range c.Paths() {
+		m.idx.Forget(at)
+		p.Notify = append(p.Notify, Notice{Path: at})
+	}
+	if c.MemoryID != "" && (c.Op == versions.ChangeCreated || c.Op == versions.ChangeModified) {
+		p.History = VersionCost(c.Size, c.Path)
+	}
+	m.liveOK = false
+	if c.MemoryID == "" {
+		return p
+	}
+	var f *File
+	if id, ok := m.byPath[c.Path]; ok && m.files[id].MemID == c.MemoryID {
+		f = m.files[id]
+	}
+	if id, ok := m.byPath[c.PrevPath]; ok && c.PrevPath != "" && m.files[id].MemID == c.MemoryID {
+		f = m.files[id]
+	}
+	if f == nil || f.State != StateMemory {
+		return p
+	}
+	switch c.Op {
+	case versions.ChangeDeleted:
+		m.orphan(f)
+		return p
+	case versions.ChangeRenamed:
+		if dst := m.fileAt(c.Path, f); dst != nil && dst.State == StateMemory {
+			m.orphan(dst)
+		}
+		m.setPath(f, c.Path)
+	}
+	if f.Dirty {
+		return p // its save is based on what it read: a conflict, or ESTALE
+	}
+	m.learnt(f, &versions.Memory{ID: c.MemoryID, VersionID: c.VersionID, ContentSize: c.Size, UpdatedAt: c.At})
+	f.PagesSync = false
+	m.move(f, StateMemory, "foreign")
+	p.Notify = append(p.Notify, m.contentNotice(f))
+	return p
+}
+
+// orphan: f's memory left its path elsewhere (deleted, replaced). Open,
+// it stays the memory it was, with no name: its save fails (ESTALE).
+func (m *Mirror) orphan(f *File) {
+	if f.Path != "" && m.byPath[f.Path] == f.ID {
+		delete(m.byPath, f.Path)
+	}
+	f.Path, f.PagesSync = "", false
+	if len(f.handles) > 0 {
+		m.move(f, StateMemory, "foreign")
+		return
+	}
+	m.move(f, gone, "foreign")
+}
+
+// FileOf is the memory id, head and state of file id.
+func (m *Mirror) FileOf(id ID) (memID, head string, s State, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f := m.files[id]
+	if f == nil {
+		return "", "", 0, false
+	}
+	return f.MemID, f.Head, f.State, true
+}
+
+func (m *Mirror) publishedElsewhere(e PublishedElsewhere) Plan {
+	for _, f := range m.files {
+		if f.State == StateTemporary && f.Pending == e.Pending {
+			f.MemID, f.Head, f.Base, f.Pending = e.Mem.ID, e.Mem.VersionID, e.Mem.VersionID, 0
+			m.memIno[e.Mem.ID] = f.Ino
+			m.move(f, StateMemory, "published-elsewhere")
+			return Plan{Timers: []Timer{{Event: GraceEnded{f.ID}, Stop: true}}}
+		}
+	}
+	return Plan{}
+}
+
+// storeChanged: the store was deleted or imported again. Nothing the
+// kernel holds of it is to be trusted.
+func (m *Mirror) storeChanged() Plan {
+	m.idx.Drop()
+	m.liveOK = false
+	for _, f := range m.files {
+		f.PagesSync = false
+	}
+	return Plan{}
+}
