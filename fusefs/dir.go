@@ -3,22 +3,19 @@ package fusefs
 import (
 	"context"
 	"errors"
-	"path"
-	"slices"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/memfs/memfs/internal/mirror"
 	"github.com/memfs/memfs/versions"
 )
 
 // dirNode is a directory of a store: the store's top directory or a path
-// prefix of its memories. Nothing about its children is kept here:
-// the index answers Lookup and Readdir, its mode and times are in the
-// mount's meta table by path.
+// prefix of its memories. It holds nothing but its inode: its path is
+// where the kernel's tree has it, its number, mode and times are the
+// mirror's, its entries the store's listing and the mirror's own files.
 type dirNode struct {
 	fs.Inode
 	sm *storeMount
@@ -30,28 +27,19 @@ func (n *dirNode) path() (string, bool) { return n.sm.pathOf(&n.Inode) }
 // when the node is no longer reachable (removed, or replaced by a rename).
 func (sm *storeMount) pathOf(in *fs.Inode) (string, bool) {
 	top := &sm.top.Inode
-	var segs []string
-	for p := in; p != top; {
-		name, parent := p.Parent()
+	p := ""
+	for in != top {
+		name, parent := in.Parent()
 		if parent == nil {
 			return "", false
 		}
-		segs = append(segs, name)
-		p = parent
+		p = "/" + name + p
+		in = parent
 	}
-	if len(segs) == 0 {
+	if p == "" {
 		return "/", true
 	}
-	size := 0
-	for _, s := range segs {
-		size += len(s) + 1
-	}
-	b := make([]byte, 0, size)
-	for i := len(segs) - 1; i >= 0; i-- {
-		b = append(b, '/')
-		b = append(b, segs[i]...)
-	}
-	return string(b), true
+	return p, true
 }
 
 func (n *dirNode) fillAttr(ctx context.Context, a *fuse.Attr) {
@@ -62,12 +50,11 @@ func (n *dirNode) fillAttr(ctx context.Context, a *fuse.Attr) {
 // dirAttr fills a directory's attributes: its link count is 2 plus its
 // subdirectories, as on any POSIX file system (find and du rely on it).
 func (sm *storeMount) dirAttr(ctx context.Context, p string, ino uint64, a *fuse.Attr) {
-	s := sm.srv
-	m := sm.meta.dir(p)
+	mode, atime, mtime, ctime := sm.m.DirAttr(p)
 	a.Ino = ino
-	a.Mode = syscall.S_IFDIR | m.mode
+	a.Mode = syscall.S_IFDIR | mode
 	a.Nlink = 2
-	if n, ok := sm.idx.subdirs(p); ok {
+	if n, ok := sm.m.Index().Subdirs(p); ok {
 		a.Nlink += uint32(n)
 	} else if entries, err := sm.listDir(ctx, p); err == nil {
 		for _, e := range entries {
@@ -77,8 +64,8 @@ func (sm *storeMount) dirAttr(ctx context.Context, p string, ino uint64, a *fuse
 		}
 	}
 	a.Size = 4096
-	a.Uid, a.Gid = s.opts.UID, s.opts.GID
-	a.SetTimes(&m.atime, &m.mtime, &m.ctime)
+	a.Uid, a.Gid = sm.srv.opts.UID, sm.srv.opts.GID
+	a.SetTimes(&atime, &mtime, &ctime)
 }
 
 func (n *dirNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -101,18 +88,17 @@ func (n *dirNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttr
 	if _, ok := in.GetSize(); ok {
 		return n.sm.refuse("truncate", p, syscall.EISDIR, "a directory has no content")
 	}
-	a := n.sm.meta.dir(p)
-	now := time.Now()
+	ev := mirror.SetDirAttr{Path: p}
 	if mode, ok := in.GetMode(); ok {
-		a.mode, a.ctime = mode&0o1777, now
+		ev.Mode = &mode
 	}
 	if t, ok := in.GetATime(); ok {
-		a.atime, a.ctime = t, now
+		ev.Atime = &t
 	}
 	if t, ok := in.GetMTime(); ok {
-		a.mtime, a.ctime = t, now
+		ev.Mtime = &t
 	}
-	n.sm.meta.setDir(p, a)
+	n.sm.m.Apply(ev)
 	n.fillAttr(ctx, &out.Attr)
 	out.SetTimeout(cacheTimeout)
 	return 0
@@ -123,64 +109,79 @@ func (n *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if !ok || n.sm.row.isGone() {
 		return nil, syscall.ENOENT
 	}
-	// A scratch file comes from the mount's own record, which outlives the
-	// kernel forgetting its node (go-fuse then dropped it from the tree).
-	if f := n.sm.scratchFiles.get(childPath(dir, name)); f != nil {
-		f.fillAttr(&out.Attr)
-		return &f.Inode, 0
-	}
-	if ch := n.GetChild(name); ch != nil {
-		if f, ok := ch.Operations().(*fileNode); ok && f.pendingLive() {
-			f.fillAttr(&out.Attr)
-			return ch, 0
-		}
-	}
-	if n.sm.pub.isHeld(childPath(dir, name)) {
-		return nil, syscall.ENOENT // renamed to a scratch name (pending.go)
-	}
-	e, err := n.sm.lookupEntry(ctx, dir, name)
-	if err == nil && !e.Dir && e.Memory == nil {
-		err = errors.New("the engine returned a file entry without its memory")
-	}
-	if err != nil {
-		return nil, n.sm.errnoOf("lookup", childPath(dir, name), err)
-	}
-	return n.entryNode(ctx, e, out), 0
+	in, _, e := n.sm.lookup(ctx, &n.Inode, dir, name, out)
+	return in, e
 }
 
-// entryNode returns the inode for e, reusing the one the kernel knows under
-// that name when it still stands for the same thing.
-func (n *dirNode) entryNode(ctx context.Context, e *versions.Entry, out *fuse.EntryOut) *fs.Inode {
-	sm := n.sm
-	known := n.GetChild(e.Name)
-	if e.Dir {
-		if known != nil {
-			if d, ok := known.Operations().(*dirNode); ok {
-				d.fillAttr(ctx, &out.Attr)
-				out.SetAttrTimeout(cacheTimeout)
-				return known
-			}
-		}
-		ino := sm.ino.dir(e.Path)
-		sm.dirAttr(ctx, e.Path, ino, &out.Attr)
-		out.SetAttrTimeout(cacheTimeout)
-		return n.NewInode(ctx, &dirNode{sm: sm}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino})
+// lookup is what is at dir/name: the mount's own file, else the store's
+// entry. The node is the one the kernel has, if it still stands for it.
+func (sm *storeMount) lookup(ctx context.Context, parent *fs.Inode, dir, name string, out *fuse.EntryOut) (*fs.Inode, mirror.ID, syscall.Errno) {
+	p := childPath(dir, name)
+	pl := sm.m.Apply(mirror.Lookup{Path: p})
+	if pl.Errno != 0 {
+		return nil, 0, pl.Errno // held: renamed to a scratch name
 	}
-	m := e.Memory
-	if known != nil {
-		// Keep the kernel's inode while it stands for the memory, so that
-		// its number does not change under a program that stat()ed it: a
-		// file created here keeps the number it had before its first save
-		// until the kernel forgets it.
-		if f, ok := known.Operations().(*fileNode); ok && f.memoryID() == m.ID {
-			f.refresh(m, false)
-			f.fillAttr(&out.Attr)
+	if pl.File == 0 {
+		e, err := sm.lookupEntry(ctx, dir, name)
+		if err == nil && !e.Dir && e.Memory == nil {
+			err = errors.New("the engine returned a file entry without its memory")
+		}
+		if err != nil {
+			return nil, 0, sm.errnoOf("lookup", p, err)
+		}
+		if e.Dir {
+			if known := parent.GetChild(name); known != nil {
+				if d, ok := known.Operations().(*dirNode); ok {
+					d.fillAttr(ctx, &out.Attr)
+					out.SetAttrTimeout(cacheTimeout)
+					return known, 0, 0
+				}
+			}
+			ino := sm.m.DirIno(e.Path)
+			sm.dirAttr(ctx, e.Path, ino, &out.Attr)
+			out.SetAttrTimeout(cacheTimeout)
+			return parent.NewInode(ctx, &dirNode{sm: sm}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0, 0
+		}
+		pl = sm.m.Apply(mirror.Lookup{Path: p, Mem: e.Memory})
+	}
+	return sm.fileInode(ctx, parent, name, pl.File, pl.Ino, &out.Attr), pl.File, 0
+}
+
+// fileInode is the kernel's node of mirror file id, numbered ino.
+func (sm *storeMount) fileInode(ctx context.Context, parent *fs.Inode, name string, id mirror.ID, ino uint64, out *fuse.Attr) *fs.Inode {
+	if known := parent.GetChild(name); known != nil {
+		if f, ok := known.Operations().(*fileNode); ok && f.id == id {
+			f.attr(out)
 			return known
 		}
 	}
-	f := newFileNode(sm, m)
-	f.fillAttr(&out.Attr)
-	return n.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: sm.ino.file(m), Gen: sm.ino.memGen(m.ID)})
+	f := &fileNode{sm: sm, id: id}
+	f.attr(out)
+	return parent.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: ino})
+}
+
+// resolve makes sure the mirror knows what is at dir/name: the file's id,
+// or isDir.
+func (sm *storeMount) resolve(ctx context.Context, dir, name string) (id mirror.ID, isDir bool, err error) {
+	p := childPath(dir, name)
+	pl := sm.m.Apply(mirror.Lookup{Path: p})
+	if pl.Errno != 0 {
+		return 0, false, absentError(sm.id, p)
+	}
+	if pl.File != 0 {
+		return pl.File, false, nil
+	}
+	e, err := sm.lookupEntry(ctx, dir, name)
+	if err != nil {
+		return 0, false, err
+	}
+	if e.Dir {
+		return 0, true, nil
+	}
+	if e.Memory == nil {
+		return 0, false, errors.New("the engine returned a file entry without its memory")
+	}
+	return sm.m.Apply(mirror.Lookup{Path: p, Mem: e.Memory}).File, false, nil
 }
 
 func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
@@ -188,48 +189,30 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	if !ok {
 		return fs.NewListDirStream(nil), 0
 	}
-	if n.sm.row.isGone() {
-		return nil, n.sm.refuseGone("readdir", dir)
+	sm := n.sm
+	if sm.row.isGone() {
+		return nil, sm.refuseGone("readdir", dir)
 	}
-	// Files created in this mount exist before they are published (their
-	// nodes are persistent), and scratch files only here (the mount's own
-	// record, whatever the kernel forgot). They are taken before the
-	// store's listing: one published in between is then in one or the
-	// other, never neither. A scratch file hides a memory of its name, as
-	// in Lookup.
-	scratch := n.sm.scratchFiles.list(dir)
-	var local []fuse.DirEntry
-	for name, f := range scratch {
-		local = append(local, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: f.StableAttr().Ino})
-	}
-	for name, ch := range n.Children() {
-		if _, listed := scratch[name]; listed {
-			continue
-		}
-		if f, ok := ch.Operations().(*fileNode); ok && f.pendingLive() {
-			local = append(local, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: ch.StableAttr().Ino})
-		}
-	}
-	entries, err := n.sm.listDir(ctx, dir)
+	// The mount's own files are taken before the store's listing: one
+	// published in between is then in one or the other, never neither.
+	local, hidden := sm.m.Listing(dir)
+	entries, err := sm.listDir(ctx, dir)
 	if err != nil {
-		return nil, n.sm.errnoOf("readdir", dir, err)
+		return nil, sm.errnoOf("readdir", dir, err)
 	}
 	list := make([]fuse.DirEntry, 0, len(entries)+len(local)+2)
 	list = append(list, dotEntries(&n.Inode)...)
 	for _, e := range entries {
-		if _, hidden := scratch[e.Name]; hidden {
-			continue
-		}
-		if e.Dir {
-			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFDIR, Ino: n.sm.ino.dir(e.Path)})
-		} else if e.Memory != nil && !n.sm.pub.isHeld(e.Path) {
-			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFREG, Ino: n.sm.ino.file(e.Memory)})
+		switch {
+		case hidden[e.Name]:
+		case e.Dir:
+			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFDIR, Ino: sm.m.DirIno(e.Path)})
+		case e.Memory != nil:
+			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFREG, Ino: sm.m.MemoryIno(e.Memory)})
 		}
 	}
-	for _, e := range local {
-		if _, stored := slices.BinarySearchFunc(entries, e.Name, func(e versions.Entry, name string) int { return strings.Compare(e.Name, name) }); !stored || scratch[e.Name] != nil {
-			list = append(list, e)
-		}
+	for _, l := range local {
+		list = append(list, fuse.DirEntry{Name: l.Name, Mode: syscall.S_IFREG, Ino: l.Ino})
 	}
 	return fs.NewListDirStream(list), 0
 }
@@ -289,26 +272,21 @@ func (h *dirHandle) Releasedir(ctx context.Context, flags uint32) {
 }
 
 func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	sm := n.sm
 	p, e := n.writableChild("mkdir", name)
 	if e != 0 {
 		return nil, e
 	}
-	wctx, pos := versions.WithPositions(detach(ctx))
-	if err := n.sm.srv.db.MakeDir(wctx, n.sm.id, p); err != nil {
-		if versions.ErrorCode(err) == versions.CodePathConflict {
+	pl, e := sm.run(ctx, "mkdir", p, mirror.MakeDir{Path: p, Mode: mode})
+	if e != 0 {
+		if versions.ErrorCode(pl.Err) == versions.CodePathConflict {
 			// Made elsewhere since the kernel looked: it must look again
 			// (not from inside this request, which holds the directory).
-			n.sm.srv.notifyEntry(&n.Inode, name)
+			sm.srv.notifyEntry(&n.Inode, name)
 		}
-		return nil, n.sm.failed("mkdir", p, err)
+		return nil, e
 	}
-	sm := n.sm
-	sm.own.noteDirSeq(pos.Seqs()...)
-	sm.idx.madeDir(p)
-	now := time.Now()
-	sm.meta.setDir(p, attrs{mode: mode & 0o1777, atime: now, mtime: now, ctime: now})
-	sm.meta.entriesChanged(path.Dir(p))
-	ino := sm.ino.dir(p)
+	ino := sm.m.DirIno(p)
 	sm.dirAttr(ctx, p, ino, &out.Attr)
 	out.SetAttrTimeout(cacheTimeout)
 	return n.NewInode(ctx, &dirNode{sm: sm}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0
@@ -319,129 +297,47 @@ func (n *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if e != 0 {
 		return e
 	}
-	if n.sm.scratchFiles.under(p) {
-		return n.sm.refuse("rmdir", p, syscall.ENOTEMPTY, "it holds scratch files (editors' swap or backup files); remove them first")
-	}
-	n.sm.pub.publishNow() // files only this mount has make it non-empty
-	wctx, pos := versions.WithPositions(detach(ctx))
-	if err := n.sm.srv.db.RemoveDir(wctx, n.sm.id, p); err != nil {
-		return n.sm.failed("rmdir", p, err)
-	}
-	n.sm.own.noteDirSeq(pos.Seqs()...)
-	n.sm.idx.removed(p)
-	n.sm.ino.bumpDir(p)
-	n.sm.meta.removedDir(p)
-	n.sm.meta.entriesChanged(path.Dir(p))
-	return 0
+	_, e = n.sm.run(ctx, "rmdir", p, mirror.RemoveDir{Path: p})
+	return e
 }
 
 // Create makes a file that exists only in the mount until its first save
-// (flush, fsync): then it becomes a memory with one "created" version
+// (close, fsync): then it becomes a memory with one "created" version
 // holding what was written, so `echo hi > f` makes exactly one version.
 func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	sm := n.sm
 	p, e := n.writableChild("create", name)
 	if e != 0 {
 		return nil, nil, 0, e
 	}
 	if err := versions.ValidatePath(p); err != nil {
-		return nil, nil, 0, n.sm.errnoOf("create", p, err)
+		return nil, nil, 0, sm.errnoOf("create", p, err)
 	}
-	scratch := n.sm.scratch.match(name)
-	if scratch {
-		if e := n.sm.scratchRoom("create", p); e != 0 {
-			return nil, nil, 0, e
-		}
-	} else if e := n.sm.reserveCreate(ctx, p); e != 0 {
+	pl, e := sm.run(ctx, "create", p, mirror.Create{Path: p, Tgid: int(callerTID(ctx)), Append: flags&syscall.O_APPEND != 0, Mode: mode, Store: sm.info(ctx)})
+	if e != 0 {
 		return nil, nil, 0, e
 	}
-	n.sm.meta.entriesChanged(path.Dir(p))
-	f, h := newPendingFile(ctx, n.sm, mode&0o777, flags, scratch)
-	if n.sm.temp.match(name) {
-		f.siblings = n.siblingHeads()
-	}
-	f.fillAttr(&out.Attr)
-	// Persistent while only this mount has it: the kernel forgetting the
-	// inode must not lose the file (ForgetPersistent when it is published
-	// or removed).
-	ch := n.NewPersistentInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: n.sm.srv.pendingIno.next()})
-	if scratch {
-		n.sm.scratchFiles.put(p, f)
-	}
-	return ch, h, 0, 0
+	sm.fileAttr(pl.Attr, &out.Attr)
+	ch := n.NewInode(ctx, &fileNode{sm: sm, id: pl.File}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: pl.Ino})
+	return ch, &fileHandle{pl.Handle}, 0, 0
 }
 
 func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
+	sm := n.sm
 	p, e := n.writableChild("unlink", name)
 	if e != 0 {
 		return e
 	}
-	var f *fileNode
-	if ch := n.GetChild(name); ch != nil {
-		f, _ = ch.Operations().(*fileNode)
+	dir, _ := n.path()
+	id, isDir, err := sm.resolve(ctx, dir, name)
+	if err != nil {
+		return sm.errnoOf("unlink", p, err)
 	}
-	if sf := n.sm.scratchFiles.get(p); sf != nil {
-		f = sf
+	if isDir {
+		return sm.refuse("unlink", p, syscall.EISDIR, "it is a directory: use rmdir")
 	}
-	if f != nil {
-		if local, err := f.unlinkLocal(ctx); err != nil {
-			return n.sm.failed("unlink", p, err)
-		} else if local {
-			n.sm.meta.entriesChanged(path.Dir(p))
-			return 0
-		}
-	}
-	id := ""
-	if f != nil {
-		id = f.memoryID()
-	}
-	db := n.sm.srv.db
-	var seq int64
-	del := versions.MemoryDelete{KeepParentDir: true, Seq: &seq}
-	var derr error
-	if id != "" {
-		derr = db.DeleteMemory(detach(ctx), n.sm.id, id, del, n.sm.srv.actor)
-	}
-	if id == "" || versions.ErrorCode(derr) == versions.CodeNotFound {
-		// The kernel's inode is not (or no longer) the memory at p.
-		e, serr := db.Stat(detach(ctx), n.sm.id, p)
-		if serr != nil {
-			return n.sm.errnoOf("unlink", p, serr)
-		}
-		if e.Dir {
-			return n.sm.refuse("unlink", p, syscall.EISDIR, "it is a directory: use rmdir")
-		}
-		id = e.Memory.ID
-		derr = db.DeleteMemory(detach(ctx), n.sm.id, id, del, n.sm.srv.actor)
-	}
-	if derr != nil {
-		return n.sm.failed("unlink", p, derr)
-	}
-	n.sm.srv.contents.forget(id)
-	n.sm.meta.forgetFile(id)
-	n.sm.meta.entriesChanged(path.Dir(p))
-	n.sm.own.noteSeq(seq)
-	n.sm.idx.removed(p)
-	n.sm.count.adjust(-1, 0)
-	if f != nil {
-		f.markUnlinked()
-	}
-	return 0
-}
-
-// failed maps an engine error and notes what the mount's caches missed: an
-// archive, or a change made elsewhere that the watcher has not reported yet.
-func (sm *storeMount) failed(op, path string, err error) syscall.Errno {
-	switch versions.ErrorCode(err) {
-	case versions.CodeReadOnly:
-		sm.row.markArchived()
-	case versions.CodeNotFound, versions.CodePathConflict, versions.CodeNotDir, versions.CodeIsDir, versions.CodeNotEmpty:
-		sm.idx.drop()
-	case versions.CodeOverQuota:
-		sm.row.overQuota()
-	case versions.CodeUnavailable:
-		sm.srv.servingCached(err)
-	}
-	return sm.errnoOf(op, path, err)
+	_, e = sm.run(ctx, "unlink", p, mirror.Unlink{Path: p}, id)
+	return e
 }
 
 // Symlink, Link and Mknod are refused with EPERM: a store holds only
@@ -483,16 +379,14 @@ func (n *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno
 // statfs reports the store's limits as the file system's size:
 // Files is the memory limit, Ffree how many more memories fit.
 func (sm *storeMount) statfs(ctx context.Context, out *fuse.StatfsOut) {
+	live := 0
+	if st, err := sm.srv.db.GetStore(detach(ctx), sm.id); err == nil {
+		sm.row.set(st)
+		live = st.MemoryCount
+	}
 	maxMemories, maxBytes := sm.row.limits()
-	live, err := sm.liveCount(ctx)
-	if err != nil {
-		live = 0
-	}
-	live += sm.count.pendingFiles() // created here and not published yet
-	free := maxMemories - live
-	if free < 0 {
-		free = 0
-	}
+	live += sm.m.Pending() // created here and not published yet
+	free := max(maxMemories-live, 0)
 	const bsize = 4096
 	out.Bsize, out.Frsize, out.NameLen = bsize, bsize, versions.MaxSegmentBytes
 	out.Files, out.Ffree = uint64(maxMemories), uint64(free)
@@ -513,18 +407,67 @@ func dotEntries(in *fs.Inode) []fuse.DirEntry {
 	}
 }
 
-// siblingHeads are the heads of the memories the kernel knows in the
-// directory, by name.
-func (n *dirNode) siblingHeads() map[string]string {
-	out := map[string]string{}
-	for name, ch := range n.Children() {
-		if f, ok := ch.Operations().(*fileNode); ok {
-			f.mu.Lock()
-			if f.memID != "" && f.head != "" && !f.localLocked() {
-				out[name] = f.head
-			}
-			f.mu.Unlock()
-		}
+// lookupEntry answers what is at dir/name: from the index, else from the
+// engine (the whole directory is read once, so the names that follow are
+// answered from memory).
+func (sm *storeMount) lookupEntry(ctx context.Context, dir, name string) (*versions.Entry, error) {
+	x := sm.m.Index()
+	e, r := x.Lookup(dir, name)
+	switch r {
+	case mirror.Found:
+		return &e, nil
+	case mirror.Absent:
+		return nil, absentError(sm.id, childPath(dir, name))
 	}
-	return out
+	db := sm.srv.db
+	at := x.Now()
+	entries, err := db.ReadDir(detach(ctx), sm.id, dir)
+	if err == nil {
+		x.Load(dir, entries, at)
+		for i := range entries {
+			if entries[i].Name == name {
+				return &entries[i], nil
+			}
+		}
+		return nil, absentError(sm.id, childPath(dir, name))
+	}
+	if isUnavailable(err) {
+		// What the mount knew at its feed position is served (outage.go),
+		// unless it never listed dir or learnt that name changed since.
+		e, r := x.LastKnown(dir, name)
+		switch r {
+		case mirror.Found:
+			sm.srv.servingCached(err)
+			return &e, nil
+		case mirror.Absent:
+			sm.srv.servingCached(err)
+			return nil, absentError(sm.id, childPath(dir, name))
+		}
+		return nil, err
+	}
+	// Not a directory (any more), or unreadable: Stat says which.
+	return db.Stat(detach(ctx), sm.id, childPath(dir, name))
+}
+
+// listDir returns dir's entries, from the index or read into it.
+func (sm *storeMount) listDir(ctx context.Context, dir string) ([]versions.Entry, error) {
+	x := sm.m.Index()
+	if entries, ok := x.List(dir); ok {
+		return entries, nil
+	}
+	at := x.Now()
+	entries, err := sm.srv.db.ReadDir(detach(ctx), sm.id, dir)
+	if err == nil {
+		x.Load(dir, entries, at)
+	}
+	return entries, err
+}
+
+// absentError is why nothing is at p: a name the store could never hold
+// gets the engine's reason (ENAMETOOLONG, EINVAL), any other ENOENT.
+func absentError(storeID, p string) error {
+	if err := versions.ValidatePath(p); err != nil {
+		return err
+	}
+	return &versions.Error{Code: versions.CodeNotFound, Message: "no file or directory " + p + " in store " + storeID}
 }

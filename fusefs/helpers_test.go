@@ -30,7 +30,7 @@ type env struct {
 func (e *env) settle() {
 	for _, s := range e.servers {
 		for _, sm := range s.stores {
-			sm.pub.flush()
+			sm.flush()
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -166,81 +165,6 @@ func TestIndexFollowsOtherWriters(t *testing.T) {
 		if err := eventually(visibilityLimit, func() error { return sameTree(e.db, st.ID, dir) }); err != nil {
 			t.Fatalf("%s: %v", step.what, err)
 		}
-	}
-}
-
-// A change made elsewhere drops the listings of the changed path and its
-// ancestors, keeps the others, and a listing read before the change is not
-// kept after it.
-func TestIndexForget(t *testing.T) {
-	x := newIndex()
-	dirs := []string{"/", "/a", "/a/b", "/a/b/c", "/a/x", "/y"}
-	for _, d := range dirs {
-		x.load(d, nil, x.now())
-	}
-	before := x.now()
-	x.forget("/a/b")
-	for _, d := range dirs {
-		_, r := x.lookup(d, "any")
-		want := unloaded
-		if d == "/a/b/c" || d == "/a/x" || d == "/y" {
-			want = absent // still loaded: an empty listing
-		}
-		if r != want {
-			t.Errorf("after forget(/a/b), %s is %v, want %v", d, r, want)
-		}
-	}
-	for d, keep := range map[string]bool{"/": false, "/a": false, "/a/b": false, "/a/x/y": true, "/y/z": true} {
-		x.load(d, nil, before)
-		if _, r := x.lookup(d, "any"); (r != unloaded) != keep {
-			t.Errorf("a listing of %s read before forget(/a/b): kept %v, want %v", d, r != unloaded, keep)
-		}
-	}
-	x.forget("/")
-	if _, r := x.lookup("/y", "any"); r != unloaded {
-		t.Errorf("after forget(/), /y is still loaded")
-	}
-}
-
-// What a listing said stays known for when the engine cannot be reached,
-// except the names changed elsewhere since it was read; the mount's own
-// change of such a name makes it known again.
-func TestIndexLastKnown(t *testing.T) {
-	x := newIndex()
-	file := func(p string) versions.Entry {
-		return versions.Entry{Name: path.Base(p), Path: p, Memory: &versions.Memory{ID: "mem" + p, VersionID: "v1"}}
-	}
-	x.load("/", []versions.Entry{{Name: "a", Path: "/a", Dir: true}, file("/top.txt")}, x.now())
-	x.load("/a", []versions.Entry{file("/a/x.txt"), file("/a/y.txt")}, x.now())
-	x.forget("/a/x.txt")
-	for _, c := range []struct {
-		dir, name string
-		want      lookupResult
-	}{
-		{"/", "a", unloaded}, {"/", "top.txt", found}, {"/", "none", absent},
-		{"/a", "x.txt", unloaded}, {"/a", "y.txt", found}, {"/a", "none", absent},
-		{"/b", "any", unloaded},
-	} {
-		if _, r := x.lastKnown(c.dir, c.name); r != c.want {
-			t.Errorf("after forget(/a/x.txt), lastKnown(%s, %s) = %v, want %v", c.dir, c.name, r, c.want)
-		}
-		if _, r := x.lookup(c.dir, c.name); r != unloaded {
-			t.Errorf("after forget(/a/x.txt), lookup(%s, %s) = %v, want it asked of the engine", c.dir, c.name, r)
-		}
-	}
-	x.saved("/a/x.txt", file("/a/x.txt").Memory)
-	if _, r := x.lastKnown("/a", "x.txt"); r != found {
-		t.Errorf("after this mount saved /a/x.txt, lastKnown = %v, want found", r)
-	}
-	if _, r := x.lookup("/a", "y.txt"); r != found {
-		t.Errorf("after this mount saved the one name changed elsewhere, lookup(/a, y.txt) = %v, want found", r)
-	}
-	if _, r := x.lastKnown("/", "a"); r != found {
-		t.Errorf("after this mount saved below /a, lastKnown(/, a) = %v, want found", r)
-	}
-	x.drop()
-	if _, r := x.lastKnown("/a", "y.txt"); r != unloaded {
-		t.Errorf("after drop, lastKnown(/a, y.txt) = %v, want unloaded", r)
 	}
 }
 

@@ -2,8 +2,6 @@ package fusefs
 
 import (
 	"hash/fnv"
-	"sync"
-	"sync/atomic"
 
 	"github.com/memfs/memfs/versions"
 )
@@ -86,83 +84,4 @@ func fileIno(m *versions.Memory) uint64 {
 		return lowMemoryInoBit | m.Ino
 	}
 	return m.Ino
-}
-
-// pendingInos numbers the files created in a mount, across its stores.
-type pendingInos struct{ last atomic.Uint64 }
-
-func (p *pendingInos) next() uint64 { return pendingInoBit | p.last.Add(1) }
-
-// inodes holds the generations of one store's directory paths and
-// memories. Its lock is a leaf.
-type inodes struct {
-	store string
-	mu    sync.Mutex
-	// gen is keyed by "d"+path for a directory, "m"+id for a memory.
-	gen map[string]uint64
-	// moved is the number of a memory whose own number a scratch node
-	// keeps (renumber); at most one per memory.
-	moved map[string]uint64
-}
-
-// file is the inode number of a new node for memory m, and its readdir
-// number.
-func (x *inodes) file(m *versions.Memory) uint64 {
-	x.mu.Lock()
-	ino, ok := x.moved[m.ID]
-	x.mu.Unlock()
-	if ok {
-		return ino
-	}
-	return fileIno(m)
-}
-
-// renumber gives memory id the number ino for its new nodes, because a node
-// that keeps the number it had stopped standing for it without leaving
-// the kernel (renamed to a scratch name).
-func (x *inodes) renumber(id string, ino uint64) {
-	x.mu.Lock()
-	if x.moved == nil {
-		x.moved = map[string]uint64{}
-	}
-	x.moved[id] = ino
-	x.mu.Unlock()
-}
-
-// dir is a directory's inode number: stable for a path until bumpDir.
-func (x *inodes) dir(path string) uint64 {
-	x.mu.Lock()
-	gen := x.gen["d"+path]
-	x.mu.Unlock()
-	h := fnv.New64a()
-	h.Write([]byte(x.store))
-	h.Write([]byte{0})
-	h.Write([]byte(path))
-	if gen > 0 {
-		h.Write([]byte{0, byte(gen), byte(gen >> 8), byte(gen >> 16), byte(gen >> 24)})
-	}
-	return h.Sum64() | dirInoBit
-}
-
-// bumpDir gives the next directory at path a new inode number, because a
-// node that keeps the old one now lives elsewhere or is gone.
-func (x *inodes) bumpDir(path string) {
-	x.mu.Lock()
-	x.gen["d"+path]++
-	x.mu.Unlock()
-}
-
-// memGen is the generation of a memory's kernel identity (StableAttr.Gen).
-func (x *inodes) memGen(id string) uint64 {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.gen["m"+id]
-}
-
-// bumpMem makes the next lookup of memory id a new inode, because the
-// node that had it was replaced by a rename onto its path.
-func (x *inodes) bumpMem(id string) {
-	x.mu.Lock()
-	x.gen["m"+id]++
-	x.mu.Unlock()
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
+	"github.com/memfs/memfs/internal/mirror"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -112,12 +113,14 @@ type Server struct {
 	watches sync.WaitGroup
 	// notes runs the notifications requests leave to the kernel (notify.go).
 	notes notifier
-	// contents spares opens a query when the head is known (contents.go).
-	contents *contents
-	// unsaved bounds the bytes of content not saved yet (budget.go).
-	unsaved *unsavedBudget
-	// scratchCap bounds the scratch files (scratchcap.go).
-	scratchCap *scratchCap
+	// contents spares opens a query when the head is known; unsaved
+	// bounds the bytes of content not saved yet; scratchCap the scratch
+	// files; inos hands out inode numbers: all shared by the stores'
+	// mirrors.
+	contents   *mirror.Contents
+	unsaved    *mirror.Budget
+	scratchCap *mirror.Cap
+	inos       *mirror.Inos
 	once       sync.Once
 	err        error
 
@@ -129,8 +132,6 @@ type Server struct {
 	lease versions.MountLease
 	// epoch is the lease's epoch now (lease.go).
 	epoch atomic.Int64
-	// pendingIno numbers the files created in the mount (ino.go).
-	pendingIno pendingInos
 	// offline: a request was answered from the caches because the
 	// database could not be reached, and the feed was not read since.
 	offline atomic.Bool
@@ -179,8 +180,9 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 		return nil, fmt.Errorf("mount point %s: %w", mountpoint, err)
 	}
 	s := &Server{db: db, sess: sess, actor: versions.SessionActor(sess.ID), opts: o,
-		log: o.Logger.With("mount", mnt, "session", sess.ID), mnt: mnt, started: time.Now(), contents: newContents(),
-		unsaved: &unsavedBudget{max: o.MaxUnsavedBytes}, scratchCap: &scratchCap{max: int64(o.MaxScratchFiles)}}
+		log: o.Logger.With("mount", mnt, "session", sess.ID), mnt: mnt, started: time.Now(), contents: mirror.NewContents(),
+		unsaved: &mirror.Budget{Max: o.MaxUnsavedBytes}, scratchCap: &mirror.Cap{Max: int64(o.MaxScratchFiles)},
+		inos: &mirror.Inos{Files: pendingInoBit | 1, Dirs: dirInoBit | 1}}
 	if err := s.recoverStale(); err != nil {
 		return nil, err
 	}
@@ -307,7 +309,7 @@ func (s *Server) Unmount() error {
 		s.stop()
 		s.watches.Wait()
 		for _, sm := range s.stores {
-			sm.pub.flush()
+			sm.flush()
 		}
 		if err := s.db.EndMount(context.Background(), s.lease.ID); err != nil {
 			s.log.Warn("giving up the mount's lease failed; it lapses by itself", "err", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 
+	"github.com/memfs/memfs/internal/mirror"
 	"github.com/memfs/memfs/versions"
 	"github.com/memfs/memfs/versions/pgtest"
 )
@@ -71,7 +72,7 @@ func TestPostgresOutageServesWhatIsCached(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := eventually(visibilityLimit, func() error {
-		if _, r := m.srv.stores[0].idx.lookup("/", "changed.txt"); r != unloaded {
+		if _, r := m.srv.stores[0].m.Index().Lookup("/", "changed.txt"); r != mirror.Unloaded {
 			return fmt.Errorf("the mount has not applied the change to /changed.txt")
 		}
 		return nil

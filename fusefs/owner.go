@@ -26,41 +26,6 @@ func callerTID(ctx context.Context) uint32 {
 	return 0
 }
 
-// noteUser records that the caller opened or wrote through the handle. It
-// keeps the thread id only: /proc is read when a flush comes from a thread
-// that is not one of these, which is rare.
-func (h *handle) noteUser(ctx context.Context) {
-	tid := callerTID(ctx)
-	if tid == 0 {
-		return
-	}
-	if h.users == nil {
-		h.users = map[uint32]bool{}
-	}
-	h.users[tid] = true
-}
-
-// flushSaves reports whether a FLUSH from the caller should save: it comes
-// from a process that used the handle. When that cannot be told (no caller,
-// /proc unreadable, a user thread that has exited) it saves: an extra
-// version is better than a lost save.
-func (h *handle) flushSaves(ctx context.Context) bool {
-	tid := callerTID(ctx)
-	if tid == 0 || len(h.users) == 0 || h.users[tid] {
-		return true
-	}
-	p := tgidOf(tid)
-	if p == 0 || h.users[p] {
-		return true
-	}
-	for u := range h.users {
-		if up := tgidOf(u); up == 0 || up == p {
-			return true
-		}
-	}
-	return false
-}
-
 // tgidOf reads the thread group id of thread tid from /proc/TID/status.
 func tgidOf(tid uint32) uint32 {
 	data, err := os.ReadFile("/proc/" + strconv.FormatUint(uint64(tid), 10) + "/status")

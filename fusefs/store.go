@@ -2,19 +2,20 @@ package fusefs
 
 import (
 	"context"
-	"github.com/memfs/memfs/internal/mirror"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/hanwen/go-fuse/v2/fs"
+
+	"github.com/memfs/memfs/internal/mirror"
 	"github.com/memfs/memfs/versions"
 )
 
-// storeMount is one attached store: its directory in the mount root and
-// what the mount must remember about it between requests. Each part keeps
-// its own lock (see doc.go for the order); storeMount's own methods only
-// combine them with the engine.
+// storeMount is one attached store: its directory in the mount root, its
+// mirror (every file's state, internal/mirror) and what carries the
+// mirror's plans out: the engine, the timers, the kernel's notifications.
 type storeMount struct {
 	srv      *Server
 	id       string
@@ -25,48 +26,39 @@ type storeMount struct {
 	attach versions.Attachment
 	seq    versions.FeedPos // the change feed's position this mount has applied (watcher only)
 	top    *dirNode
-	idx    *index
-
-	row   storeRow     // the cached store row: limits, archived
-	count memoryCounts // memories in the store and files pending here
-	// own counts this mount's recent changes per path, so the watcher
-	// does not invalidate what the kernel already knows (watch.go).
-	own ownChanges
-	// ino numbers the store's directories and tells apart the kernel
-	// identities of a path or memory from those of nodes that left it
-	// (ino.go).
-	ino inodes
-	// meta is the mode and times set on files and directories (meta.go).
-	meta *metaTable
-	// pub publishes pending files and holds renamed-away ones (pending.go).
-	pub     *publisher
-	scratch namePatterns
-	temp    namePatterns // temporary names, pending until renamed (pending.go)
-	// scratchFiles are the scratch files the mount holds (scratch.go).
-	scratchFiles *scratchFiles
+	row    storeRow // the cached store row: limits, archived
+	m      *mirror.Mirror
+	eng    mirror.Engine
+	ino    inos
 	// history is the store's directory in the history tree, nil when the
 	// mount shows none (history.go); set before the mount serves.
 	history *historyDir
-	// opened is the version of each memory each process last opened: an
-	// atomic save's base (rename.go).
-	opened *mirror.LastOpened
+
+	// timers are the plans' timers running, by the event they end with.
+	tmu    sync.Mutex
+	timers map[mirror.Event]*time.Timer
+	twg    sync.WaitGroup
 }
 
 func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq versions.FeedPos) *storeMount {
 	sm := &storeMount{srv: s, id: a.StoreID, seq: seq, slug: a.Slug, readOnly: a.Access == versions.ReadOnly, attach: a,
-		row: storeRow{st: *st}, ino: inodes{store: a.StoreID, gen: map[string]uint64{}}, meta: newMetaTable(s.started)}
+		row: storeRow{st: *st}, timers: map[mirror.Event]*time.Timer{}}
 	if sm.slug == "" {
 		sm.slug = strings.TrimPrefix(a.MountPath, "/mnt/memory/")
 	}
 	sm.top = &dirNode{sm: sm}
-	sm.opened = mirror.NewLastOpened(256, 1024)
-	sm.pub = newPublisher(sm, s.opts.Grace)
-	sm.scratch = namePatterns(s.opts.ScratchPatterns)
-	sm.temp = namePatterns(s.opts.TempPatterns)
-	sm.scratchFiles = newScratchFiles(s.scratchCap)
-	sm.idx = newIndex()
+	sm.m = mirror.New(mirror.Options{Temp: mirror.Names(s.opts.TempPatterns), Scratch: mirror.Names(s.opts.ScratchPatterns),
+		Grace: s.opts.Grace, Strict: s.opts.Strict, Inos: s.inos, MemIno: fileIno, Budget: s.unsaved, ScratchCap: s.scratchCap,
+		Contents: s.contents, Start: s.started, Tgid: func(t uint32) int { return int(tgidOf(t)) }})
+	sm.ino = inos{sm.m}
+	sm.eng = mirror.Engine{DB: s.db, Store: a.StoreID, Actor: s.actor}
 	return sm
 }
+
+// inos answers the history tree's and the root's questions about numbers.
+type inos struct{ m *mirror.Mirror }
+
+func (x inos) dir(p string) uint64 { return x.m.DirIno(p) }
 
 // writable is 0 when the store may be changed through this mount, EROFS
 // for a read_only attachment or an archived store.
@@ -91,34 +83,232 @@ func (sm *storeMount) refuseGone(op, path string) syscall.Errno {
 	return sm.refuse(op, path, syscall.ENOENT, "the store was deleted: nothing of it can be read or written any more; import it again to bring it back")
 }
 
-// liveCount returns how many memories the store holds, reading the
-// engine's count again when changes from elsewhere made ours unreliable.
-func (sm *storeMount) liveCount(ctx context.Context) (int, error) {
-	if n, ok := sm.count.liveKnown(); ok {
-		return n, nil
+// run applies e and carries its plan out: each engine request through
+// Execute, its answer back to Apply (and e again after an answer that
+// asks for it), timers, kernel notifications and the log. ids are the
+// files whose lock the request holds throughout (doc.go); a request for
+// another file takes that file's lock and is decided again under it. It
+// returns the plan of the kernel's answer and its errno, logged as op on
+// path.
+func (sm *storeMount) run(ctx context.Context, op, path string, e mirror.Event, ids ...mirror.ID) (mirror.Plan, syscall.Errno) {
+	var unlocks []func()
+	held := map[mirror.ID]bool{}
+	lock := func(id mirror.ID) {
+		if id != 0 && !held[id] {
+			held[id] = true
+			unlocks = append(unlocks, sm.m.Lock(id))
+		}
 	}
-	st, err := sm.srv.db.GetStore(detach(ctx), sm.id)
-	if err != nil {
-		return 0, err
+	defer func() {
+		for i := len(unlocks) - 1; i >= 0; i-- {
+			unlocks[i]()
+		}
+	}()
+	for _, id := range ids {
+		lock(id)
 	}
-	sm.row.set(st)
-	sm.count.setLive(st.MemoryCount)
-	return st.MemoryCount, nil
+	ctx = detach(ctx)
+	s := sm.srv
+	p := sm.m.Apply(e)
+	first := p
+	var errno syscall.Errno
+	for {
+		sm.carry(p, path)
+		if p.Errno != 0 && errno == 0 {
+			where := path
+			if p.Path != "" {
+				where = p.Path
+			}
+			errno = sm.refuse(op, where, p.Errno, p.Reason)
+		}
+		if p.Err != nil && errno == 0 {
+			errno = sm.failed(op, path, p.Err)
+		}
+		if p.Ask == nil {
+			break
+		}
+		if r := p.Ask; !held[r.File] && r.File != 0 {
+			lock(r.File)
+			p = sm.m.Apply(e)
+			first = p
+			continue
+		}
+		eng := sm.eng
+		eng.Owner = s.owner()
+		a := eng.Execute(ctx, *p.Ask)
+		again := p.Again
+		p = sm.m.Apply(a)
+		if versions.IsPendingLost(a.Err) && a.Req.Kind != mirror.AskSavePending {
+			s.log.Warn("a temporary file saved before the mount's lease lapsed is no longer this mount's: others publish it at its path, and this mount neither publishes nor drops it", "path", a.Req.Path, "err", a.Err)
+		}
+		if again && a.Err == nil && p.Errno == 0 && p.Err == nil {
+			sm.carry(p, path)
+			p = sm.m.Apply(e)
+			first = p
+		}
+	}
+	if first.File != 0 {
+		p.File, p.Ino, p.Handle = first.File, first.Ino, first.Handle
+	}
+	if p.Attr == nil {
+		p.Attr = first.Attr
+	}
+	if p.Data == nil {
+		p.Data = first.Data
+	}
+	p.KeepCache, p.DirectIO = first.KeepCache, first.DirectIO
+	return p, errno
 }
 
-// reserveCreate admits one more pending file unless the store is full
-// (creating fails with ENOSPC, existing memories stay editable). The
-// engine has the last word when the file is saved.
-func (sm *storeMount) reserveCreate(ctx context.Context, path string) syscall.Errno {
-	n, err := sm.liveCount(ctx)
-	if err != nil {
-		return sm.errnoOf("create", path, err)
+// carry does what a plan says besides its engine request.
+func (sm *storeMount) carry(p mirror.Plan, path string) {
+	s := sm.srv
+	if p.Saved {
+		s.opts.Observer.Saved()
 	}
-	maxMemories, _ := sm.row.limits()
-	if !sm.count.reserve(n, maxMemories) {
-		return sm.refuse("create", path, syscall.ENOSPC, "the store holds its maximum of memories; delete some first")
+	if p.History > 0 {
+		sm.row.addHistory(p.History)
 	}
-	return 0
+	if p.Finding != nil {
+		s.db.NoteGuardRefusal(versions.GuardEvent{StoreID: sm.id, Path: path, Finding: *p.Finding, Refused: true})
+	}
+	if p.Log != "" {
+		s.log.Warn(p.Log, "store", sm.slug)
+	}
+	for _, t := range p.Timers {
+		sm.timer(t)
+	}
+	for _, n := range p.Notify {
+		sm.notice(n)
+	}
+}
+
+// timer sets or stops the timer whose end is t.Event. A timer's end is
+// applied like any request, holding its file's lock.
+func (sm *storeMount) timer(t mirror.Timer) {
+	sm.tmu.Lock()
+	defer sm.tmu.Unlock()
+	if old, ok := sm.timers[t.Event]; ok {
+		if !old.Stop() {
+			if t.Stop {
+				return
+			}
+		} else {
+			sm.twg.Done()
+		}
+		delete(sm.timers, t.Event)
+	}
+	if t.Stop {
+		return
+	}
+	sm.twg.Add(1)
+	var tm *time.Timer
+	tm = time.AfterFunc(t.After, func() {
+		defer sm.twg.Done()
+		sm.tmu.Lock()
+		if sm.timers[t.Event] == tm {
+			delete(sm.timers, t.Event)
+		}
+		sm.tmu.Unlock()
+		var id mirror.ID
+		if g, ok := t.Event.(mirror.GraceEnded); ok {
+			id = g.File
+		}
+		sm.run(context.Background(), "publish", "", t.Event, id)
+	})
+	sm.timers[t.Event] = tm
+}
+
+// flush publishes the temporary files and commits the held deletions
+// now, and waits for the timers already running: the mount is going away.
+func (sm *storeMount) flush() {
+	// Each failure leaves one file to recovery; the rest go on.
+	for {
+		if _, errno := sm.run(context.Background(), "publish", "", mirror.Unmounting{}); errno == 0 {
+			break
+		}
+	}
+	sm.tmu.Lock()
+	for ev, t := range sm.timers {
+		if t.Stop() {
+			sm.twg.Done()
+		}
+		delete(sm.timers, ev)
+	}
+	sm.tmu.Unlock()
+	sm.twg.Wait()
+}
+
+// notice tells the kernel, from outside the request, that what it holds
+// at a path or of a file's content is no longer so; or gives it a file's
+// pages.
+func (sm *storeMount) notice(n mirror.Notice) {
+	s := sm.srv
+	if n.Pages {
+		s.notes.async(func() { sm.storePages(n.File, n.Path) })
+		return
+	}
+	if n.File != 0 {
+		s.notes.async(func() {
+			if in := sm.inodeAt(n.Path); in != nil {
+				in.NotifyContent(0, 0)
+			}
+		})
+		return
+	}
+	s.notes.async(func() {
+		dir, name := splitPath(n.Path)
+		if in := sm.inodeAt(dir); in != nil {
+			in.NotifyEntry(name)
+		}
+	})
+}
+
+// inodeAt is the node the kernel knows at store path p, nil when none.
+func (sm *storeMount) inodeAt(p string) *fs.Inode {
+	if p == "" {
+		return nil
+	}
+	in := &sm.top.Inode
+	for _, seg := range pathSegments(p) {
+		if in = in.GetChild(seg); in == nil {
+			return nil
+		}
+	}
+	return in
+}
+
+func splitPath(p string) (dir, name string) {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/", p[i+1:]
+	}
+	return p[:i], p[i+1:]
+}
+
+// storePages gives the kernel a file's head as its pages (FUSE_NOTIFY_STORE)
+// if it still is its content and no handle is open, holding the file's
+// lock meanwhile: with no handle open no read or write can hold the pages
+// while it waits for that lock (doc.go).
+func (sm *storeMount) storePages(id mirror.ID, p string) {
+	unlock := sm.m.Lock(id)
+	defer unlock()
+	pl := sm.m.Apply(mirror.StorePages{File: id})
+	if pl.Data == nil {
+		return
+	}
+	if in := sm.inodeAt(p); in != nil {
+		if f, ok := in.Operations().(*fileNode); ok && f.id == id {
+			in.WriteCache(0, pl.Data)
+		}
+	}
+}
+
+// info is the store as the mount knows it, for the refusals at write().
+func (sm *storeMount) info(ctx context.Context) *mirror.StoreInfo {
+	i := sm.row.refusals()
+	i.Offline = sm.srv.offline.Load() && !sm.srv.backOnline(ctx, sm.id)
+	return &i
 }
 
 // storeRow is the store row as the mount last read it. Its lock is a leaf.
@@ -178,11 +368,12 @@ func (r *storeRow) overQuota() {
 	r.mu.Unlock()
 }
 
-// refusals is what a write is checked against before its close (refuse.go).
+// refusals is what a write is checked against before its close.
 func (r *storeRow) refusals() mirror.StoreInfo {
+	maxMemories, maxBytes := r.limits()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return mirror.StoreInfo{Guard: r.st.Guard, MaxHistoryBytes: r.st.MaxHistoryBytes, HistoryBytes: r.st.HistoryBytes}
+	return mirror.StoreInfo{Guard: r.st.Guard, MaxMemories: maxMemories, MaxMemoryBytes: maxBytes, MaxHistoryBytes: r.st.MaxHistoryBytes, HistoryBytes: r.st.HistoryBytes}
 }
 
 // set replaces the cached row (the watcher refreshes it).
@@ -203,156 +394,20 @@ func (r *storeRow) markArchived() {
 	r.mu.Unlock()
 }
 
-// memoryCounts is how many memories the store holds, as far as this mount
-// knows, and how many files created here are not memories yet: together
-// they decide whether a create fits the store's limit. Its lock is a leaf.
-type memoryCounts struct {
-	mu      sync.Mutex
-	live    int  // memories in the store, valid when liveOK
-	liveOK  bool // false after changes from elsewhere: recount before relying on it
-	pending int  // files created in the mount and not published yet
-}
-
-// liveKnown is the live count, unless it must be read again.
-func (c *memoryCounts) liveKnown() (int, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.live, c.liveOK
-}
-
-// setLive takes the count from the store row just read.
-func (c *memoryCounts) setLive(n int) {
-	c.mu.Lock()
-	c.live, c.liveOK = n, true
-	c.mu.Unlock()
-}
-
-// stale makes the next liveCount read the engine's count: the store
-// changed elsewhere.
-func (c *memoryCounts) stale() {
-	c.mu.Lock()
-	c.liveOK = false
-	c.mu.Unlock()
-}
-
-// reserve counts one more pending file unless live memories and pending
-// files already reach maxMemories.
-func (c *memoryCounts) reserve(live, maxMemories int) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if live+c.pending >= maxMemories {
-		return false
+// failed maps an engine error and notes what the mount's caches missed: an
+// archive, or a change made elsewhere that the watcher has not reported yet.
+func (sm *storeMount) failed(op, path string, err error) syscall.Errno {
+	switch versions.ErrorCode(err) {
+	case versions.CodeReadOnly:
+		sm.row.markArchived()
+	case versions.CodeNotFound, versions.CodePathConflict, versions.CodeNotDir, versions.CodeIsDir, versions.CodeNotEmpty:
+		sm.m.Index().Drop()
+	case versions.CodeOverQuota:
+		sm.row.overQuota()
+	case versions.CodeUnavailable:
+		sm.srv.servingCached(err)
 	}
-	c.pending++
-	return true
-}
-
-// pendingFiles is how many files created in the mount are not memories yet.
-func (c *memoryCounts) pendingFiles() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.pending
-}
-
-// adjust records own creates (+1), deletes (-1) and pending files ending.
-func (c *memoryCounts) adjust(live, pending int) {
-	c.mu.Lock()
-	c.live += live
-	c.pending += pending
-	c.mu.Unlock()
-}
-
-// published records that a pending file became a new memory (created) or
-// a version of one, as the engine reported it: no need to read the
-// store's count again for the next create.
-func (c *memoryCounts) published(created bool) {
-	c.mu.Lock()
-	c.pending--
-	if created {
-		c.live++
-	}
-	c.mu.Unlock()
-}
-
-// ownChanges remembers this mount's own changes by the feed positions
-// their commits returned, so the watcher skips them in the change feed,
-// exactly whatever else changed the path meanwhile: a memory's
-// (Memory.Seq, Memory.ReplacedSeq, MemoryDelete.Seq) and a directory's
-// (versions.WithPositions). Memories and directories have positions of
-// their own. Its lock is a leaf.
-type ownChanges struct {
-	mu   sync.Mutex
-	seqs map[int64]bool
-	dirs map[int64]bool
-}
-
-// noteSeq records the feed positions of memory changes this mount
-// committed; 0 (unknown) is ignored.
-func (o *ownChanges) noteSeq(seqs ...int64) {
-	o.mu.Lock()
-	o.seqs = addSeqs(o.seqs, seqs)
-	o.mu.Unlock()
-}
-
-// noteDirSeq records the feed positions of directory changes this mount
-// committed.
-func (o *ownChanges) noteDirSeq(seqs ...int64) {
-	o.mu.Lock()
-	o.dirs = addSeqs(o.dirs, seqs)
-	o.mu.Unlock()
-}
-
-func addSeqs(set map[int64]bool, seqs []int64) map[int64]bool {
-	for _, s := range seqs {
-		if s > 0 {
-			if set == nil {
-				set = map[int64]bool{}
-			}
-			set[s] = true
-		}
-	}
-	return set
-}
-
-// takeSeq reports whether the memory change at feed position seq is this
-// mount's own, and forgets it.
-func (o *ownChanges) takeSeq(seq int64) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if !o.seqs[seq] {
-		return false
-	}
-	delete(o.seqs, seq)
-	return true
-}
-
-// takeDirSeq is takeSeq for a directory change.
-func (o *ownChanges) takeDirSeq(seq int64) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if !o.dirs[seq] {
-		return false
-	}
-	delete(o.dirs, seq)
-	return true
-}
-
-// passed forgets the positions up to mem and dir that the feed went past
-// without them (a commit noted after the watcher had read its change): one
-// store's changes of each kind come in commit order.
-func (o *ownChanges) passed(mem, dir int64) {
-	o.mu.Lock()
-	for s := range o.seqs {
-		if s <= mem {
-			delete(o.seqs, s)
-		}
-	}
-	for s := range o.dirs {
-		if s <= dir {
-			delete(o.dirs, s)
-		}
-	}
-	o.mu.Unlock()
+	return sm.errnoOf(op, path, err)
 }
 
 // childPath joins a directory path and a name.

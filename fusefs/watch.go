@@ -9,6 +9,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 
+	"github.com/memfs/memfs/internal/mirror"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -102,15 +103,13 @@ func (sm *storeMount) poll(ctx context.Context) error {
 	return nil
 }
 
-// apply invalidates the kernel's view of every path changed by others, or
-// of the whole store. An error is the engine's, when it could not tell
-// what is at a path: the batch is applied again from the start (what it
-// applied twice is only invalidated twice).
+// apply gives each change to the mirror, which tells this mount's own
+// from others' and updates what it holds, and invalidates the kernel's view
+// of every path changed by others, or of the whole store. An error is the
+// engine's, when it could not tell what is at a path: the batch is applied
+// again from the start (what it applied twice is only invalidated twice).
 func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whole bool) error {
-	origin := sm.srv.db.Origin()
 	done := map[string]bool{}
-	var lastMemory, lastDir int64
-	defer func() { sm.own.passed(lastMemory, lastDir) }()
 	// The change that is the last at its path in the batch says what is
 	// there now: a save elsewhere of a file the kernel knows is applied from
 	// it, without asking the engine again.
@@ -121,25 +120,20 @@ func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whol
 		}
 	}
 	for i, c := range changes {
-		if c.Op == versions.ChangeRedacted {
-			continue // no live file changed: the history tree's alone
+		// What the mount showed is read before the mirror forgets it; it
+		// forgets first, as the kernel asks again as soon as it is told.
+		shown := map[string][]shownEntry{}
+		for _, p := range c.Paths() {
+			shown[p] = sm.shownAlong(p)
+		}
+		pl := sm.m.Apply(mirror.Foreign{Change: c})
+		if pl.Own {
+			continue
+		}
+		if pl.History > 0 {
+			sm.row.addHistory(pl.History)
 		}
 		memory := c.MemoryID != ""
-		if memory {
-			lastMemory = max(lastMemory, c.Seq)
-		}
-		if memory && c.Origin == origin && sm.own.takeSeq(c.Seq) {
-			continue // this mount's own (store.go)
-		}
-		if !memory {
-			lastDir = max(lastDir, c.Seq)
-			if c.Origin == origin && sm.own.takeDirSeq(c.Seq) {
-				continue
-			}
-		}
-		if memory && (c.Op == versions.ChangeCreated || c.Op == versions.ChangeModified) {
-			sm.row.addHistory(versionCost(c.Size, c.Path))
-		}
 		for _, p := range c.Paths() {
 			if done[p] {
 				continue
@@ -148,21 +142,15 @@ func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whol
 			if !c.At.IsZero() {
 				sm.srv.opts.Observer.FeedLag(time.Since(c.At))
 			}
-			sm.count.stale()
 			if whole {
 				continue
 			}
-			// What the mount showed is read before the index forgets it;
-			// the index is forgotten first, as the kernel asks again as
-			// soon as it is told.
-			shown := sm.shownAlong(p)
-			sm.idx.forget(p)
 			var now *versions.Memory
 			if memory && p == c.Path && last[p] == i && c.Op != versions.ChangeDeleted {
 				now = &versions.Memory{ID: c.MemoryID, StoreID: c.StoreID, Path: c.Path, VersionID: c.VersionID,
 					ContentSHA256: c.SHA256, ContentSize: c.Size, UpdatedAt: c.At}
 			}
-			if err := sm.invalidate(ctx, p, shown, now); err != nil {
+			if err := sm.invalidate(ctx, p, shown[p], now); err != nil {
 				return err
 			}
 		}
@@ -205,14 +193,11 @@ func (sm *storeMount) knownTree() []knownNode {
 // directory's listing, every known name and the store's own name in the
 // mount root are dropped, holding nothing.
 func (sm *storeMount) storeChanged() {
-	sm.idx.drop()
+	sm.m.Apply(mirror.StoreChanged{})
 	known := sm.knownTree()
 	for _, k := range known {
-		switch op := k.in.Operations().(type) {
-		case *fileNode:
-			op.forgetPages()
-		case *dirNode:
-			sm.meta.entriesChanged(k.path)
+		if _, ok := k.in.Operations().(*dirNode); ok {
+			sm.m.Apply(mirror.DirsChanged{Dirs: []string{k.path}})
 		}
 		k.in.NotifyContent(0, 0)
 	}
@@ -229,7 +214,7 @@ func (sm *storeMount) storeChanged() {
 // before the change was applied.
 type shownEntry struct {
 	e versions.Entry
-	r lookupResult
+	r mirror.Listed
 }
 
 // shownAlong is what the index says of each name on path p, from the top.
@@ -238,7 +223,7 @@ func (sm *storeMount) shownAlong(p string) []shownEntry {
 	out := make([]shownEntry, len(segs))
 	dir := "/"
 	for i, seg := range segs {
-		out[i].e, out[i].r = sm.idx.lookup(dir, seg)
+		out[i].e, out[i].r = sm.m.Index().Lookup(dir, seg)
 		dir = childPath(dir, seg)
 	}
 	return out
@@ -288,8 +273,7 @@ func (sm *storeMount) invalidate(ctx context.Context, path string, shown []shown
 			continue
 		}
 		if f, ok := child.Operations().(*fileNode); ok && now != nil && f.memoryID() == now.ID {
-			// The same memory, saved elsewhere.
-			f.refresh(now, true)
+			// The same memory, saved elsewhere (the mirror learnt it).
 			child.NotifyContent(0, 0)
 			return nil
 		}
@@ -307,11 +291,10 @@ func (sm *storeMount) invalidate(ctx context.Context, path string, shown []shown
 		switch op := child.Operations().(type) {
 		case *fileNode:
 			if e != nil && e.Memory != nil && e.Memory.ID == op.memoryID() {
-				op.refresh(e.Memory, true)
+				sm.m.Apply(mirror.Lookup{Path: path, Mem: e.Memory})
 				child.NotifyContent(0, 0)
 				return nil
 			}
-			op.forgetPages()
 			child.NotifyContent(0, 0)
 			if e == nil {
 				parent.NotifyDelete(seg, child)
@@ -325,7 +308,7 @@ func (sm *storeMount) invalidate(ctx context.Context, path string, shown []shown
 				child.NotifyContent(0, 0)
 				return nil
 			}
-			sm.ino.bumpDir(path)
+			sm.m.Apply(mirror.DirGone{Path: path})
 			parent.NotifyEntry(seg)
 		}
 		sm.entriesChangedElsewhere(parent, dir)
@@ -361,7 +344,7 @@ func (sm *storeMount) vanishedAbove(ctx context.Context, dirs []*fs.Inode, dir s
 func (sm *storeMount) dropVanished(dirs []*fs.Inode, dir string, n int) {
 	for i := len(dirs) - 1; i > len(dirs)-1-n; i-- {
 		up := path.Dir(dir)
-		sm.ino.bumpDir(dir)
+		sm.m.Apply(mirror.DirGone{Path: dir})
 		dirs[i-1].NotifyEntry(path.Base(dir))
 		sm.entriesChangedElsewhere(dirs[i-1], up)
 		dir = up
@@ -373,7 +356,7 @@ func (sm *storeMount) dropVanished(dirs []*fs.Inode, dir string, n int) {
 // or a directory. Only a file the mount showed needs asking the engine (a
 // save elsewhere changes no listing); anything else counts as changed.
 func (sm *storeMount) listingChanged(ctx context.Context, p string, was shownEntry, now *versions.Memory) bool {
-	if was.r != found || was.e.Dir || was.e.Memory == nil {
+	if was.r != mirror.Found || was.e.Dir || was.e.Memory == nil {
 		return true
 	}
 	if now != nil {
@@ -386,6 +369,6 @@ func (sm *storeMount) listingChanged(ctx context.Context, p string, was shownEnt
 // entriesChangedElsewhere records that the entries of the kernel-known
 // directory dir changed elsewhere.
 func (sm *storeMount) entriesChangedElsewhere(in *fs.Inode, dir string) {
-	sm.meta.entriesChanged(dir)
+	sm.m.Apply(mirror.DirsChanged{Dirs: []string{dir}})
 	in.NotifyContent(0, 0)
 }

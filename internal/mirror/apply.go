@@ -96,6 +96,9 @@ func (m *Mirror) apply(e Event) Plan {
 	case DirsChanged:
 		m.entriesChanged(e.Dirs...)
 		return Plan{}
+	case DirGone:
+		m.forgetDirs(e.Path)
+		return Plan{}
 	}
 	return Plan{Errno: syscall.ENOSYS}
 }
@@ -140,7 +143,7 @@ func (m *Mirror) looked(e Lookup) Plan {
 	m.move(f, StateMemory, "looked")
 	f.MemID, f.Head, f.Size = e.Mem.ID, e.Mem.VersionID, int64(e.Mem.ContentSize)
 	f.Atime, f.Mtime, f.Ctime = e.Mem.UpdatedAt, e.Mem.UpdatedAt, e.Mem.UpdatedAt
-	f.Ino = m.memoryIno(e.Mem.ID)
+	f.Ino = m.memoryIno(e.Mem)
 	return Plan{File: f.ID, Ino: f.Ino}
 }
 
@@ -646,6 +649,9 @@ func (m *Mirror) setattr(e Setattr) Plan {
 	}
 	if e.Mtime != nil {
 		f.Mtime, f.Ctime = *e.Mtime, now
+	}
+	if f.State == StateNew && f.Loaded {
+		f.Dirty = true // touch: the creating handle's close saves the file
 	}
 	if e.Size != nil {
 		p := m.truncated(e.File, e.Handle, *e.Size)

@@ -111,6 +111,9 @@ type (
 	StoreChanged struct{}
 	// DirsChanged: entries of these directories changed elsewhere.
 	DirsChanged struct{ Dirs []string }
+	// DirGone: the directory at Path left elsewhere; the next one there
+	// is another.
+	DirGone struct{ Path string }
 )
 
 // Timers and the engine.
@@ -184,6 +187,7 @@ func (StorePages) event() string         { return "pages" }
 func (Unmounting) event() string         { return "unmount" }
 func (StoreChanged) event() string       { return "store-changed" }
 func (DirsChanged) event() string        { return "dirs-changed" }
+func (DirGone) event() string            { return "dir-gone" }
 
 // Kind is what a Request asks of the engine.
 type Kind uint8

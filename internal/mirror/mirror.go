@@ -3,8 +3,11 @@ package mirror
 import (
 	"path"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/memfs/memfs/versions"
 )
 
 // State is what a file name of the mount is (the table in doc.go).
@@ -134,8 +137,13 @@ type Options struct {
 	Scratch func(name string) bool // editors' scratch names
 	Grace   time.Duration          // how long StateTemporary and StateHeld last
 	Strict  bool                   // a save over a newer head fails (ESTALE)
-	// FirstIno is the first inode number allocated.
+	// FirstIno is the first inode number allocated (when Inos is nil).
 	FirstIno uint64
+	// Inos hands out the numbers of files and directories, shared by a
+	// mount's stores; MemIno, when set, is a memory's own number (else one
+	// is allocated on first sight).
+	Inos   *Inos
+	MemIno func(*versions.Memory) uint64
 	// Budget bounds the unsaved bytes of the mount (shared by its
 	// stores); Scratch files are counted against ScratchCap; Contents
 	// keeps versions' content between opens. nil: unbounded, none.
@@ -164,23 +172,22 @@ type Mirror struct {
 	held map[string]*hold
 	// memIno and dirIno are the inode numbers handed out: a memory's and
 	// a directory's stay theirs while the mount runs.
-	memIno  map[string]uint64
-	dirIno  map[string]uint64
-	opened  *LastOpened
-	own     ownSet
-	store   StoreInfo
-	nextID  ID
-	nextH   HandleID
-	nextIno uint64
-	idx     *Index
-	dirs    map[string]dirMeta
+	memIno map[string]uint64
+	dirIno map[string]uint64
+	opened *LastOpened
+	own    ownSet
+	store  StoreInfo
+	nextID ID
+	nextH  HandleID
+	idx    *Index
+	dirs   map[string]dirMeta
 	// live is the store's count of memories as far as the mount knows,
 	// valid when liveOK (changes from elsewhere make it recount).
-	live    int
-	liveOK  bool
-	going   bool // the mount is going away: no timer is set any more
-	tried   map[ID]bool
-	serial  serial
+	live   int
+	liveOK bool
+	going  bool // the mount is going away: no timer is set any more
+	tried  map[ID]bool
+	serial serial
 	// moves records each change of state, checked against the table by
 	// the tests (Moves).
 	moves []Transition
@@ -208,6 +215,9 @@ func New(o Options) *Mirror {
 	if o.FirstIno == 0 {
 		o.FirstIno = 2
 	}
+	if o.Inos == nil {
+		o.Inos = &Inos{Files: o.FirstIno, Dirs: 1 << 63}
+	}
 	if o.Budget == nil {
 		o.Budget = &Budget{Max: 1 << 62}
 	}
@@ -228,7 +238,7 @@ func New(o Options) *Mirror {
 	}
 	return &Mirror{o: o, files: map[ID]*File{}, byPath: map[string]ID{}, hs: map[HandleID]*Handle{},
 		held: map[string]*hold{}, memIno: map[string]uint64{}, dirIno: map[string]uint64{},
-		opened: NewLastOpened(256, 1024), nextIno: o.FirstIno, idx: NewIndex(), dirs: map[string]dirMeta{}}
+		opened: NewLastOpened(256, 1024), idx: NewIndex(), dirs: map[string]dirMeta{}}
 }
 
 // Index is the store's listings as the mount knows them.
@@ -278,16 +288,16 @@ func (m *Mirror) dirInoLocked(p string) uint64 {
 	if ino, ok := m.dirIno[p]; ok {
 		return ino
 	}
-	ino := m.allocIno()
+	ino := m.o.Inos.Dirs + m.o.Inos.dirs.Add(1) - 1
 	m.dirIno[p] = ino
 	return ino
 }
 
-// MemoryIno is the inode number of memory id (a listing's).
-func (m *Mirror) MemoryIno(id string) uint64 {
+// MemoryIno is the inode number of memory mem (a listing's).
+func (m *Mirror) MemoryIno(mem *versions.Memory) uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.memoryIno(id)
+	return m.memoryIno(mem)
 }
 
 // Local is a file only this mount has, by name, for a listing.
@@ -360,19 +370,26 @@ func (m *Mirror) Moves() []Transition {
 	return append([]Transition(nil), m.moves...)
 }
 
-func (m *Mirror) allocIno() uint64 {
-	ino := m.nextIno
-	m.nextIno++
-	return ino
+func (m *Mirror) allocIno() uint64 { return m.o.Inos.Files + m.o.Inos.files.Add(1) - 1 }
+
+// Inos hands out inode numbers from two ranges: files', directories'.
+type Inos struct {
+	Files, Dirs uint64
+	files, dirs atomic.Uint64
 }
 
-// memoryIno is the number of memory id, allocated on first sight.
-func (m *Mirror) memoryIno(id string) uint64 {
-	if ino, ok := m.memIno[id]; ok {
+// memoryIno is the number of memory mem, kept while the mount runs.
+func (m *Mirror) memoryIno(mem *versions.Memory) uint64 {
+	if ino, ok := m.memIno[mem.ID]; ok {
 		return ino
 	}
-	ino := m.allocIno()
-	m.memIno[id] = ino
+	var ino uint64
+	if m.o.MemIno != nil {
+		ino = m.o.MemIno(mem)
+	} else {
+		ino = m.allocIno()
+	}
+	m.memIno[mem.ID] = ino
 	return ino
 }
 

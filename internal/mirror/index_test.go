@@ -1,0 +1,83 @@
+package mirror
+
+import (
+	"path"
+	"testing"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// A change made elsewhere drops the listings of the changed path and its
+// ancestors, keeps the others, and a listing read before the change is not
+// kept after it.
+func TestIndexForget(t *testing.T) {
+	x := NewIndex()
+	dirs := []string{"/", "/a", "/a/b", "/a/b/c", "/a/x", "/y"}
+	for _, d := range dirs {
+		x.Load(d, nil, x.Now())
+	}
+	before := x.Now()
+	x.Forget("/a/b")
+	for _, d := range dirs {
+		_, r := x.Lookup(d, "any")
+		want := Unloaded
+		if d == "/a/b/c" || d == "/a/x" || d == "/y" {
+			want = Absent // still loaded: an empty listing
+		}
+		if r != want {
+			t.Errorf("after forget(/a/b), %s is %v, want %v", d, r, want)
+		}
+	}
+	for d, keep := range map[string]bool{"/": false, "/a": false, "/a/b": false, "/a/x/y": true, "/y/z": true} {
+		x.Load(d, nil, before)
+		if _, r := x.Lookup(d, "any"); (r != Unloaded) != keep {
+			t.Errorf("a listing of %s read before forget(/a/b): kept %v, want %v", d, r != Unloaded, keep)
+		}
+	}
+	x.Forget("/")
+	if _, r := x.Lookup("/y", "any"); r != Unloaded {
+		t.Errorf("after forget(/), /y is still loaded")
+	}
+}
+
+// What a listing said stays known for when the engine cannot be reached,
+// except the names changed elsewhere since it was read; the mount's own
+// change of such a name makes it known again.
+func TestIndexLastKnown(t *testing.T) {
+	x := NewIndex()
+	file := func(p string) versions.Entry {
+		return versions.Entry{Name: path.Base(p), Path: p, Memory: &versions.Memory{ID: "mem" + p, VersionID: "v1"}}
+	}
+	x.Load("/", []versions.Entry{{Name: "a", Path: "/a", Dir: true}, file("/top.txt")}, x.Now())
+	x.Load("/a", []versions.Entry{file("/a/x.txt"), file("/a/y.txt")}, x.Now())
+	x.Forget("/a/x.txt")
+	for _, c := range []struct {
+		dir, name string
+		want      Listed
+	}{
+		{"/", "a", Unloaded}, {"/", "top.txt", Found}, {"/", "none", Absent},
+		{"/a", "x.txt", Unloaded}, {"/a", "y.txt", Found}, {"/a", "none", Absent},
+		{"/b", "any", Unloaded},
+	} {
+		if _, r := x.LastKnown(c.dir, c.name); r != c.want {
+			t.Errorf("after forget(/a/x.txt), lastKnown(%s, %s) = %v, want %v", c.dir, c.name, r, c.want)
+		}
+		if _, r := x.Lookup(c.dir, c.name); r != Unloaded {
+			t.Errorf("after forget(/a/x.txt), lookup(%s, %s) = %v, want it asked of the engine", c.dir, c.name, r)
+		}
+	}
+	x.Saved("/a/x.txt", file("/a/x.txt").Memory)
+	if _, r := x.LastKnown("/a", "x.txt"); r != Found {
+		t.Errorf("after this mount saved /a/x.txt, lastKnown = %v, want Found", r)
+	}
+	if _, r := x.Lookup("/a", "y.txt"); r != Found {
+		t.Errorf("after this mount saved the one name changed elsewhere, lookup(/a, y.txt) = %v, want Found", r)
+	}
+	if _, r := x.LastKnown("/", "a"); r != Found {
+		t.Errorf("after this mount saved below /a, lastKnown(/, a) = %v, want Found", r)
+	}
+	x.Drop()
+	if _, r := x.LastKnown("/a", "y.txt"); r != Unloaded {
+		t.Errorf("after drop, lastKnown(/a, y.txt) = %v, want Unloaded", r)
+	}
+}
