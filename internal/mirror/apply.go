@@ -406,9 +406,7 @@ func (m *Mirror) wrote(e Write) Plan {
 		if errno, why := m.grow(f, end); errno != 0 {
 			return Plan{Errno: errno, Reason: why}
 		}
-		nb := make([]byte, end, max(end, 2*int64(cap(f.Buf))))
-		copy(nb, f.Buf)
-		f.Buf = nb
+		f.Buf = resize(f.Buf, end)
 	}
 	copy(f.Buf[off:], e.Data)
 	f.KernelSize = max(f.KernelSize, end)
@@ -416,6 +414,22 @@ func (m *Mirror) wrote(e Write) Plan {
 	m.modified(f)
 	use()
 	return Plan{}
+}
+
+// resize truncates or zero-extends b.
+func resize(b []byte, size int64) []byte {
+	switch {
+	case size <= int64(len(b)):
+		return b[:size]
+	case size <= int64(cap(b)):
+		old := len(b)
+		b = b[:size]
+		clear(b[old:])
+		return b
+	}
+	nb := make([]byte, size, max(size, 2*int64(cap(b))))
+	copy(nb, b)
+	return nb
 }
 
 // baseContent is what the store has of f, as far as the mirror holds it:
@@ -694,9 +708,7 @@ func (m *Mirror) truncated(id ID, hid HandleID, size int64) Plan {
 		}
 	}
 	if int64(len(f.Buf)) != size {
-		nb := make([]byte, size)
-		copy(nb, f.Buf)
-		f.Buf, f.Dirty = nb, true
+		f.Buf, f.Dirty = resize(f.Buf, size), true
 		m.modified(f)
 	}
 	m.settle(f)
