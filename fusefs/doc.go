@@ -1,80 +1,49 @@
 package fusefs
 
+// The store tree is thin go-fuse nodes over internal/mirror. A fileNode
+// holds its inode, its storeMount and its mirror.ID; a fileHandle its
+// mirror.HandleID; a dirNode its inode. Every fact about a file (state,
+// buffer, base version, mode and times, what the kernel's caches hold of
+// it, refusals, the unsaved budget it holds, pending row, held memory) and
+// about the store as this mount shows it (listing index, inode numbers,
+// directories' mode and times, own feed positions, count of memories)
+// lives in the store's mirror.Mirror, and every decision is made in its
+// Apply. A request becomes an event; storeMount.run applies it and
+// carries the plan out: each engine request through mirror.Engine.Execute
+// and its answer back to Apply, the timers (time.AfterFunc, whose end is
+// applied like a request), the kernel notifications (notify.go). The
+// watcher (watch.go) gives the mirror each change of the feed, and the
+// unmount flush is the event mirror.Unmounting.
+//
 // Locks. A request may wait on the engine (SQLite's busy timeout, a
 // PostgreSQL round trip) for a long time, so what it holds meanwhile must
-// stop as little else as possible. There are two kinds of lock:
+// stop as little else as possible.
 //
-//   - fileNode.mu, a file's lock, is the only one held while calling the
-//     engine: a save, load, publication or drop of a pending row runs under
-//     it, so that writes, saves and the buffer of one file are ordered. It
-//     stops only requests on that file.
+//   - A file's lock (mirror.Mirror.Lock, a mutex per mirror.ID inside the
+//     mirror) is the only one held while calling the engine: run takes the
+//     locks of the files a request names before its first Apply and holds
+//     them until its plan is carried out, so that one file's writes, saves,
+//     loads, publications and drops are ordered. A plan asking the engine
+//     about another file takes that file's lock and applies the event again
+//     under it. Two files' locks are held together only by a rename,
+//     source then destination; the kernel holds the parent directories'
+//     locks for a rename and files have one parent, so no two renames
+//     take the same two files in opposite orders.
 //   - Every other lock is a leaf: held for a few map or field operations,
 //     never while calling the engine, taking another lock, or calling into
-//     go-fuse or the kernel. They are
-//     storeMount's storeRow.mu, memoryCounts.mu, ownChanges.mu, inodes.mu
-//     (store.go, ino.go); index.mu (index.go); metaTable.mu (meta.go);
-//     contents.mu (contents.go); publisher.mu (pending.go);
-//     scratchFiles.mu (scratch.go); notifier.mu (notify.go). unsavedBudget (budget.go), pendingInos (ino.go) and
-//     Server.offline (outage.go) are atomics.
+//     go-fuse or the kernel. They are the mirror's own lock (Apply), its
+//     index's and content cache's, storeRow.mu (store.go), storeMount.tmu
+//     (the timers), notifier.mu (notify.go). The unsaved budget, the
+//     scratch cap, the inode allocator and Server.offline are atomics.
 //
 // Under a file's lock any leaf may be taken, and go-fuse's own tree lock
-// (Inode.Parent, ForgetPersistent). Two files' locks are held together only
-// by a rename, source then destination (rename.go: a pending source
-// published over the destination); the kernel holds the parent
-// directories' locks for a rename and files have one parent, so no two
-// renames take the same two files, let alone in opposite orders.
-//
-// Nothing is held while the kernel is notified: a notification waits for
-// the requests on the inodes it names, which may wait for a file's lock.
-// One exception: storePages (file.go) holds a file's lock while the kernel
-// stores the file's pages, and only while no handle of the file is open:
-// then no read or write holds those pages while it waits for the lock.
-// Requests leave their notifications to a goroutine (notify.go); the
-// watcher (watch.go) notifies holding nothing.
-//
-// States of a file name. Every file the mount shows is in one of these
-// (fileNode.stateLocked names it from file.go's fields; held is a scratch
-// node whose memory the publisher holds by its old path). They are
-// internal/mirror's states, whose package doc holds the transition table
-// its tests hold the code to; this mount makes the same decisions in its
-// nodes until they move onto the mirror:
-//
-//	state      what it is                                 the store has
-//	memory     a memory (memID set)                       the memory
-//	new        created here, no save yet (pending)        nothing
-//	temporary  a temporary name saved (unpublished,       a pending row owned
-//	           pendID): pending.go                        by this mount's lease
-//	scratch    a scratch name (scratch): scratch.go       nothing
-//	held       scratch holding a memory renamed to a      the memory, at its
-//	           scratch name (publisher.held by path)      old path, for the grace
-//	unlinked   removed or replaced while open (unlinked)  nothing of this node
-//
-// Transitions (the request, what the engine is asked, the new state):
-//
-//	new        first close/fsync, ordinary name   CreateMemory              memory
-//	new        first close/fsync, temporary name  SavePending               temporary
-//	new        rename to a scratch name           -                         scratch
-//	new        rename to any other name           save at the new name      memory/temporary
-//	new        last close with nothing saved      -                         gone
-//	temporary  close/fsync                        SavePending (same row)    temporary
-//	temporary  rename over a memory               Save there, row consumed  memory
-//	           (one commit; based on the version the renaming process last
-//	           opened, else the target's head at the temporary's creation:
-//	           a conflict, or ESTALE in strict mode; rename.go atomicBase)
-//	temporary  rename to a free name              PublishPending there      memory
-//	temporary  the grace ends, unmount, rmdir     PublishPending            memory
-//	temporary  unlink, rename to a scratch name   DropPending               gone/scratch
-//	temporary  its mount dies                     others PublishPending     (the store's)
-//	scratch    rename to an ordinary name         save at the new name      memory/temporary
-//	scratch    unlink                             -                         gone
-//	memory     save                               UpdateMemory              memory
-//	memory     close of a handle that only        -                         memory
-//	           truncated (the write's close, or the last release, saves)
-//	memory     rename to a scratch name           - (hold)                  held
-//	memory     unlink, replaced by a rename       DeleteMemory/Rename       unlinked
-//	held       a new file saved at the old path   UpdateMemory of it        scratch (+memory)
-//	held       the grace ends, unmount            DeleteMemory              scratch
-//	unlinked   last close                         -                         gone
+// (Inode.Parent, GetChild). Nothing is held while the kernel is notified:
+// a notification waits for the requests on the inodes it names, which may
+// wait for a file's lock. One exception: storePages (store.go) holds a
+// file's lock while the kernel stores the file's pages, and only while no
+// handle of the file is open: then no read or write holds those pages
+// while it waits for the lock. Plans' notifications run in a goroutine
+// (notify.go); the watcher notifies holding nothing.
 //
 // dirNode and rootNode have no lock, nor have the history tree's nodes
 // (history.go: what an entry shows is an atomic pointer, read again once

@@ -119,7 +119,12 @@ func (sm *storeMount) run(ctx context.Context, op, path string, e mirror.Event, 
 			if p.Path != "" {
 				where = p.Path
 			}
-			errno = sm.refuse(op, where, p.Errno, p.Reason)
+			if p.Reason == "" {
+				s.opts.Observer.Refused(p.Errno) // logged once per burst
+				errno = p.Errno
+			} else {
+				errno = sm.refuse(op, where, p.Errno, p.Reason)
+			}
 		}
 		if p.Err != nil && errno == 0 {
 			errno = sm.failed(op, path, p.Err)

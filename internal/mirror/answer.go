@@ -61,16 +61,17 @@ func (m *Mirror) answered(e Answered) Plan {
 			return Plan{}
 		}
 		f.Pending = 0
+		stop := []Timer{{Event: GraceEnded{f.ID}, Stop: true}}
 		if r.Cause == "renamed" {
 			m.replaced(m.fileAt(r.Path, f), "replaced")
 			m.setPath(f, r.Path)
 			f.Saved = ""
 			m.move(f, StateScratch, r.Cause)
-			return Plan{}
+			return Plan{Timers: stop}
 		}
 		m.entriesChanged(parentOf(r.Path))
 		m.replaced(f, r.Cause)
-		return Plan{}
+		return Plan{Timers: stop}
 	case AskDelete:
 		m.o.Contents.Forget(r.MemID)
 		m.idx.Removed(r.Path)

@@ -17,6 +17,9 @@ import (
 type Budget struct {
 	Max  int64
 	used atomic.Int64
+	// full is set by a refusal and cleared once bytes are given back, so
+	// that a burst of refused writes is logged once.
+	full atomic.Bool
 }
 
 // Used is how many bytes are held.
@@ -52,8 +55,11 @@ func (c *Cap) Files() int64 { return c.n.Load() }
 
 // grow reserves what taking f's buffer to size bytes adds to its charge.
 func (m *Mirror) grow(f *File, size int64) (syscall.Errno, string) {
-	if !m.o.Budget.take(size - f.Charged) {
-		return syscall.ENOSPC, m.o.Budget.reason()
+	if b := m.o.Budget; !b.take(size - f.Charged) {
+		if !b.full.CompareAndSwap(false, true) {
+			return syscall.ENOSPC, "" // refused in this burst already: not logged again
+		}
+		return syscall.ENOSPC, b.reason()
 	}
 	f.Charged = max(f.Charged, size)
 	return 0, ""
@@ -67,6 +73,7 @@ func (m *Mirror) settle(f *File) {
 	}
 	if size < f.Charged {
 		m.o.Budget.used.Add(size - f.Charged)
+		m.o.Budget.full.Store(false)
 		f.Charged = size
 	}
 }

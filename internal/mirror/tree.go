@@ -42,8 +42,7 @@ func (m *Mirror) renamed(e Rename) Plan {
 	}
 	if dst != nil && dst.State == StateTemporary {
 		// The replaced temporary file's row goes first; then the rename.
-		return Plan{Ask: &Request{Kind: AskDrop, File: dst.ID, Pending: dst.Pending, Path: dst.Path, Cause: "replaced"}, Again: true,
-			Timers: []Timer{{Event: GraceEnded{dst.ID}, Stop: true}}}
+		return Plan{Ask: &Request{Kind: AskDrop, File: dst.ID, Pending: dst.Pending, Path: dst.Path, Cause: "replaced"}, Again: true}
 	}
 	local := func(f *File) bool {
 		return f != nil && (f.State == StateNew || f.State == StateScratch || f.State == StateTemporary)
@@ -73,15 +72,14 @@ func (m *Mirror) renamed(e Rename) Plan {
 		return Plan{Ask: m.saveOver(src, dst, e, 0)}
 	case StateTemporary:
 		if toScratch {
-			return Plan{Ask: &Request{Kind: AskDrop, File: src.ID, Pending: src.Pending, Path: e.To, From: e.From, Cause: "renamed"},
-				Timers: []Timer{{Event: GraceEnded{src.ID}, Stop: true}}}
+			return Plan{Ask: &Request{Kind: AskDrop, File: src.ID, Pending: src.Pending, Path: e.To, From: e.From, Cause: "renamed"}}
 		}
 		if toTemp && dst == nil {
 			m.setPath(src, e.To)
 			m.move(src, StateTemporary, "renamed")
 			return Plan{}
 		}
-		return Plan{Ask: m.saveOver(src, dst, e, src.Pending), Timers: []Timer{{Event: GraceEnded{src.ID}, Stop: true}}}
+		return Plan{Ask: m.saveOver(src, dst, e, src.Pending)}
 	case StateMemory:
 		if toScratch && (dst == nil || local(dst)) {
 			// An editor's backup of the original: the store keeps the
@@ -156,8 +154,7 @@ func (m *Mirror) unlinked(e Unlink) Plan {
 	case StateMemory:
 		return Plan{Ask: &Request{Kind: AskDelete, File: f.ID, MemID: f.MemID, Path: f.Path, Cause: "unlinked"}}
 	case StateTemporary:
-		return Plan{Ask: &Request{Kind: AskDrop, File: f.ID, Pending: f.Pending, Path: f.Path, Cause: "unlinked"},
-			Timers: []Timer{{Event: GraceEnded{f.ID}, Stop: true}}}
+		return Plan{Ask: &Request{Kind: AskDrop, File: f.ID, Pending: f.Pending, Path: f.Path, Cause: "unlinked"}}
 	}
 	if hd := m.held[f.HeldAt]; f.State == StateHeld && hd != nil {
 		hd.file = 0
@@ -184,8 +181,7 @@ func (m *Mirror) temporaryUnder(dir string) *File {
 }
 
 func (m *Mirror) publishFirst(f *File, cause string) Plan {
-	return Plan{Ask: &Request{Kind: AskPublish, File: f.ID, Pending: f.Pending, Path: f.Path, Cause: cause}, Again: true,
-		Timers: []Timer{{Event: GraceEnded{f.ID}, Stop: true}}}
+	return Plan{Ask: &Request{Kind: AskPublish, File: f.ID, Pending: f.Pending, Path: f.Path, Cause: cause}, Again: true}
 }
 
 func (m *Mirror) removeDir(e RemoveDir) Plan {
