@@ -166,7 +166,7 @@ func (sm *storeMount) resolve(ctx context.Context, dir, name string) (id mirror.
 	p := childPath(dir, name)
 	pl := sm.m.Apply(mirror.Lookup{Path: p})
 	if pl.Errno != 0 {
-		return 0, false, absentError(sm.id, p)
+		return 0, false, mirror.AbsentError(sm.id, p)
 	}
 	if pl.File != 0 {
 		return pl.File, false, nil
@@ -407,67 +407,15 @@ func dotEntries(in *fs.Inode) []fuse.DirEntry {
 	}
 }
 
-// lookupEntry answers what is at dir/name: from the index, else from the
-// engine (the whole directory is read once, so the names that follow are
-// answered from memory).
+// lookupEntry answers what is at dir/name (mirror.Engine.Entry).
 func (sm *storeMount) lookupEntry(ctx context.Context, dir, name string) (*versions.Entry, error) {
-	x := sm.m.Index()
-	e, r := x.Lookup(dir, name)
-	switch r {
-	case mirror.Found:
-		return &e, nil
-	case mirror.Absent:
-		return nil, absentError(sm.id, childPath(dir, name))
+	e, cached, err := sm.eng.Entry(detach(ctx), sm.m.Index(), dir, name)
+	if cached != nil {
+		sm.srv.servingCached(cached)
 	}
-	db := sm.srv.db
-	at := x.Now()
-	entries, err := db.ReadDir(detach(ctx), sm.id, dir)
-	if err == nil {
-		x.Load(dir, entries, at)
-		for i := range entries {
-			if entries[i].Name == name {
-				return &entries[i], nil
-			}
-		}
-		return nil, absentError(sm.id, childPath(dir, name))
-	}
-	if isUnavailable(err) {
-		// What the mount knew at its feed position is served (outage.go),
-		// unless it never listed dir or learnt that name changed since.
-		e, r := x.LastKnown(dir, name)
-		switch r {
-		case mirror.Found:
-			sm.srv.servingCached(err)
-			return &e, nil
-		case mirror.Absent:
-			sm.srv.servingCached(err)
-			return nil, absentError(sm.id, childPath(dir, name))
-		}
-		return nil, err
-	}
-	// Not a directory (any more), or unreadable: Stat says which.
-	return db.Stat(detach(ctx), sm.id, childPath(dir, name))
+	return e, err
 }
 
-// listDir returns dir's entries, from the index or read into it.
 func (sm *storeMount) listDir(ctx context.Context, dir string) ([]versions.Entry, error) {
-	x := sm.m.Index()
-	if entries, ok := x.List(dir); ok {
-		return entries, nil
-	}
-	at := x.Now()
-	entries, err := sm.srv.db.ReadDir(detach(ctx), sm.id, dir)
-	if err == nil {
-		x.Load(dir, entries, at)
-	}
-	return entries, err
-}
-
-// absentError is why nothing is at p: a name the store could never hold
-// gets the engine's reason (ENAMETOOLONG, EINVAL), any other ENOENT.
-func absentError(storeID, p string) error {
-	if err := versions.ValidatePath(p); err != nil {
-		return err
-	}
-	return &versions.Error{Code: versions.CodeNotFound, Message: "no file or directory " + p + " in store " + storeID}
+	return sm.eng.List(detach(ctx), sm.m.Index(), dir)
 }

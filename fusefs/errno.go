@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/guard"
+	"github.com/memfs/memfs/internal/ratelog"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -25,7 +26,7 @@ func (sm *storeMount) errnoOf(op, path string, err error) syscall.Errno {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		s.opts.Observer.Refused(errno)
-		s.refusals.log(s.log, slog.LevelWarn, refusalKind{op, errno, where.Value.String()}, "refused", "op", op, where, "path", guard.NameShown(path), "errno", errnoName(errno), "reason", err.Error())
+		s.refusals.Log(s.log, slog.LevelWarn, ratelog.Kind{Op: op, Errno: errno, Store: where.Value.String()}, "refused", "op", op, where, "path", guard.NameShown(path), "errno", errnoName(errno), "reason", err.Error())
 		return errno
 	}
 	if isUnavailable(err) {
@@ -34,14 +35,14 @@ func (sm *storeMount) errnoOf(op, path string, err error) syscall.Errno {
 	errno = codeErrno(versions.ErrorCode(err))
 	if errno == syscall.EIO {
 		s.opts.Observer.Refused(errno)
-		s.refusals.log(s.log, slog.LevelError, refusalKind{op, errno, where.Value.String()}, "internal error", "op", op, where, "path", guard.NameShown(path), "err", err)
+		s.refusals.Log(s.log, slog.LevelError, ratelog.Kind{Op: op, Errno: errno, Store: where.Value.String()}, "internal error", "op", op, where, "path", guard.NameShown(path), "err", err)
 		return errno
 	}
 	if errno == syscall.ENOENT && (op == "lookup" || op == "stat") {
 		return errno // a miss, not a refusal
 	}
 	s.opts.Observer.Refused(errno)
-	s.refusals.log(s.log, slog.LevelWarn, refusalKind{op, errno, where.Value.String()}, "refused", "op", op, where, "path", guard.NameShown(path), "errno", errnoName(errno), "reason", err.Error())
+	s.refusals.Log(s.log, slog.LevelWarn, ratelog.Kind{Op: op, Errno: errno, Store: where.Value.String()}, "refused", "op", op, where, "path", guard.NameShown(path), "errno", errnoName(errno), "reason", err.Error())
 	return errno
 }
 
@@ -60,7 +61,7 @@ func (s *Server) refuse(op, path string, errno syscall.Errno, reason string) sys
 
 func (s *Server) refuseAt(op string, where slog.Attr, path string, errno syscall.Errno, reason string) syscall.Errno {
 	s.opts.Observer.Refused(errno)
-	s.refusals.log(s.log, slog.LevelWarn, refusalKind{op, errno, where.Value.String()}, "refused", "op", op, where, "path", guard.NameShown(path), "errno", errnoName(errno), "reason", reason)
+	s.refusals.Log(s.log, slog.LevelWarn, ratelog.Kind{Op: op, Errno: errno, Store: where.Value.String()}, "refused", "op", op, where, "path", guard.NameShown(path), "errno", errnoName(errno), "reason", reason)
 	return errno
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/memfs/memfs/guard"
 	"github.com/memfs/memfs/internal/mirror"
+	"github.com/memfs/memfs/internal/ratelog"
 )
 
 // fileNode is a file as the kernel sees it: its inode and its id in the
@@ -139,7 +140,7 @@ func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	pl, _ := sm.run(ctx, "release", p, mirror.Release{Handle: handleOf(f)}, n.id)
 	if pl.Discarded {
 		// As many as the refused saves before it, so rate-limited like them.
-		sm.srv.refusals.log(sm.srv.log, slog.LevelWarn, refusalKind{"release", 0, sm.slug}, "unsaved content discarded: its save failed and the last handle closed", sm.where(), "path", guard.NameShown(p))
+		sm.srv.refusals.Log(sm.srv.log, slog.LevelWarn, ratelog.Kind{Op: "release", Errno: 0, Store: sm.slug}, "unsaved content discarded: its save failed and the last handle closed", sm.where(), "path", guard.NameShown(p))
 	}
 	return 0
 }

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -20,10 +19,12 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
+	"github.com/memfs/memfs/internal/fusemount"
+	"github.com/memfs/memfs/internal/lease"
 	"github.com/memfs/memfs/internal/mirror"
+	"github.com/memfs/memfs/internal/ratelog"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -124,14 +125,12 @@ type Server struct {
 	once       sync.Once
 	err        error
 
-	// refusals rate-limits the log of refusals (refusallog.go).
-	refusals refusalLog
+	// refusals rate-limits the log of refusals (internal/ratelog).
+	refusals ratelog.Log
 
-	// lease is the mount instance's lease; its id owns the mount's pending
-	// files (versions/leases.go).
-	lease versions.MountLease
-	// epoch is the lease's epoch now (lease.go).
-	epoch atomic.Int64
+	// lease is the mount instance's lease, renewed by its own goroutine;
+	// its id and epoch own the mount's pending files (internal/lease).
+	lease *lease.Keeper
 	// offline: a request was answered from the caches because the
 	// database could not be reached, and the feed was not read since.
 	offline atomic.Bool
@@ -183,19 +182,19 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 		log: o.Logger.With("mount", mnt, "session", sess.ID), mnt: mnt, started: time.Now(), contents: mirror.NewContents(),
 		unsaved: &mirror.Budget{Max: o.MaxUnsavedBytes}, scratchCap: &mirror.Cap{Max: int64(o.MaxScratchFiles)},
 		inos: &mirror.Inos{Files: pendingInoBit | 1, Dirs: dirInoBit | 1}}
-	if err := s.recoverStale(); err != nil {
+	if err := fusemount.Recover(mnt, s.log); err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	s.lease = versions.MountLease{ID: versions.NewMountID(), SessionID: sess.ID, Host: host, Mountpoint: mnt}
+	s.lease = &lease.Keeper{DB: db, Log: s.log, Lease: versions.MountLease{ID: versions.NewMountID(), SessionID: sess.ID, Host: host, Mountpoint: mnt}}
 	ctx := context.Background()
-	if err := db.StartMount(ctx, s.lease); err != nil {
+	if err := db.StartMount(ctx, s.lease.Lease); err != nil {
 		return nil, fmt.Errorf("mount %s: taking the mount's lease: %w", mnt, err)
 	}
 	mounted := false
 	defer func() {
 		if !mounted {
-			db.EndMount(ctx, s.lease.ID)
+			db.EndMount(ctx, s.lease.Lease.ID)
 		}
 	}()
 	if fi, err := os.Stat(mnt); err != nil {
@@ -279,7 +278,7 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 		return nil, fmt.Errorf("mount %s: %w", mnt, err)
 	}
 	s.fuse = srv
-	s.dev = topFuseDev(mnt)
+	s.dev = fusemount.Dev(mnt)
 	wctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
 	s.watches.Add(2)
@@ -289,7 +288,7 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	}()
 	go func() {
 		defer s.watches.Done()
-		s.renewLease(wctx)
+		s.lease.Run(wctx)
 	}()
 	mounted = true
 	s.log.Info("mounted", "stores", len(s.stores), "strict", o.Strict)
@@ -311,14 +310,14 @@ func (s *Server) Unmount() error {
 		for _, sm := range s.stores {
 			sm.flush()
 		}
-		if err := s.db.EndMount(context.Background(), s.lease.ID); err != nil {
+		if err := s.db.EndMount(context.Background(), s.lease.Lease.ID); err != nil {
 			s.log.Warn("giving up the mount's lease failed; it lapses by itself", "err", err)
 		}
 		// While the kernel still talks to us: a notification waits for
 		// requests on the inodes it names to be answered.
 		s.notes.stop()
-		if err := s.unmountFuse(); err != nil {
-			if !s.mountedHere() {
+		if err := fusemount.Unmount(s.fuse, s.mnt, s.dev, s.log); err != nil {
+			if !fusemount.Here(s.mnt, s.dev) {
 				s.log.Info("already unmounted from outside, or another daemon's mount is there now")
 				return
 			}
@@ -333,102 +332,6 @@ func (s *Server) Unmount() error {
 	return s.err
 }
 
-// unmountWait bounds how long Unmount waits for the kernel to close the
-// connection after the mount is gone.
-const unmountWait = 3 * time.Second
-
-// unmountFuse unmounts, and waits for the kernel to end the connection only
-// so long: a copy of the mount in another mount namespace (one made by
-// unshare while we were mounted) keeps it open after our umount succeeded.
-func (s *Server) unmountFuse() error {
-	done := make(chan error, 1)
-	go func() { done <- s.fuse.Unmount() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(unmountWait):
-		if s.mountedHere() {
-			return fmt.Errorf("unmount %s: no answer after %v", s.mnt, unmountWait)
-		}
-		s.log.Warn("unmounted, but the kernel keeps the connection open (the mount is still referenced elsewhere, e.g. copied into another mount namespace); not waiting for it")
-		return nil
-	}
-}
-
 // Wait returns when the file system has been unmounted, by Unmount or from
 // outside (umount).
 func (s *Server) Wait() { s.fuse.Wait() }
-
-// recoverStale detaches a FUSE mount on s.mnt whose daemon died ("transport
-// endpoint is not connected"), so a restarted daemon can mount again.
-// A live mount is left alone: two daemons must not fight over one path.
-func (s *Server) recoverStale() error {
-	fuseMounted := isFuseMount(s.mnt)
-	if !fuseMounted {
-		return nil
-	}
-	// statfs always reaches the daemon (stat may be answered from the
-	// kernel's attribute cache for a second after the daemon died). A
-	// daemon that is stopped, or killed but stuck in the kernel, never
-	// answers: that mount is as dead as one that says ENOTCONN.
-	answer := make(chan error, 1)
-	go func() {
-		var sfs unix.Statfs_t
-		answer <- unix.Statfs(s.mnt, &sfs)
-	}()
-	var why string
-	select {
-	case err := <-answer:
-		if !errors.Is(err, unix.ENOTCONN) && !errors.Is(err, unix.ECONNABORTED) {
-			return fmt.Errorf("%s is already a live FUSE mount (another memfs mount?): stop that daemon or run umount %s first", s.mnt, s.mnt)
-		}
-		why = "its daemon is gone (transport endpoint is not connected)"
-	case <-time.After(hungAfter):
-		why = fmt.Sprintf("its daemon has not answered for %v (stopped, or stuck while dying)", hungAfter)
-	}
-	// A forced unmount aborts the old connection, which releases every
-	// process still waiting for the old daemon (and lets a daemon stuck
-	// while dying finish); it fails when the mount is busy, and the lazy
-	// unmount then takes it out of the namespace.
-	if ferr := unix.Unmount(s.mnt, unix.MNT_FORCE); ferr == nil && !isFuseMount(s.mnt) {
-		s.log.Warn("detached a stale mount left by a dead daemon", "mountpoint", s.mnt, "why", why)
-		return nil
-	}
-	if uerr := unix.Unmount(s.mnt, unix.MNT_DETACH); uerr != nil {
-		return fmt.Errorf("%s holds a stale mount (%s) and detaching it failed: %w (try: umount -l %s)", s.mnt, why, uerr, s.mnt)
-	}
-	s.log.Warn("detached a stale mount left by a dead daemon", "mountpoint", s.mnt, "why", why)
-	return nil
-}
-
-// hungAfter is how long a FUSE daemon may take to answer statfs before its
-// mount is taken over; a live memfs answers in microseconds.
-const hungAfter = 2 * time.Second
-
-// topFuseDev is the device ("major:minor") of the topmost FUSE mount on
-// dir, "" when there is none.
-func topFuseDev(dir string) string {
-	mounts, err := mountinfo.GetMounts(func(m *mountinfo.Info) (skip, stop bool) {
-		return m.Mountpoint != dir || !strings.HasPrefix(m.FSType, "fuse"), false
-	})
-	if err != nil || len(mounts) == 0 {
-		return ""
-	}
-	m := mounts[len(mounts)-1]
-	return fmt.Sprintf("%d:%d", m.Major, m.Minor)
-}
-
-// mountedHere reports whether the FUSE mount on s.mnt is still this
-// server's: a lazy detach by path must never take a restarted daemon's.
-func (s *Server) mountedHere() bool {
-	return s.dev != "" && topFuseDev(s.mnt) == s.dev
-}
-
-// isFuseMount reports whether a FUSE file system is mounted on dir, from
-// the mount table alone: nothing asks the file system, which may be hung.
-func isFuseMount(dir string) bool {
-	mounts, err := mountinfo.GetMounts(func(m *mountinfo.Info) (skip, stop bool) {
-		return m.Mountpoint != dir || !strings.HasPrefix(m.FSType, "fuse"), false
-	})
-	return err == nil && len(mounts) > 0
-}

@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/memfs/memfs/guard"
+	"github.com/memfs/memfs/internal/ratelog"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -46,7 +47,7 @@ func (s *Server) backOnline(ctx context.Context, storeID string) bool {
 // cannot be reached; err says where the database is and what to do.
 func (s *Server) unavailable(op string, where slog.Attr, path string, err error) syscall.Errno {
 	s.opts.Observer.Refused(syscall.EIO)
-	s.refusals.log(s.log, slog.LevelError, refusalKind{op, syscall.EIO, where.Value.String()}, "failed with EIO: the database cannot be reached", "op", op, where, "path", guard.NameShown(path), "err", err)
+	s.refusals.Log(s.log, slog.LevelError, ratelog.Kind{Op: op, Errno: syscall.EIO, Store: where.Value.String()}, "failed with EIO: the database cannot be reached", "op", op, where, "path", guard.NameShown(path), "err", err)
 	return syscall.EIO
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/memfs/memfs/internal/fusemount"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -52,7 +53,7 @@ func testStaleMount(t *testing.T, sig syscall.Signal) {
 		child.Process.Kill()
 		child.Process.Signal(syscall.SIGCONT)
 		child.Wait()
-		if isFuseMount(mnt) {
+		if fusemount.IsMounted(mnt) {
 			unix.Unmount(mnt, unix.MNT_DETACH)
 		}
 	})

@@ -34,15 +34,14 @@ type storeMount struct {
 	// mount shows none (history.go); set before the mount serves.
 	history *historyDir
 
-	// timers are the plans' timers running, by the event they end with.
-	tmu    sync.Mutex
-	timers map[mirror.Event]*time.Timer
-	twg    sync.WaitGroup
+	// timers are the plans' timers; each one's end is applied like a
+	// request, holding its file's lock.
+	timers *mirror.Timers
 }
 
 func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq versions.FeedPos) *storeMount {
 	sm := &storeMount{srv: s, id: a.StoreID, seq: seq, slug: a.Slug, readOnly: a.Access == versions.ReadOnly, attach: a,
-		row: storeRow{st: *st}, timers: map[mirror.Event]*time.Timer{}}
+		row: storeRow{st: *st}}
 	if sm.slug == "" {
 		sm.slug = strings.TrimPrefix(a.MountPath, "/mnt/memory/")
 	}
@@ -52,6 +51,13 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 		Contents: s.contents, Start: s.started, Tgid: func(t uint32) int { return int(tgidOf(t)) }})
 	sm.ino = inos{sm.m}
 	sm.eng = mirror.Engine{DB: s.db, Store: a.StoreID, Actor: s.actor}
+	sm.timers = mirror.NewTimers(func(e mirror.Event) {
+		var id mirror.ID
+		if g, ok := e.(mirror.GraceEnded); ok {
+			id = g.File
+		}
+		sm.run(context.Background(), "publish", "", e, id)
+	})
 	return sm
 }
 
@@ -83,85 +89,29 @@ func (sm *storeMount) refuseGone(op, path string) syscall.Errno {
 	return sm.refuse(op, path, syscall.ENOENT, "the store was deleted: nothing of it can be read or written any more; import it again to bring it back")
 }
 
-// run applies e and carries its plan out: each engine request through
-// Execute, its answer back to Apply (and e again after an answer that
-// asks for it), timers, kernel notifications and the log. ids are the
-// files whose lock the request holds throughout (doc.go); a request for
-// another file takes that file's lock and is decided again under it. It
-// returns the plan of the kernel's answer and its errno, logged as op on
-// path.
+// run applies e and carries its plan out (mirror.Mirror.Run): engine
+// requests, timers, kernel notifications and the log. It returns the plan
+// of the kernel's answer and its errno, logged as op on path.
 func (sm *storeMount) run(ctx context.Context, op, path string, e mirror.Event, ids ...mirror.ID) (mirror.Plan, syscall.Errno) {
-	var unlocks []func()
-	held := map[mirror.ID]bool{}
-	lock := func(id mirror.ID) {
-		if id != 0 && !held[id] {
-			held[id] = true
-			unlocks = append(unlocks, sm.m.Lock(id))
-		}
-	}
-	defer func() {
-		for i := len(unlocks) - 1; i >= 0; i-- {
-			unlocks[i]()
-		}
-	}()
-	for _, id := range ids {
-		lock(id)
-	}
-	ctx = detach(ctx)
 	s := sm.srv
-	p := sm.m.Apply(e)
-	first := p
+	eng := sm.eng
+	eng.Owner = s.lease.Owner()
 	var errno syscall.Errno
-	for {
+	p := sm.m.Run(detach(ctx), eng, e, func(p mirror.Plan) {
 		sm.carry(p, path)
-		if p.Errno != 0 && errno == 0 {
-			where := path
-			if p.Path != "" {
-				where = p.Path
-			}
-			if p.Reason == "" {
-				s.opts.Observer.Refused(p.Errno) // logged once per burst
-				errno = p.Errno
-			} else {
-				errno = sm.refuse(op, where, p.Errno, p.Reason)
-			}
-		}
-		if p.Err != nil && errno == 0 {
+		switch {
+		case errno != 0:
+		case p.Errno != 0 && p.Reason == "":
+			s.opts.Observer.Refused(p.Errno) // logged once per burst
+			errno = p.Errno
+		case p.Errno != 0 && p.Path != "":
+			errno = sm.refuse(op, p.Path, p.Errno, p.Reason)
+		case p.Errno != 0:
+			errno = sm.refuse(op, path, p.Errno, p.Reason)
+		case p.Err != nil:
 			errno = sm.failed(op, path, p.Err)
 		}
-		if p.Ask == nil {
-			break
-		}
-		if r := p.Ask; !held[r.File] && r.File != 0 {
-			lock(r.File)
-			p = sm.m.Apply(e)
-			first = p
-			continue
-		}
-		eng := sm.eng
-		eng.Owner = s.owner()
-		a := eng.Execute(ctx, *p.Ask)
-		again := p.Again
-		p = sm.m.Apply(a)
-		if versions.IsPendingLost(a.Err) && a.Req.Kind != mirror.AskSavePending {
-			s.log.Warn("a temporary file saved before the mount's lease lapsed is no longer this mount's: others publish it at its path, and this mount neither publishes nor drops it", "path", a.Req.Path, "err", a.Err)
-		}
-		if again && a.Err == nil && p.Errno == 0 && p.Err == nil {
-			sm.carry(p, path)
-			p = sm.m.Apply(e)
-			first = p
-		}
-	}
-	if first.File != 0 {
-		p.File, p.Ino, p.Handle = first.File, first.Ino, first.Handle
-	}
-	if p.Attr == nil {
-		p.Attr = first.Attr
-	}
-	if p.Data == nil {
-		p.Data = first.Data
-	}
-	p.KeepCache, p.DirectIO = first.KeepCache, first.DirectIO
+	}, ids...)
 	return p, errno
 }
 
@@ -181,47 +131,11 @@ func (sm *storeMount) carry(p mirror.Plan, path string) {
 		s.log.Warn(p.Log, "store", sm.slug)
 	}
 	for _, t := range p.Timers {
-		sm.timer(t)
+		sm.timers.Set(t)
 	}
 	for _, n := range p.Notify {
 		sm.notice(n)
 	}
-}
-
-// timer sets or stops the timer whose end is t.Event. A timer's end is
-// applied like any request, holding its file's lock.
-func (sm *storeMount) timer(t mirror.Timer) {
-	sm.tmu.Lock()
-	defer sm.tmu.Unlock()
-	if old, ok := sm.timers[t.Event]; ok {
-		if !old.Stop() {
-			if t.Stop {
-				return
-			}
-		} else {
-			sm.twg.Done()
-		}
-		delete(sm.timers, t.Event)
-	}
-	if t.Stop {
-		return
-	}
-	sm.twg.Add(1)
-	var tm *time.Timer
-	tm = time.AfterFunc(t.After, func() {
-		defer sm.twg.Done()
-		sm.tmu.Lock()
-		if sm.timers[t.Event] == tm {
-			delete(sm.timers, t.Event)
-		}
-		sm.tmu.Unlock()
-		var id mirror.ID
-		if g, ok := t.Event.(mirror.GraceEnded); ok {
-			id = g.File
-		}
-		sm.run(context.Background(), "publish", "", t.Event, id)
-	})
-	sm.timers[t.Event] = tm
 }
 
 // flush publishes the temporary files and commits the held deletions
@@ -233,15 +147,7 @@ func (sm *storeMount) flush() {
 			break
 		}
 	}
-	sm.tmu.Lock()
-	for ev, t := range sm.timers {
-		if t.Stop() {
-			sm.twg.Done()
-		}
-		delete(sm.timers, ev)
-	}
-	sm.tmu.Unlock()
-	sm.twg.Wait()
+	sm.timers.Stop()
 }
 
 // notice tells the kernel, from outside the request, that what it holds

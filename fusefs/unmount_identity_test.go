@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memfs/memfs/internal/fusemount"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -42,7 +43,7 @@ func TestUnmountLeavesARestartedDaemonsMount(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- first.srv.Unmount() }()
-	for deadline := time.Now().Add(unmountWait); isFuseMount(first.root); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(fusemount.UnmountWait); fusemount.IsMounted(first.root); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the first mount never left this namespace")
 		}
@@ -55,7 +56,7 @@ func TestUnmountLeavesARestartedDaemonsMount(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("the first daemon's unmount: %v", err)
 	}
-	if !isFuseMount(second.root) {
+	if !fusemount.IsMounted(second.root) {
 		t.Fatalf("the first daemon's unmount took away the mount a second daemon made on %s since", second.root)
 	}
 	checkAlive(t, second.dir(0))

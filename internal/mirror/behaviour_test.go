@@ -404,6 +404,54 @@ var scenarios = []scenario{
 		}
 		r.close(h)
 	}},
+	{name: "UnmountPublishesAndDeletesHeld", run: func(t *testing.T, r *rig) {
+		h := r.create("/u.tmp", tool)
+		r.write(h, 0, "u")
+		r.close(h)
+		r.writeFile("/h.md", "h", shell)
+		r.file("/h.md")
+		r.rename("/h.md", "/h.md~", agent)
+		r.do(mirror.Unmounting{})
+		r.expectHistory("/u.tmp", "created:u")
+		if _, ok := r.content("/h.md"); ok {
+			t.Fatal("the held memory is still in the store after the unmount")
+		}
+		for e := range r.timers {
+			if _, ok := e.(mirror.GraceEnded); ok {
+				t.Fatalf("a timer is set after the unmount: %v", e)
+			}
+		}
+	}},
+	{name: "DeletedElsewhereWhileOpen", run: func(t *testing.T, r *rig) {
+		r.writeFile("/d.md", "d", shell)
+		r.feed()
+		h := r.open("/d.md", tool, true, false)
+		if err := r.db.DeleteMemory(ctx, r.store, "/d.md", versions.MemoryDelete{}, versions.UserActor("usr_other")); err != nil {
+			t.Fatal(err)
+		}
+		r.feed()
+		r.write(h, 0, "mine")
+		if e := r.close(h); e != syscall.ESTALE {
+			t.Fatalf("save of a memory deleted elsewhere: %v, want ESTALE", e)
+		}
+	}},
+	{name: "DirectoryMoved", run: func(t *testing.T, r *rig) {
+		r.writeFile("/a/x.md", "x", shell)
+		h := r.open("/a/x.md", tool, true, false)
+		if _, e := r.do(mirror.RenameDir{From: "/a", To: "/b"}); e != 0 {
+			t.Fatalf("rename of a directory: %v", e)
+		}
+		if got := r.state("/b/x.md"); got != mirror.StateMemory {
+			t.Fatalf("the file below the moved directory: %v", got)
+		}
+		r.write(h, 0, "y")
+		if e := r.close(h); e != 0 {
+			t.Fatal(e)
+		}
+		if vs := r.expectHistory("/b/x.md", "created:x", "modified:x", "modified:y"); vs[2].Conflict {
+			t.Fatal("a save after its directory moved is flagged as a conflict")
+		}
+	}},
 	{name: "RefusedAtWrite/offline", run: func(t *testing.T, r *rig) {
 		r.do(mirror.StoreInfo{Offline: true})
 		h := r.create("/off.md", shell)

@@ -91,7 +91,8 @@ func (r *rig) do(e mirror.Event) (mirror.Plan, syscall.Errno) {
 		r.writes += r.db.Writes() - before
 		again := p.Again
 		p = r.m.Apply(a)
-		if again && a.Err == nil {
+		if again && a.Err == nil && p.Errno == 0 && p.Err == nil {
+			r.carry(p)
 			p = r.m.Apply(e)
 			first = p
 		}

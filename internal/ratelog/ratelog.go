@@ -1,4 +1,6 @@
-package fusefs
+// Package ratelog keeps a flood of one kind of log line (a refusal an
+// agent repeats) from filling a daemon's log.
+package ratelog
 
 import (
 	"context"
@@ -8,39 +10,40 @@ import (
 	"time"
 )
 
-// refusalLogEvery is how often a kind of refusal that keeps happening is
-// logged again, as a count; refusalLogBurst is how many of a kind are
+// Every is how often a kind of refusal that keeps happening is
+// logged again, as a count; Burst is how many of a kind are
 // logged in full before that.
 const (
-	refusalLogEvery = 5 * time.Second
-	refusalLogBurst = 10
+	Every = 5 * time.Second
+	Burst = 10
 )
 
-// refusalLog keeps an agent from filling the daemon's log with refusals: a
+// Log keeps an agent from filling the daemon's log with refusals: a
 // mount logs the first refusals of each kind (operation, errno, store) in
-// full, refusalLogBurst of them, then, while that kind keeps coming, one
-// line every refusalLogEvery with how many there were and the latest of
+// full, Burst of them, then, while that kind keeps coming, one
+// line every Every with how many there were and the latest of
 // them. A kind quiet for that long is logged in full again. The Observer
 // (metrics) still counts every refusal. The zero value is ready; the kinds
 // are bounded by the operations, errnos and stores of one mount.
-type refusalLog struct {
+type Log struct {
 	mu    sync.Mutex
-	kinds map[refusalLine]*refusalCount
+	kinds map[line]*count
 }
 
-// refusalLine is a kind of refusal with the message it is logged under.
-type refusalLine struct {
-	refusalKind
+// line is a kind of refusal with the message it is logged under.
+type line struct {
+	Kind
 	msg string
 }
 
-type refusalKind struct {
-	op    string
-	errno syscall.Errno
-	store string
+// Kind is a kind of refusal: its operation, errno and store.
+type Kind struct {
+	Op    string
+	Errno syscall.Errno
+	Store string
 }
 
-type refusalCount struct {
+type count struct {
 	windowEnd time.Time // the end of the window full and n are for
 	full      int       // logged in full in this window
 	n         int       // counted since the last line
@@ -48,25 +51,25 @@ type refusalCount struct {
 	timer     *time.Timer
 }
 
-// log writes msg with attrs at level unless refusalLogBurst refusals of the
+// log writes msg with attrs at level unless Burst refusals of the
 // same kind were logged in the current window; then it is counted, and the
 // count logged when the window ends.
-func (l *refusalLog) log(lg *slog.Logger, level slog.Level, k refusalKind, msg string, attrs ...any) {
+func (l *Log) Log(lg *slog.Logger, level slog.Level, k Kind, msg string, attrs ...any) {
 	now := time.Now()
 	l.mu.Lock()
 	if l.kinds == nil {
-		l.kinds = map[refusalLine]*refusalCount{}
+		l.kinds = map[line]*count{}
 	}
-	key := refusalLine{k, msg}
+	key := line{k, msg}
 	c := l.kinds[key]
 	if c == nil {
-		c = &refusalCount{}
+		c = &count{}
 		l.kinds[key] = c
 	}
 	if c.timer == nil && !now.Before(c.windowEnd) {
-		c.windowEnd, c.full = now.Add(refusalLogEvery), 0
+		c.windowEnd, c.full = now.Add(Every), 0
 	}
-	if c.n == 0 && c.full < refusalLogBurst {
+	if c.n == 0 && c.full < Burst {
 		c.full++
 		l.mu.Unlock()
 		lg.Log(context.Background(), level, msg, attrs...)
@@ -80,14 +83,14 @@ func (l *refusalLog) log(lg *slog.Logger, level slog.Level, k refusalKind, msg s
 	l.mu.Unlock()
 }
 
-func (l *refusalLog) flush(lg *slog.Logger, level slog.Level, key refusalLine) {
+func (l *Log) flush(lg *slog.Logger, level slog.Level, key line) {
 	l.mu.Lock()
 	c := l.kinds[key]
 	n, last := c.n, c.last
 	// The window after a counted one is counted too: a steady flood
 	// gives one line per window.
 	c.n, c.last, c.timer = 0, nil, nil
-	c.windowEnd, c.full = time.Now().Add(refusalLogEvery), refusalLogBurst
+	c.windowEnd, c.full = time.Now().Add(Every), Burst
 	l.mu.Unlock()
-	lg.Log(context.Background(), level, key.msg+" again", "times", n, "within", refusalLogEvery.String(), slog.Group("latest", last...))
+	lg.Log(context.Background(), level, key.msg+" again", "times", n, "within", Every.String(), slog.Group("latest", last...))
 }
