@@ -137,7 +137,7 @@ func (m *Mirror) looked(e Lookup) Plan {
 		if f.State != StateMemory {
 			return Plan{File: f.ID, Ino: f.Ino} // the mount's own file hides the store's
 		}
-		m.replaced(f, "foreign")
+		m.orphan(f) // replaced elsewhere: its save fails (ESTALE)
 	}
 	f = m.newFile(e.Path, 0)
 	m.move(f, StateMemory, "looked")

@@ -1,16 +1,28 @@
 // Package mirror is one memory store as a mount shows it, with no FUSE in
-// it: files by id, names to ids, each file's state, buffer and open
-// handles, the inode numbers handed out, the memories held for editors,
-// the versions each process last opened, and the feed positions of this
-// mount's own commits.
+// it: files by id, names to ids, each file's state, buffer, base version,
+// mode and times, what the kernel's caches hold of it (the size it
+// believes, whether its pages are the content), the refusals that stick to
+// its content, the unsaved budget it holds, its pending row, and its open
+// handles (what each open and its writes did); and for the store, the
+// listing index (Index), the inode numbers handed out (files', memories',
+// directories'), the directories' mode and times, the memories held for
+// editors, the versions each process last opened, the count of memories
+// and the feed positions of this mount's own commits.
 //
 // Apply is the only way its state changes. It takes an event (a kernel
 // request, a timer's end, the engine's answer to a request of a plan, a
-// change the feed brought) and returns a Plan: what to answer the kernel,
-// what to ask the engine, what to tell the kernel, which timers to set or
-// stop. Apply does no I/O; the caller carries the plan out (Execute asks
-// the engine) and gives each answer back to Apply as Answered, which
-// finishes the transition and may ask again.
+// change the feed brought, the unmount) and returns a Plan: what to answer
+// the kernel, what to ask the engine, what to tell the kernel, which timers
+// to set or stop. Apply does no I/O; Run carries a plan out as far as the
+// engine goes (Execute asks the engine) and gives each answer back to
+// Apply as Answered, which finishes the transition (the one place for the
+// bookkeeping after a commit) and may ask again. Timers runs the plans'
+// timers, whose ends are applied like requests.
+//
+// Locks. The mirror's lock is a leaf: held by Apply and the read
+// accessors only, never while the engine is asked or the kernel told. The
+// engine calls of one file are ordered by its own lock (Lock, a mutex per
+// ID), which Run holds from the first Apply until the plan is carried out.
 //
 // States of a file (State):
 //
