@@ -284,7 +284,7 @@ func (r *storeRow) refusals() mirror.StoreInfo {
 	maxMemories, maxBytes := r.limits()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return mirror.StoreInfo{Guard: r.st.Guard, MaxMemories: maxMemories, MaxMemoryBytes: maxBytes, MaxHistoryBytes: r.st.MaxHistoryBytes, HistoryBytes: r.st.HistoryBytes}
+	return mirror.StoreInfo{ID: r.st.ID, Guard: r.st.Guard, MaxMemories: maxMemories, MaxMemoryBytes: maxBytes, MaxHistoryBytes: r.st.MaxHistoryBytes, HistoryBytes: r.st.HistoryBytes}
 }
 
 // set replaces the cached row (the watcher refreshes it).

@@ -397,6 +397,9 @@ func (m *Mirror) wrote(e Write) Plan {
 			return refuse(syscall.EILSEQ, "the written bytes are not valid UTF-8: the write was refused, and this save fails whole (the previous version stays the head); write UTF-8 text")
 		}
 		if errno, why, found := CheckWrite(m.store, f.Path, f.Buf, e.Data, off, m.baseContent(f)); errno != 0 {
+			if m.store.ID != "" {
+				why = "memory store " + m.store.ID + ": " + why
+			}
 			p := refuse(errno, why)
 			p.Finding = found
 			return p

@@ -151,6 +151,7 @@ type (
 	// StoreInfo is what the mount knows of the store and its backend, for
 	// the refusals at write().
 	StoreInfo struct {
+		ID              string // the store's, for the refusals' reasons
 		Guard           guard.Policy
 		MaxMemories     int
 		MaxMemoryBytes  int
