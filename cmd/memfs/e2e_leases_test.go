@@ -217,7 +217,7 @@ func TestE2EStoppedMountTouchesNothingItDoesNotOwn(t *testing.T) {
 	env.cli(t, "memory", "create", store, "--path", "/target.md", "--content", "v1")
 	mntA, mntB := mountDir(t), mountDir(t)
 	a := env.startMount(t, mntA, "--store", store)
-	env.startMount(t, mntB, "--store", store)
+	b := env.startMount(t, mntB, "--store", store)
 	dirA, dirB := filepath.Join(mntA, slug), filepath.Join(mntB, slug)
 
 	stopB := make(chan struct{})
@@ -247,6 +247,10 @@ func TestE2EStoppedMountTouchesNothingItDoesNotOwn(t *testing.T) {
 	// Past A's lease, and a sweep of B's handle.
 	time.Sleep(time.Until(stopped.Add(versions.LeaseTTL + 2*time.Second)))
 	recovered := env.memoryList(t, store)
+	// B's pending file while A resumes: A must neither publish nor drop it.
+	if err := os.WriteFile(filepath.Join(dirB, ".tmp-kept-by-b"), []byte("from B, kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	a.cmd.Process.Signal(syscall.SIGCONT)
 	resumed = true
 	for name, ch := range map[string]chan error{"rename": renamed, "remove": removed} {
@@ -267,6 +271,10 @@ func TestE2EStoppedMountTouchesNothingItDoesNotOwn(t *testing.T) {
 	time.Sleep(2 * time.Second) // B writes on while A resumes
 	close(stopB)
 	t.Logf("B: %s", <-written)
+	// B publishes its kept file when its grace ends.
+	if took, ok := waitFor(func() bool { _, ok := env.memoryList(t, store)["/.tmp-kept-by-b"]; return ok }, time.Now(), 10*time.Second); !ok {
+		t.Errorf("B's pending file saved before A resumed was not published in %v", took.Round(time.Second))
+	}
 
 	for _, name := range held {
 		if m, ok := recovered["/"+name]; !ok || m.ContentSize != len("from A "+name) {
@@ -282,6 +290,9 @@ func TestE2EStoppedMountTouchesNothingItDoesNotOwn(t *testing.T) {
 		if v.Path != nil {
 			byPath[*v.Path] = append(byPath[*v.Path], v)
 		}
+	}
+	if vs := byPath["/.tmp-kept-by-b"]; len(vs) != 1 || vs[0].Operation != versions.OpCreated || vs[0].CreatedBy == nil || vs[0].CreatedBy.ID != b.session(t) {
+		t.Errorf("B's pending file saved before A resumed has versions:%s\nwant one, created in B's session's name", describeVersions(vs))
 	}
 	// Recovery published each of A's files once, in A's session's name.
 	// Memories from then on, A's queued requests acted on them as on any
