@@ -240,6 +240,9 @@ func TestReplayTraces(t *testing.T) {
 				if v.Content != nil && *v.Content == "" && !(tr.name == "bash-colon" && i == len(vs)-1) {
 					t.Errorf("version %d of x.md is empty", i+1)
 				}
+				if v.MemoryID != vs[0].MemoryID {
+					t.Errorf("version %d of x.md is of another memory: the edit replaced the memory", i+1)
+				}
 			}
 			if strings.Join(got, " ") != strings.Join(tr.want, " ") {
 				t.Errorf("history of x.md %v, want %v", got, tr.want)
