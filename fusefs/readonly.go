@@ -37,7 +37,13 @@ type readOnlyNode struct{ fs.Inode }
 // The node embedding this one says where it is: go-fuse hands back the
 // embedding node as the inode's operations.
 func (n *readOnlyNode) refuse(op, name string) syscall.Errno {
-	s, shown, why := n.Operations().(readOnlyPlace).readOnlyPlace()
+	p, ok := n.Operations().(readOnlyPlace)
+	if !ok {
+		// A node that does not say where it is (the assertions below
+		// list those that do) is still read-only.
+		return syscall.EROFS
+	}
+	s, shown, why := p.readOnlyPlace()
 	if name != "" {
 		shown = shownChild(shown, name)
 	}
