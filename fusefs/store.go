@@ -130,6 +130,9 @@ func (sm *storeMount) carry(p mirror.Plan, path string) {
 	if p.Log != "" {
 		s.log.Warn(p.Log, "store", sm.slug)
 	}
+	if p.Ask != nil {
+		s.log.Debug("asking the engine", "store", sm.slug, "kind", p.Ask.Kind.String(), "path", p.Ask.Path, "cause", p.Ask.Cause)
+	}
 	for _, t := range p.Timers {
 		sm.timers.Set(t)
 	}
