@@ -180,7 +180,11 @@ type Mirror struct {
 	nextID ID
 	nextH  HandleID
 	idx    *Index
-	dirs   map[string]dirMeta
+	// local are the files only this mount has (new, temporary, scratch,
+	// held): what listings add, what a directory's removal or move must
+	// know of.
+	local map[ID]*File
+	dirs  map[string]dirMeta
 	// live is the store's count of memories as far as the mount knows,
 	// valid when liveOK (changes from elsewhere make it recount).
 	live   int
@@ -238,7 +242,7 @@ func New(o Options) *Mirror {
 	}
 	return &Mirror{o: o, files: map[ID]*File{}, byPath: map[string]ID{}, hs: map[HandleID]*Handle{},
 		held: map[string]*hold{}, memIno: map[string]uint64{}, dirIno: map[string]uint64{},
-		opened: NewLastOpened(256, 1024), idx: NewIndex(), dirs: map[string]dirMeta{}}
+		opened: NewLastOpened(256, 1024), idx: NewIndex(), local: map[ID]*File{}, dirs: map[string]dirMeta{}}
 }
 
 // Index is the store's listings as the mount knows them.
@@ -318,13 +322,12 @@ func (m *Mirror) Listing(dir string) (local []Local, hidden map[string]bool) {
 			hidden[path.Base(p)] = true
 		}
 	}
-	for p, id := range m.byPath {
-		f := m.files[id]
-		if path.Dir(p) != dir || f.State == StateMemory || f.State == StateUnlinked {
+	for _, f := range m.local {
+		if f.Path == "" || path.Dir(f.Path) != dir {
 			continue
 		}
-		local = append(local, Local{Name: path.Base(p), Ino: f.Ino})
-		hidden[path.Base(p)] = true
+		local = append(local, Local{Name: path.Base(f.Path), Ino: f.Ino})
+		hidden[path.Base(f.Path)] = true
 	}
 	return local, hidden
 }
@@ -338,8 +341,8 @@ func (m *Mirror) Under(dir string) bool {
 }
 
 func (m *Mirror) scratchUnder(dir string) bool {
-	for p, id := range m.byPath {
-		if s := m.files[id].State; (s == StateScratch || s == StateHeld) && Below(p, dir) {
+	for _, f := range m.local {
+		if (f.State == StateScratch || f.State == StateHeld) && Below(f.Path, dir) {
 			return true
 		}
 	}
@@ -355,7 +358,7 @@ func (m *Mirror) Pending() int {
 
 func (m *Mirror) pendingLocked() int {
 	n := 0
-	for _, f := range m.files {
+	for _, f := range m.local {
 		if f.State == StateNew || f.State == StateTemporary {
 			n++
 		}
@@ -415,6 +418,11 @@ func (m *Mirror) move(f *File, to State, event string) {
 		m.o.ScratchCap.n.Add(1)
 	case !scratch(to) && scratch(f.State):
 		m.o.ScratchCap.n.Add(-1)
+	}
+	if to == StateNew || to == StateTemporary || to == StateScratch || to == StateHeld {
+		m.local[f.ID] = f
+	} else {
+		delete(m.local, f.ID)
 	}
 	if to == gone {
 		m.drop(f)

@@ -172,8 +172,8 @@ func (m *Mirror) makeDir(e MakeDir) Plan {
 // publish before the directory is removed or moved: the store must know
 // what is in it.
 func (m *Mirror) temporaryUnder(dir string) *File {
-	for p, id := range m.byPath {
-		if f := m.files[id]; f.State == StateTemporary && Below(p, dir) && !m.tried[f.ID] {
+	for _, f := range m.local {
+		if f.State == StateTemporary && Below(f.Path, dir) && !m.tried[f.ID] {
 			return f
 		}
 	}
