@@ -452,6 +452,28 @@ var scenarios = []scenario{
 			t.Fatal("a save after its directory moved is flagged as a conflict")
 		}
 	}},
+	{name: "NewTruncatedByPath", run: func(t *testing.T, r *rig) {
+		h := r.create("/n.md", shell)
+		r.write(h, 0, "abc")
+		if _, e := r.do(mirror.Truncate{File: r.file("/n.md"), Size: 1}); e != 0 {
+			t.Fatalf("truncate(2) of a file not saved yet: %v", e)
+		}
+		r.release(h)
+		r.expectHistory("/n.md", "created:a")
+	}},
+	{name: "HeldRenamedAgain", run: func(t *testing.T, r *rig) {
+		r.writeFile("/b.md", "b", shell)
+		r.file("/b.md")
+		r.rename("/b.md", "/b.md~", agent)
+		r.rename("/b.md~", "/#b.md#", agent)
+		if got := r.state("/#b.md#"); got != mirror.StateHeld {
+			t.Fatalf("a held backup renamed to another scratch name: %v", got)
+		}
+		r.advance(2 * grace)
+		if _, ok := r.content("/b.md"); ok {
+			t.Fatal("the held memory outlived its hold")
+		}
+	}},
 	{name: "RefusedAtWrite/offline", run: func(t *testing.T, r *rig) {
 		r.do(mirror.StoreInfo{Offline: true})
 		h := r.create("/off.md", shell)

@@ -57,6 +57,7 @@
 //	new        renamed              -             new
 //	new        renamed              save          memory
 //	new        unlinked             -             unlinked
+//	new        truncated            save          memory
 //	temporary  flushed              save-pending  temporary
 //	temporary  renamed              save          memory
 //	temporary  renamed              drop          scratch
@@ -83,6 +84,7 @@
 //	held       taken                -             scratch
 //	held       hold                 delete        scratch
 //	held       unlinked             -             gone
+//	held       renamed              -             held
 //	unlinked   released             -             gone
 //
 // When a row applies:
