@@ -8,10 +8,11 @@ package fusefs
 // about the store as this mount shows it (listing index, inode numbers,
 // directories' mode and times, own feed positions, count of memories)
 // lives in the store's mirror.Mirror, and every decision is made in its
-// Apply. A request becomes an event; storeMount.run applies it and
-// carries the plan out: each engine request through mirror.Engine.Execute
-// and its answer back to Apply, the timers (time.AfterFunc, whose end is
-// applied like a request), the kernel notifications (notify.go). The
+// Apply. A request becomes an event; storeMount.run gives it to
+// mirror.Mirror.Run, which applies it, asks the engine (Engine.Execute)
+// and applies the answers, and carries out the rest of each plan: the
+// errno, the timers (mirror.Timers, whose ends are applied like
+// requests), the kernel notifications (notify.go). The
 // watcher (watch.go) gives the mirror each change of the feed, and the
 // unmount flush is the event mirror.Unmounting.
 //
@@ -32,8 +33,8 @@ package fusefs
 //   - Every other lock is a leaf: held for a few map or field operations,
 //     never while calling the engine, taking another lock, or calling into
 //     go-fuse or the kernel. They are the mirror's own lock (Apply), its
-//     index's and content cache's, storeRow.mu (store.go), storeMount.tmu
-//     (the timers), notifier.mu (notify.go). The unsaved budget, the
+//     index's, content cache's and timers' (mirror.Timers), storeRow.mu
+//     (store.go), notifier.mu (notify.go). The unsaved budget, the
 //     scratch cap, the inode allocator and Server.offline are atomics.
 //
 // Under a file's lock any leaf may be taken, and go-fuse's own tree lock

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/guard"
+	"github.com/memfs/memfs/internal/mirror"
 	"github.com/memfs/memfs/internal/ratelog"
 	"github.com/memfs/memfs/versions"
 )
@@ -32,7 +33,7 @@ func (sm *storeMount) errnoOf(op, path string, err error) syscall.Errno {
 	if isUnavailable(err) {
 		return s.unavailable(op, where, path, err)
 	}
-	errno = codeErrno(versions.ErrorCode(err))
+	errno = mirror.CodeErrno(versions.ErrorCode(err))
 	if errno == syscall.EIO {
 		s.opts.Observer.Refused(errno)
 		s.refusals.Log(s.log, slog.LevelError, ratelog.Kind{Op: op, Errno: errno, Store: where.Value.String()}, "internal error", "op", op, where, "path", guard.NameShown(path), "err", err)
@@ -63,42 +64,6 @@ func (s *Server) refuseAt(op string, where slog.Attr, path string, errno syscall
 	s.opts.Observer.Refused(errno)
 	s.refusals.Log(s.log, slog.LevelWarn, ratelog.Kind{Op: op, Errno: errno, Store: where.Value.String()}, "refused", "op", op, where, "path", guard.NameShown(path), "errno", errnoName(errno), "reason", reason)
 	return errno
-}
-
-func codeErrno(c versions.Code) syscall.Errno {
-	switch c {
-	case versions.CodeNotFound:
-		return syscall.ENOENT
-	case versions.CodePathConflict:
-		return syscall.EEXIST
-	case versions.CodePreconditionFailed, versions.CodeStale:
-		return syscall.ESTALE
-	case versions.CodeReadOnly:
-		return syscall.EROFS
-	case versions.CodeStoreFull:
-		return syscall.ENOSPC
-	case versions.CodeTooLarge:
-		return syscall.EFBIG
-	case versions.CodeOverQuota:
-		return syscall.EDQUOT
-	case versions.CodeCredential:
-		return syscall.EACCES // the store's credential guard refused the content
-	case versions.CodeNameTooLong:
-		return syscall.ENAMETOOLONG
-	case versions.CodeInvalid:
-		return syscall.EINVAL
-	case versions.CodeNotUTF8:
-		return syscall.EILSEQ
-	case versions.CodeNotEmpty:
-		return syscall.ENOTEMPTY
-	case versions.CodeIsDir:
-		return syscall.EISDIR
-	case versions.CodeNotDir:
-		return syscall.ENOTDIR
-	case versions.CodeConflict:
-		return syscall.EBUSY
-	}
-	return syscall.EIO
 }
 
 // errnoName is the symbolic name of an errno for logs ("EROFS"), which is

@@ -5,11 +5,9 @@ package fusefs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"sync"
@@ -216,61 +214,11 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 		sm := newStoreMount(s, a, st, seq)
 		s.stores = append(s.stores, sm)
 	}
-	direct := os.Geteuid() == 0
-	if !direct {
-		if _, err := exec.LookPath("fusermount3"); err != nil {
-			if _, err2 := exec.LookPath("fusermount"); err2 != nil {
-				return nil, errors.New("mounting as a non-root user needs fusermount3: install it with `apt-get install fuse3` (or run as root)")
-			}
-		}
-	}
-	timeout := cacheTimeout
-	fo := &fs.Options{
-		EntryTimeout:    &timeout,
-		AttrTimeout:     &timeout,
-		NegativeTimeout: &timeout,
-		// Mode bits as set, 0000 included: go-fuse would show 0644 instead,
-		// and default_permissions would let anyone read a locked file.
-		NullPermissions: true,
-		RootStableAttr:  &fs.StableAttr{Ino: rootIno},
-		UID:             o.UID,
-		GID:             o.GID,
-		MountOptions: fuse.MountOptions{
-			FsName:      "memfs",
-			Name:        "memfs",
-			DirectMount: direct,
-			// Without allow_other only the mounting user could enter it;
-			// a sandboxed agent runs as another uid. default_permissions
-			// makes the kernel enforce the mode bits we report.
-			AllowOther: direct,
-			Options:    []string{"nosuid", "nodev", "default_permissions"},
-			// READDIRPLUS would make every readdir look up each entry.
-			DisableReadDirPlus: true,
-			// O_TRUNC arrives with OPEN, so a truncating open is that
-			// handle's write and not a separate save. No writeback cache
-			// (CAP_WRITEBACK_CACHE), though it would keep size and mtime
-			// valid in the kernel across writes, so that the first stat
-			// after a save needed no GETATTR: the kernel then trusts its
-			// own size and mtime of a regular file over the daemon's for
-			// good, and another writer's save would never show in them;
-			// and write(2) would only fill the page cache, so a write's
-			// refusal (EFBIG past a memory's size, ENOSPC past the unsaved
-			// budget) would reach the writer at close() instead. The save
-			// itself would stay whole (the kernel writes its dirty pages
-			// back before it sends FLUSH).
-			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
-			// The page cache is dropped exactly when the content changed
-			// (watch.go, and file.go's pagesSync), not whenever an
-			// attribute refresh shows a new mtime: a file's first stat after
-			// its own write would drop the pages storePages gave it.
-			ExplicitDataCacheControl: true,
-			Debug:                    o.Debug,
-			MaxBackground:            64,
-			PanicHandler: func(r any) fuse.Status {
-				s.log.Error("internal error: a request panicked; it failed with EIO and the mount goes on", "panic", r, "stack", string(debug.Stack()))
-				return fuse.EIO
-			},
-		},
+	fo, err := fusemount.Options(o.UID, o.GID, rootIno, cacheTimeout, o.Debug, func(r any) {
+		s.log.Error("internal error: a request panicked; it failed with EIO and the mount goes on", "panic", r, "stack", string(debug.Stack()))
+	})
+	if err != nil {
+		return nil, err
 	}
 	root := &rootNode{srv: s}
 	srv, err := fs.Mount(mnt, root, fo)

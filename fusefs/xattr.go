@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 	"syscall"
-
-	"github.com/memfs/memfs/versions"
 )
 
 // The read-only extended attributes of a file.
@@ -41,34 +39,15 @@ func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint
 	if id == "" {
 		return 0, syscall.ENODATA // not saved yet, or deleted
 	}
-	s := n.sm.srv
 	p, _ := n.path()
-	var m *versions.Memory
-	if e, err := s.db.Stat(detach(ctx), n.sm.id, p); err == nil && e.Memory != nil && e.Memory.ID == id {
-		m = e.Memory
-	} else if m, err = s.db.GetMemory(detach(ctx), n.sm.id, id); err != nil {
+	v, err := n.sm.eng.Xattr(detach(ctx), id, p, strings.TrimPrefix(attr, xattrPrefix))
+	if err != nil {
 		return 0, n.sm.errnoOf("getxattr", p, err)
 	}
-	var v string
-	switch attr {
-	case xattrID:
-		v = m.ID
-	case xattrVersion:
-		v = m.VersionID
-	case xattrSHA256:
-		v = m.ContentSHA256
-	case xattrWriter:
-		ver, err := s.db.GetVersion(detach(ctx), n.sm.id, m.VersionID)
-		if err != nil {
-			return 0, n.sm.errnoOf("getxattr", p, err)
-		}
-		if ver.CreatedBy != nil {
-			v = ver.CreatedBy.Type + ":" + ver.CreatedBy.ID
-		}
-	default:
+	if v == nil {
 		return 0, syscall.ENODATA
 	}
-	return xattrReply([]byte(v), dest)
+	return xattrReply([]byte(*v), dest)
 }
 
 func (n *fileNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
@@ -110,4 +113,66 @@ func IsMounted(dir string) bool {
 		return m.Mountpoint != dir || !strings.HasPrefix(m.FSType, "fuse"), false
 	})
 	return err == nil && len(mounts) > 0
+}
+
+// Options are how memfs mounts: the kernel trusts names, attributes and
+// absences for timeout, enforces the mode bits reported (owned by uid and
+// gid), keeps pages until told, and a request's panic is given to panicked
+// and answered EIO. Mounting as a non-root user needs fusermount3.
+func Options(uid, gid uint32, rootIno uint64, timeout time.Duration, debug bool, panicked func(any)) (*fs.Options, error) {
+	direct := os.Geteuid() == 0
+	if !direct {
+		if _, err := exec.LookPath("fusermount3"); err != nil {
+			if _, err2 := exec.LookPath("fusermount"); err2 != nil {
+				return nil, errors.New("mounting as a non-root user needs fusermount3: install it with `apt-get install fuse3` (or run as root)")
+			}
+		}
+	}
+	return &fs.Options{
+		EntryTimeout:    &timeout,
+		AttrTimeout:     &timeout,
+		NegativeTimeout: &timeout,
+		// Mode bits as set, 0000 included: go-fuse would show 0644 instead,
+		// and default_permissions would let anyone read a locked file.
+		NullPermissions: true,
+		RootStableAttr:  &fs.StableAttr{Ino: rootIno},
+		UID:             uid,
+		GID:             gid,
+		MountOptions: fuse.MountOptions{
+			FsName:      "memfs",
+			Name:        "memfs",
+			DirectMount: direct,
+			// Without allow_other only the mounting user could enter it;
+			// a sandboxed agent runs as another uid. default_permissions
+			// makes the kernel enforce the mode bits we report.
+			AllowOther: direct,
+			Options:    []string{"nosuid", "nodev", "default_permissions"},
+			// READDIRPLUS would make every readdir look up each entry.
+			DisableReadDirPlus: true,
+			// O_TRUNC arrives with OPEN, so a truncating open is that
+			// handle's write and not a separate save. No writeback cache
+			// (CAP_WRITEBACK_CACHE), though it would keep size and mtime
+			// valid in the kernel across writes, so that the first stat
+			// after a save needed no GETATTR: the kernel then trusts its
+			// own size and mtime of a regular file over the daemon's for
+			// good, and another writer's save would never show in them;
+			// and write(2) would only fill the page cache, so a write's
+			// refusal (EFBIG past a memory's size, ENOSPC past the unsaved
+			// budget) would reach the writer at close() instead. The save
+			// itself would stay whole (the kernel writes its dirty pages
+			// back before it sends FLUSH).
+			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
+			// The page cache is dropped exactly when the content changed
+			// (the mirror's PagesSync, the watcher), not whenever an
+			// attribute refresh shows a new mtime: a file's first stat after
+			// its own write would drop the pages storePages gave it.
+			ExplicitDataCacheControl: true,
+			Debug:                    debug,
+			MaxBackground:            64,
+			PanicHandler: func(r any) fuse.Status {
+				panicked(r)
+				return fuse.EIO
+			},
+		},
+	}, nil
 }
