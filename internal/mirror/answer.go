@@ -133,6 +133,9 @@ func (m *Mirror) answered(e Answered) Plan {
 func (m *Mirror) failed(e Answered, f *File) Plan {
 	r := e.Req
 	p := Plan{Err: e.Err}
+	if r.Kind == AskPublish && m.going && f != nil {
+		m.tried[f.ID] = true // tried once at the unmount: left to recovery
+	}
 	lost := versions.IsPendingLost(e.Err)
 	switch {
 	case lost && r.Kind == AskSavePending && r.Pending == 0:

@@ -251,7 +251,6 @@ func (m *Mirror) unmounting() Plan {
 		m.tried = map[ID]bool{}
 	}
 	if f := m.temporaryUnder("/"); f != nil {
-		m.tried[f.ID] = true // published once: a failure is left to recovery
 		return m.publishFirst(f, "grace")
 	}
 	for p, hd := range m.held {
