@@ -34,15 +34,15 @@ func (m *Mirror) Run(ctx context.Context, eng Engine, e Event, each func(Plan), 
 	p := m.Apply(e)
 	first := p
 	for {
-		each(p)
-		if p.Ask == nil {
-			break
-		}
-		if r := p.Ask; r.File != 0 && !held[r.File] {
+		if r := p.Ask; r != nil && r.File != 0 && !held[r.File] {
 			lock(r.File)
 			p = m.Apply(e)
 			first = p
 			continue
+		}
+		each(p)
+		if p.Ask == nil {
+			break
 		}
 		a := eng.Execute(ctx, *p.Ask)
 		again := p.Again
