@@ -198,4 +198,19 @@ func TestLongFolder(t *testing.T) {
 	if len(names) != 250 || names[0][1] != "n000.md" || names[249][1] != "n249.md" {
 		t.Fatalf("the folder lists %d files, want n000.md to n249.md in order", len(names))
 	}
+	// The rows link relative to the page: each must lead to its file's
+	// history.
+	href := regexp.MustCompile(`href="([^"]+)">n123\.md</a>`).FindStringSubmatch(body)
+	page, _ := url.Parse(srv.URL + "/ui/stores/" + st.ID + "/?dir=/many")
+	if href == nil {
+		t.Fatal("no link to n123.md")
+	}
+	ref, err := url.Parse(strings.ReplaceAll(href[1], "&amp;", "&"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, body = get(t, c, page.ResolveReference(ref).String())
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, `<code id="path">/many/n123.md</code>`) {
+		t.Fatalf("the link %q of n123.md answered %d, not its history", href[1], res.StatusCode)
+	}
 }
