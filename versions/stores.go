@@ -4,10 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/memfs/memfs/guard"
+	"github.com/memfs/memfs/slugify"
 )
 
 // StoreParams create a store. Zero limits mean the defaults.
@@ -268,11 +271,41 @@ func (db *DB) ResolveStore(ctx context.Context, ref string) (*Store, error) {
 	case err != nil:
 		return nil, err
 	case len(found) == 0:
+		if like := db.storesLike(ctx, ref); len(like) > 0 {
+			return nil, objectError(CodeNotFound, ObjectStore, "", "no memory store has the id or name %q: did you mean %s? (a name is matched exactly, case included)", ref, strings.Join(like, " or "))
+		}
 		return nil, objectError(CodeNotFound, ObjectStore, "", "no memory store has the id or name %q: check the id or name", ref)
 	case len(found) > 1:
 		return nil, objectError(CodeInvalid, ObjectStore, "", "several memory stores are named %q: name the one you mean by its memstore_ id", ref)
 	}
 	return &found[0].Store, nil
+}
+
+// storesLike names the stores a person who typed ref may have meant: a
+// name that differs in case only, or whose directory in a mount (its
+// slug) is ref. At most three, quoted; none when the lookup fails, since
+// a hint must not turn a not-found into another error.
+func (db *DB) storesLike(ctx context.Context, ref string) []string {
+	var like []string
+	_ = db.one(ctx, "suggest a store", func(r *run) error {
+		rows, err := r.query("SELECT name FROM stores ORDER BY seq")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() && len(like) < 3 {
+			var name string
+			if err := rows.Scan(&name); err != nil {
+				return err
+			}
+			q := strconv.Quote(name)
+			if (strings.EqualFold(name, ref) || slugify.Make(name) == ref) && !slices.Contains(like, q) {
+				like = append(like, q)
+			}
+		}
+		return rows.Err()
+	})
+	return like
 }
 
 func (db *DB) UpdateStore(ctx context.Context, storeID string, u StoreUpdate) (*Store, error) {

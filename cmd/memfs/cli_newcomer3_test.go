@@ -5,9 +5,18 @@ package main
 // the cosmetic items. Each test drives the built binary.
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // store get --format json carries the limits, what the store holds and its
@@ -86,4 +95,121 @@ func fieldLine(text, label string) string {
 		}
 	}
 	return ""
+}
+
+// Likely typos get a hint: a path without its slash says so in every
+// command, a misspelt access mode names the right one, and a store named
+// by its slug or in another case names the store meant.
+func TestNewcomer3TypoHints(t *testing.T) {
+	e := newE2EEnv(t)
+	e.createStore(t, "My Notes")
+	e.cli(t, "memory", "create", "My Notes", "--path", "/todo.md", "--content", "1")
+	e.cli(t, "memory", "update", "My Notes", "/todo.md", "--content", "2")
+	for _, args := range [][]string{
+		{"memory", "create", "My Notes", "--path", "todo.md", "--content", "x"},
+		{"memory", "get", "My Notes", "todo.md"},
+		{"memory", "get", "My Notes", "todo.md~1"},
+		{"memory", "update", "My Notes", "todo.md", "--content", "x"},
+		{"memory", "delete", "My Notes", "todo.md"},
+		{"diff", "My Notes", "todo.md"},
+		{"diff", "My Notes", "/todo.md~1", "todo.md"},
+		{"log", "My Notes", "todo.md"},
+		{"version", "get", "My Notes", "todo.md"},
+		{"version", "list", "My Notes", "--memory", "todo.md"},
+		{"restore", "My Notes", "todo.md~1"},
+	} {
+		_, errs, code := e.run(t, args...)
+		if code != exitInvalid || !strings.Contains(errs, "must start with /") {
+			t.Errorf("memfs %s: exit %d %q, want %d saying the path must start with /", strings.Join(args, " "), code, errs, exitInvalid)
+		}
+	}
+	if got := e.cli(t, "memory", "get", "My Notes", "/todo.md"); got != "2" {
+		t.Errorf("the refused commands changed /todo.md: %q", got)
+	}
+
+	for _, spec := range []string{"My Notes:readonly", "My Notes:read-only", "My Notes:RO"} {
+		_, errs, code := e.run(t, "session", "create", "--store", spec)
+		if code != exitUsage || !strings.Contains(errs, ":read_only") {
+			t.Errorf("session create --store %q: exit %d %q, want %d naming :read_only", spec, code, errs, exitUsage)
+		}
+	}
+	if _, errs, code := e.run(t, "session", "create", "--store", "My Notes:rw"); code != exitUsage || !strings.Contains(errs, ":read_write") {
+		t.Errorf("session create --store My Notes:rw: exit %d %q, want %d naming :read_write", code, errs, exitUsage)
+	}
+	if _, errs, code := e.run(t, "session", "create", "--store", "Other:readonly"); code != exitNotFound || strings.Contains(errs, ":read_only") {
+		t.Errorf("session create --store Other:readonly (no such store): exit %d %q, want %d without an access hint", code, errs, exitNotFound)
+	}
+
+	for _, ref := range []string{"my-notes", "my notes", "MY NOTES"} {
+		_, errs, code := e.run(t, "store", "get", ref)
+		if code != exitNotFound || !strings.Contains(errs, `did you mean "My Notes"`) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("store get %q: exit %d %q, want %d and one line naming \"My Notes\"", ref, code, errs, exitNotFound)
+		}
+	}
+	if _, errs, _ := e.run(t, "store", "get", "Shopping"); strings.Contains(errs, "did you mean") {
+		t.Errorf("store get of a name like no store's: %q, want no suggestion", errs)
+	}
+}
+
+// A daemon's log line shows the command a refusal's reason names as a
+// person reads it ('memfs version prune'), not as \x60memfs version
+// prune\x60; anything else a shell would act on stays escaped.
+func TestNewcomer3LogLinesReadable(t *testing.T) {
+	e := newE2EEnv(t)
+	id := strings.TrimSpace(e.cli(t, "store", "create", "--name", "Tight", "--max-history-bytes", "2000"))
+	mnt := mountDir(t)
+	d := e.startMount(t, mnt, "--store", id)
+	err := os.WriteFile(filepath.Join(mnt, "tight", "big.md"), []byte(strings.Repeat("x", 4000)), 0o644)
+	if !errors.Is(err, syscall.EDQUOT) {
+		t.Fatalf("a 4000-byte file in a store with a 2000-byte quota: %v, want EDQUOT", err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(d.stderr.String(), "EDQUOT") && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	log := d.stderr.String()
+	if !strings.Contains(log, "EDQUOT") || !strings.Contains(log, "run 'memfs version prune'") || strings.Contains(log, `\x60`) {
+		t.Errorf("the EDQUOT line should name 'memfs version prune' without \\x60:\n%s", log)
+	}
+
+	// serve on a database without a key says how to make one, backticks kept.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	srv := exec.Command(memfsBin, "serve", "--listen", addr)
+	srv.Env = e.environ()
+	var out syncBuffer
+	srv.Stderr = &out
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), "serving") && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	srv.Process.Signal(syscall.SIGTERM)
+	srv.Wait()
+	if s := out.String(); !strings.Contains(s, "`memfs apikey create --name NAME`") || strings.Contains(s, `\x60`) {
+		t.Errorf("serve without a key:\n%s\nwant `memfs apikey create --name NAME` as written", s)
+	}
+
+	// A value whose backticks hold anything but a plain memfs command
+	// keeps them escaped, and a log of such values, sourced, runs nothing.
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	var buf bytes.Buffer
+	l := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: logSafe}))
+	l.Info("refused", "reason", "run `memfs version prune` or `memfs x;touch "+marker+"` or `touch "+marker+"`", "path", "/`memfs $(touch "+marker+")` x")
+	if got := buf.String(); !strings.Contains(got, `run 'memfs version prune' or \\x60memfs x;touch`) {
+		t.Errorf("logged: %s", got)
+	}
+	file := filepath.Join(dir, "log")
+	if err := os.WriteFile(file, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exec.Command("sh", "-c", ". "+file).Run()
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("sourcing the log ran a command:\n%s", buf.String())
+	}
 }

@@ -9,6 +9,7 @@ import (
 	osexec "os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -658,10 +659,19 @@ func logSafe(groups []string, a slog.Attr) slog.Attr {
 		return a
 	}
 	if strings.ContainsRune(s, ' ') {
+		s = commandHint.ReplaceAllString(s, "'$1'")
 		return slog.String(a.Key, strings.NewReplacer("$", `\x24`, "`", `\x60`).Replace(s))
 	}
 	return slog.String(a.Key, escapeLogValue(s))
 }
+
+// commandHint is a command memfs names in its own words ("run `memfs
+// version prune`"), as a refusal's reason carries it: plain words, flags
+// and ids, nothing a shell would expand. In a logged value it is shown in
+// single quotes, which no shell acts on inside the handler's double
+// quotes, so that it reads as the command line shows it rather than as
+// \x60memfs version prune\x60. Every other backtick is still escaped.
+var commandHint = regexp.MustCompile("`(memfs(?: [A-Za-z0-9_./=:-]+)*)`")
 
 func escapeLogValue(s string) string {
 	safe := func(r rune) bool {
