@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
 )
 
 // store get --format json carries the limits, what the store holds and its
@@ -211,5 +212,74 @@ func TestNewcomer3LogLinesReadable(t *testing.T) {
 	exec.Command("sh", "-c", ". "+file).Run()
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("sourcing the log ran a command:\n%s", buf.String())
+	}
+}
+
+// store list and session get keep their columns aligned on a terminal for
+// names in scripts whose characters take two columns; counts read in
+// words; a CJK name's directory is as docs/cli.md says.
+func TestNewcomer3WideNamesAndPlurals(t *testing.T) {
+	e := newE2EEnv(t)
+	names := []string{"日本語のメモ", "Notes", "한국어", "中文笔记"}
+	for _, n := range names {
+		e.createStore(t, n)
+	}
+	// Columns as a terminal shows them: Han, kana and Hangul take two.
+	cols := func(s string) int {
+		n := 0
+		for _, r := range s {
+			n++
+			if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
+				n++
+			}
+		}
+		return n
+	}
+	list := e.cli(t, "store", "list")
+	lines := strings.Split(strings.TrimSpace(list), "\n")
+	if len(lines) != len(names)+1 {
+		t.Fatalf("store list:\n%s", list)
+	}
+	at := -1
+	for _, line := range lines[1:] {
+		i := strings.Index(line, "20") // the CREATED column: a year
+		if i < 0 {
+			t.Fatalf("no time in %q", line)
+		}
+		if c := cols(line[:i]); at < 0 {
+			at = c
+		} else if c != at {
+			t.Errorf("store list: CREATED starts at column %d and %d:\n%s", at, c, list)
+		}
+	}
+	if want := cols(lines[0][:strings.Index(lines[0], "CREATED")]); at != want {
+		t.Errorf("store list: the times start at column %d, the CREATED header at %d:\n%s", at, want, list)
+	}
+
+	// The slugs docs/cli.md documents: kanji read as Chinese pinyin.
+	var sess struct {
+		Resources []struct {
+			Name      string `json:"name"`
+			MountPath string `json:"mount_path"`
+		} `json:"resources"`
+	}
+	e.cliJSON(t, &sess, "session", "create", "--store", "日本語のメモ", "--store", "한국어")
+	if len(sess.Resources) != 2 || sess.Resources[0].MountPath != "/mnt/memory/ri-ben-yu-nomemo" || sess.Resources[1].MountPath != "/mnt/memory/hangugeo" {
+		t.Errorf("mount paths of 日本語のメモ and 한국어: %+v, want ri-ben-yu-nomemo and hangugeo as docs/cli.md says", sess.Resources)
+	}
+
+	e.cli(t, "memory", "create", "Notes", "--path", "/a.md", "--content", "1")
+	e.cli(t, "memory", "update", "Notes", "/a.md", "--content", "2")
+	_, errs, code := e.run(t, "version", "prune", "Notes", "--older-than", "0s", "--keep-last", "1", "--yes")
+	if code != 0 || !strings.Contains(errs, "pruned 1 version older") {
+		t.Errorf("version prune of one version: exit %d %q, want \"pruned 1 version\"", code, errs)
+	}
+	export := e.cli(t, "export", "Notes")
+	imp := exec.Command(memfsBin, "import")
+	imp.Env = newE2EEnv(t).environ()
+	imp.Stdin = strings.NewReader(export)
+	out, err := imp.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "1 memory, 0 directories, 1 version\n") {
+		t.Errorf("import of one memory with one version: %v %q, want \"1 memory, 0 directories, 1 version\"", err, out)
 	}
 }

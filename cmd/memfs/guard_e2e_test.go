@@ -271,7 +271,7 @@ func TestGuardImportReports(t *testing.T) {
 	}
 	other := newE2EEnv(t)
 	_, errOut, code := other.run(t, "import", f)
-	if code != 0 || !strings.Contains(errOut, "holds 1 credentials (stripe-access-token)") {
+	if code != 0 || !strings.Contains(errOut, "holds 1 credential (stripe-access-token)") {
 		t.Fatalf("import: exit %d, stderr %s", code, errOut)
 	}
 	noSecret(t, "import", errOut, c)

@@ -340,7 +340,7 @@ func storeArchive(c *cli.Context) error {
 		return err
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		if err := confirmed(c, "archive store %s (%s) for good? Its %d memories become read-only, and it can no longer be attached to sessions", s.ID, s.Name, s.MemoryCount); err != nil {
+		if err := confirmed(c, "archive store %s (%s) for good? Its %s become read-only, and it can no longer be attached to sessions", s.ID, s.Name, counted(s.MemoryCount, "memory", "memories")); err != nil {
 			return err
 		}
 		s, err := db.ArchiveStore(ctx, s.ID)
@@ -356,7 +356,7 @@ func storeDelete(c *cli.Context) error {
 		return err
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		if err := confirmed(c, "delete store %s (%s) with its %d memories and every version, for good?", s.ID, s.Name, s.MemoryCount); err != nil {
+		if err := confirmed(c, "delete store %s (%s) with its %s and every version, for good?", s.ID, s.Name, counted(s.MemoryCount, "memory", "memories")); err != nil {
 			return err
 		}
 		if err := db.DeleteStore(ctx, s.ID); err != nil {
