@@ -283,3 +283,68 @@ func TestNewcomer3WideNamesAndPlurals(t *testing.T) {
 		t.Errorf("import of one memory with one version: %v %q, want \"1 memory, 0 directories, 1 version\"", err, out)
 	}
 }
+
+// memfs run does not warn about a database directory others may only read
+// (the README's own layout: mkdir -p, then a 0600 database in it), and the
+// command's /tmp is its own and empty: none of the host's files, and
+// nothing left behind for the next run.
+func TestNewcomer3RunPrivateTmpNoFalseWarning(t *testing.T) {
+	e := newRunEnv(t)
+	if err := os.MkdirAll(filepath.Dir(e.db), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.stores(t)
+	for _, f := range []string{e.db, e.db + "-wal", e.db + "-shm"} {
+		if fi, err := os.Stat(f); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			t.Fatalf("%s is %04o: memfs makes its files 0600", f, fi.Mode().Perm())
+		}
+	}
+	marker, err := os.CreateTemp("/tmp", "memfs-host-marker-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker.Close()
+	t.Cleanup(func() { os.Remove(marker.Name()) })
+
+	script := `ls -A /tmp; echo left > /tmp/left-behind; test -e ` + marker.Name() + ` && echo SEES-HOST-TMP; echo done`
+	out, errs, code := e.memfs(t, "run", "--store", "Reference:read_only", "--mount-root", e.root, "--", "sh", "-c", script)
+	if code != 0 || !strings.Contains(out, "done") {
+		t.Fatalf("memfs run exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if strings.Contains(errs, "readable by every user") || strings.Contains(errs, "writable by every user") {
+		t.Errorf("memfs run warned about a 0755 directory holding 0600 files:\n%s", errs)
+	}
+	if strings.Contains(out, "SEES-HOST-TMP") || strings.Contains(out, filepath.Base(marker.Name())) {
+		t.Errorf("the command's /tmp shows the host's:\n%s", out)
+	}
+	// What memfs puts there: the prompt's directory, the home and what
+	// was bound in at its own path (the mount root's top directory).
+	allowed := map[string]bool{"memfs": true, "home": true}
+	for _, d := range []string{e.root, e.dir} {
+		if rel, err := filepath.Rel("/tmp", d); err == nil && !strings.HasPrefix(rel, "..") {
+			allowed[strings.Split(rel, "/")[0]] = true
+		}
+	}
+	for _, name := range strings.Fields(strings.TrimSuffix(out, "done\n")) {
+		if !allowed[name] && !strings.HasPrefix(name, "session") {
+			t.Errorf("the command's /tmp holds %q, which memfs did not put there:\n%s", name, out)
+		}
+	}
+	if _, err := os.Stat("/tmp/left-behind"); err == nil {
+		os.Remove("/tmp/left-behind")
+		t.Errorf("a file the command wrote in its /tmp reached the host's")
+	}
+	out, errs, code = e.memfs(t, "run", "--store", "Reference:read_only", "--mount-root", e.root, "--", "sh", "-c", "test -e /tmp/left-behind && echo LEFT; echo done")
+	if code != 0 || strings.Contains(out, "LEFT") {
+		t.Errorf("the next run's /tmp holds what the last left (exit %d):\n%s\n%s", code, out, errs)
+	}
+
+	// A directory every user may write is worth a warning.
+	if err := os.Chmod(filepath.Dir(e.db), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, _ = e.memfs(t, "run", "--store", "Reference:read_only", "--mount-root", e.root, "--", "true")
+	if !strings.Contains(errs, "writable by every user") {
+		t.Errorf("memfs run with the database in a 0777 directory did not warn:\n%s", errs)
+	}
+}
