@@ -348,3 +348,57 @@ func TestNewcomer3RunPrivateTmpNoFalseWarning(t *testing.T) {
 		t.Errorf("memfs run with the database in a 0777 directory did not warn:\n%s", errs)
 	}
 }
+
+// Completion offers a store's memory paths where a command takes one
+// (memfs log Notes /t<TAB>), a directory a level at a time, and never the
+// host's files there.
+func TestNewcomer3CompletePaths(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash to run the completion script in")
+	}
+	e := newE2EEnv(t)
+	e.createStore(t, "My Notes")
+	for _, p := range []string{"/todo.md", "/team/a.md", "/team/b.md", "/other.md", "/with space.md"} {
+		e.cli(t, "memory", "create", "My Notes", "--path", p, "--content", "x")
+	}
+	script := filepath.Join(t.TempDir(), "memfs.bash")
+	if err := os.WriteFile(script, []byte(e.cli(t, "completion", "bash")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A host directory with names the store's could be confused with.
+	host := t.TempDir()
+	os.WriteFile(filepath.Join(host, "todo-host.txt"), nil, 0o644)
+	complete := func(words ...string) []string {
+		t.Helper()
+		prog := `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); _memfs; printf '%s\n' "${COMPREPLY[@]}"`
+		cmd := exec.Command(bash, append([]string{"-c", prog, "x", script}, words...)...)
+		cmd.Dir = host
+		cmd.Env = append(e.environ(), "PATH="+filepath.Dir(memfsBin)+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("completing %q: %v\n%s", words, err, out)
+		}
+		return strings.Fields(strings.TrimSpace(string(out)))
+	}
+	for _, tc := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"memfs", "log", `My\ Notes`, "/t"}, "/team/ /todo.md"},
+		{[]string{"memfs", "log", `"My Notes"`, "/team/"}, "/team/a.md /team/b.md"},
+		{[]string{"memfs", "--db", e.dbPath, "memory", "get", `'My Notes'`, "/o"}, "/other.md"},
+		{[]string{"memfs", "diff", `My\ Notes`, "/w"}, `/with\ space.md`},
+		{[]string{"memfs", "log", `My\ Notes`, "t"}, "/team/ /todo.md"},
+		{[]string{"memfs", "log", `My\ Notes`, "/x"}, ""},
+		{[]string{"memfs", "log", "Nothing", "/t"}, ""},
+	} {
+		if got := strings.Join(complete(tc.words...), " "); got != tc.want {
+			t.Errorf("completing %q: %q, want %q", tc.words, got, tc.want)
+		}
+	}
+	// The store itself still completes as before.
+	if got := complete("memfs", "log", "My"); len(got) != 2 || got[0] != `My\` || got[1] != "Notes" {
+		t.Errorf("completing a store name: %q, want My\\ Notes", got)
+	}
+}
