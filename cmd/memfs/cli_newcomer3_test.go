@@ -402,3 +402,40 @@ func TestNewcomer3CompletePaths(t *testing.T) {
 		t.Errorf("completing a store name: %q, want My\\ Notes", got)
 	}
 }
+
+// A running mount applies a store's new limits at once: a write past a
+// lowered --max-memory-bytes is refused at write(), and one a raised
+// limit admits is saved.
+func TestNewcomer3MountSeesNewLimits(t *testing.T) {
+	e := newE2EEnv(t)
+	id := strings.TrimSpace(e.cli(t, "store", "create", "--name", "Limits"))
+	mnt := mountDir(t)
+	e.startMount(t, mnt, "--store", id)
+	file := filepath.Join(mnt, "limits", "a.md")
+	if err := os.WriteFile(file, []byte("small\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.cli(t, "store", "update", id, "--max-memory-bytes", "100")
+	big := []byte(strings.Repeat("x", 150))
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if err = os.WriteFile(file, big, 0o644); errors.Is(err, syscall.EFBIG) {
+			break
+		}
+	}
+	if !errors.Is(err, syscall.EFBIG) {
+		t.Fatalf("a 150-byte write after store update --max-memory-bytes 100: %v, want EFBIG", err)
+	}
+	e.cli(t, "store", "update", id, "--max-memory-bytes", "1000")
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if err = os.WriteFile(file, big, 0o644); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("a 150-byte write after the limit was raised to 1000: %v", err)
+	}
+	if got := e.cli(t, "memory", "get", id, "/a.md"); got != string(big) {
+		t.Errorf("/a.md holds %d bytes, want the 150 written", len(got))
+	}
+}
