@@ -250,25 +250,7 @@ func (db *DB) AuthenticateAPIKey(ctx context.Context, key string) (*APIKey, erro
 	if !strings.HasPrefix(key, keyPrefix) || len(key) > 256 {
 		return nil, errorf(CodeNotFound, "not an API key memfs made")
 	}
-	var k *APIKey
-	err := db.one(ctx, "check API key", func(r *run) error {
-		var err error
-		k, err = scanAPIKey(mustRow(r, "SELECT "+apiKeyCols+" FROM api_keys WHERE hash = ?", hashKey(key)))
-		if err == sql.ErrNoRows {
-			return errorf(CodeNotFound, "unknown API key")
-		}
-		if err != nil {
-			return err
-		}
-		return loadKeyStores(r, k)
-	})
-	switch {
-	case err != nil:
-		return nil, err
-	case k.RevokedAt != nil:
-		return nil, errorf(CodeNotFound, "API key %s was revoked", k.ID)
-	}
-	return k, nil
+	return db.liveKey(ctx, "check API key", "hash", hashKey(key), errorf(CodeNotFound, "unknown API key"))
 }
 
 // GetAPIKey returns the live key with id, with its scope; CodeNotFound when
@@ -276,12 +258,18 @@ func (db *DB) AuthenticateAPIKey(ctx context.Context, key string) (*APIKey, erro
 // key itself (a web page's sign-in) checks it with this on every request,
 // so that a revocation takes effect at once.
 func (db *DB) GetAPIKey(ctx context.Context, id string) (*APIKey, error) {
+	return db.liveKey(ctx, "read API key", "id", id, errorf(CodeNotFound, "no API key %q", id))
+}
+
+// liveKey reads the key whose column col is v, with its scope: notFound
+// when there is none, CodeNotFound when it was revoked.
+func (db *DB) liveKey(ctx context.Context, op, col, v string, notFound error) (*APIKey, error) {
 	var k *APIKey
-	err := db.one(ctx, "read API key", func(r *run) error {
+	err := db.one(ctx, op, func(r *run) error {
 		var err error
-		k, err = scanAPIKey(mustRow(r, "SELECT "+apiKeyCols+" FROM api_keys WHERE id = ?", id))
+		k, err = scanAPIKey(mustRow(r, "SELECT "+apiKeyCols+" FROM api_keys WHERE "+col+" = ?", v))
 		if err == sql.ErrNoRows {
-			return errorf(CodeNotFound, "no API key %q", id)
+			return notFound
 		}
 		if err != nil {
 			return err

@@ -17,11 +17,8 @@ import (
 //
 // A credential refused is returned too, for the guard's metrics.
 //
-// The guard looks at the lines the write touched and one line around
-// them: the same rules as the engine's check at commit, on a region, so
-// that the cost follows the write. The shared region function belongs in
-// package guard, beside ScanAdded; until it is there this uses guard.Scan
-// on the region.
+// The guard runs the engine's check of a save on the write alone, so
+// that the cost follows the write.
 func CheckWrite(s StoreInfo, p string, buf, data []byte, off int64, base string) (syscall.Errno, string, *guard.Finding) {
 	if s.Offline {
 		return syscall.EIO, "the database cannot be reached: nothing can be saved until it is back", nil
@@ -41,42 +38,19 @@ func CheckWrite(s StoreInfo, p string, buf, data []byte, off int64, base string)
 	return 0, "", nil
 }
 
-// credentialIn scans the lines data touches once written at off in buf,
-// with one line of context on each side.
+// credentialIn is the guard's check of a save (guard.ScanChange, as the
+// engine's at commit) applied to the write alone: the credentials the
+// write of data at off brings into buf, with the unchanged lines around it
+// that a rule may need. A line the store has already (base) is not refused
+// again.
 func credentialIn(buf, data []byte, off int64, base string) (guard.Finding, bool) {
-	lo, hi := int(min(off, int64(len(buf)))), int(off)+len(data)
-	var w strings.Builder
-	// One line before the write.
-	start := lo
-	for n := 0; start > 0 && n < 2; start-- {
-		if buf[start-1] == '\n' {
-			n++
-			if n == 2 {
-				break
-			}
-		}
-	}
-	w.Write(buf[start:lo])
-	for i := int64(len(buf)); i < off; i++ {
-		w.WriteByte(0)
-	}
-	w.Write(data)
-	// One line after it.
-	if hi < len(buf) {
-		rest := buf[hi:]
-		n, i := 0, 0
-		for ; i < len(rest) && n < 2; i++ {
-			if rest[i] == '\n' {
-				n++
-			}
-		}
-		w.Write(rest[:i])
-	}
-	region := w.String()
-	for _, f := range guard.Scan(region) {
-		line := lineOf(region, f.Line)
-		if base != "" && strings.Contains(base, line) {
-			continue // the store has it already
+	after := make([]byte, max(int64(len(buf)), off+int64(len(data))))
+	copy(after, buf)
+	copy(after[off:], data)
+	text := string(after)
+	for _, f := range guard.ScanChange(string(buf), text) {
+		if base != "" && strings.Contains(base, lineOf(text, f.Line)) {
+			continue
 		}
 		return f, true
 	}
