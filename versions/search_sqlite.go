@@ -10,19 +10,14 @@ import (
 
 // sqliteDriver is mattn's driver with the functions memfs's schema calls
 // registered on every connection: the search index's triggers fold text
-// with memfs_search_fold (migrations/sqlite/0020_search.sql), and the
-// trigger that moves a memory's head names the new version with
-// memfs_version_id (0023_lean_saves.sql), so a connection that writes
-// versions needs them.
+// with memfs_search_fold (migrations/sqlite/0020_search.sql), so a
+// connection that writes versions needs it.
 const sqliteDriver = "sqlite3_memfs"
 
 func init() {
 	sql.Register(sqliteDriver, &sqlite3.SQLiteDriver{
 		ConnectHook: func(c *sqlite3.SQLiteConn) error {
-			if err := c.RegisterFunc("memfs_search_fold", foldForIndex, true); err != nil {
-				return err
-			}
-			return c.RegisterFunc("memfs_version_id", versionID, true)
+			return c.RegisterFunc("memfs_search_fold", foldForIndex, true)
 		},
 	})
 }
