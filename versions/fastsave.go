@@ -211,3 +211,37 @@ func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by 
 	}
 	return true, seq, nil
 }
+
+// pgFastDelete is DeleteMemory's one statement on PostgreSQL: memfs_delete
+// (migration 0023) in a statement of its own, one round trip. ok is false
+// when nothing was written and the deletion must read and decide (no such
+// memory, a precondition that fails, or a directory to keep).
+func (db *DB) pgFastDelete(ctx context.Context, storeID, ref string, d MemoryDelete, by Actor) (ok bool, err error) {
+	db.maybeSweep(ctx)
+	var actorType, actorID, via any
+	if by.Type != "" {
+		actorType, actorID = by.Type, by.ID
+	}
+	if by.Via != "" {
+		via = by.Via
+	}
+	var seq sql.NullInt64
+	err = db.retry(ctx, func() error {
+		return db.inTx(ctx, db.wp, "", true, func(r *run) error {
+			storeSeq, err := db.storeSeq(r, storeID)
+			if err != nil {
+				return err
+			}
+			return r.scan("SELECT memfs_delete(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{storeSeq, strings.HasPrefix(ref, "/"), ref,
+				d.IfSHA256, db.nowNanos(), actorType, actorID, db.originNum, versionCost(0, "", by.ID), via, d.KeepParentDir}, &seq)
+		})
+	})
+	if err != nil || !seq.Valid {
+		return false, db.wrap("delete memory", err)
+	}
+	db.writes.Add(1)
+	if d.Seq != nil {
+		*d.Seq = seq.Int64
+	}
+	return true, nil
+}

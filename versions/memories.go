@@ -127,6 +127,11 @@ func (db *DB) UpdateMemory(ctx context.Context, storeID, memoryID string, u Memo
 // DeleteMemory removes a live memory, recording a "deleted" version (works
 // on archived stores too). memoryID may also be the memory's path.
 func (db *DB) DeleteMemory(ctx context.Context, storeID, memoryID string, d MemoryDelete, by Actor) error {
+	if db.d.name == "postgres" {
+		if done, err := db.pgFastDelete(ctx, storeID, memoryID, d, by); done || err != nil {
+			return err
+		}
+	}
 	return db.write(ctx, "delete memory", func(r *run) error {
 		if db.d.name == "sqlite" {
 			storeSeq, err := db.storeSeq(r, storeID)
