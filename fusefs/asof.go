@@ -196,10 +196,8 @@ func (h *historyRoot) asofEntries(ctx context.Context) []fuse.DirEntry {
 	return out
 }
 
-// asofNode is what the nodes of a view share: every change is refused
-// with EROFS.
+// asofNode is what the nodes of a view share: the view and the path.
 type asofNode struct {
-	fs.Inode
 	v    *asofView
 	path string
 }
@@ -211,17 +209,21 @@ func (n *asofNode) show() string {
 	return historyName + "/" + n.v.name + n.path
 }
 
-func (n *asofNode) refuse(op string) syscall.Errno { return n.v.sm.srv.readOnlyHistory(op, n.show()) }
-
-func (n *asofNode) refuseAt(op, name string) syscall.Errno {
-	return n.v.sm.srv.readOnlyHistory(op, n.show()+"/"+name)
+// readOnlyPlace: a view is read-only as the history is (readOnlyDir,
+// readOnlyFile).
+func (n *asofNode) readOnlyPlace() (*Server, string, string) {
+	return n.v.sm.srv, n.show(), whyHistoryReadOnly
 }
 
 // asofDir is a directory of a view.
-type asofDir struct{ asofNode }
+type asofDir struct {
+	readOnlyDir
+	asofNode
+}
 
 // asofFile is a memory of a view.
 type asofFile struct {
+	readOnlyFile
 	asofNode
 	f *versions.SnapshotFile
 }
@@ -230,15 +232,9 @@ var (
 	_ = (fs.NodeLookuper)((*asofDir)(nil))
 	_ = (fs.NodeReaddirer)((*asofDir)(nil))
 	_ = (fs.NodeGetattrer)((*asofDir)(nil))
-	_ = (fs.NodeCreater)((*asofDir)(nil))
-	_ = (fs.NodeMkdirer)((*asofDir)(nil))
-	_ = (fs.NodeUnlinker)((*asofDir)(nil))
-	_ = (fs.NodeRmdirer)((*asofDir)(nil))
-	_ = (fs.NodeRenamer)((*asofDir)(nil))
 	_ = (fs.NodeGetattrer)((*asofFile)(nil))
 	_ = (fs.NodeOpener)((*asofFile)(nil))
 	_ = (fs.NodeReader)((*asofFile)(nil))
-	_ = (fs.NodeWriter)((*asofFile)(nil))
 	_ = (fs.NodeGetxattrer)((*asofFile)(nil))
 	_ = (fs.NodeListxattrer)((*asofFile)(nil))
 )
@@ -256,7 +252,7 @@ func (d *asofDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		d.v.sm.srv.historyDirAttr(ino, 2, &out.Attr)
 		out.SetAttrTimeout(cacheTimeout)
 		out.SetEntryTimeout(cacheTimeout)
-		return d.NewInode(ctx, &asofDir{asofNode{v: d.v, path: p}}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0
+		return d.NewInode(ctx, &asofDir{asofNode: asofNode{v: d.v, path: p}}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0
 	}
 	f := d.v.files[p]
 	if f == nil {
@@ -297,8 +293,8 @@ func (n *asofFile) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrO
 }
 
 func (n *asofFile) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
-		return nil, 0, n.refuse("open for writing")
+	if errno := n.refuseWriting(flags); errno != 0 {
+		return nil, 0, errno
 	}
 	sm := n.v.sm
 	if sm.row.isGone() {
@@ -373,52 +369,4 @@ func (n *asofFile) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.
 		b = append(append(b, kv[0]...), 0)
 	}
 	return xattrReply(b, dest)
-}
-
-func (n *asofFile) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
-	return 0, n.refuse("write")
-}
-func (n *asofFile) Fallocate(ctx context.Context, f fs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
-	return n.refuse("fallocate")
-}
-
-func (d *asofDir) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	return 0, syscall.ENODATA
-}
-func (d *asofDir) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) { return 0, 0 }
-
-// Every change in a view fails with EROFS.
-
-func (n *asofNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	return n.refuse("setattr")
-}
-func (n *asofNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	return n.refuse("setxattr")
-}
-func (n *asofNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
-	return n.refuse("removexattr")
-}
-func (d *asofDir) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
-	return nil, nil, 0, d.refuseAt("create", name)
-}
-func (d *asofDir) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, d.refuseAt("mkdir", name)
-}
-func (d *asofDir) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, d.refuseAt("mknod", name)
-}
-func (d *asofDir) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, d.refuseAt("symlink", name)
-}
-func (d *asofDir) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, d.refuseAt("link", name)
-}
-func (d *asofDir) Unlink(ctx context.Context, name string) syscall.Errno {
-	return d.refuseAt("unlink", name)
-}
-func (d *asofDir) Rmdir(ctx context.Context, name string) syscall.Errno {
-	return d.refuseAt("rmdir", name)
-}
-func (d *asofDir) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
-	return d.refuseAt("rename", name)
 }

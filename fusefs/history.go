@@ -38,7 +38,7 @@ const historyPage = 500
 
 // historyRoot is /.history: one directory per attached store.
 type historyRoot struct {
-	fs.Inode
+	readOnlyDir
 	srv  *Server
 	st   *historyState
 	asof asofCache // stores as of a moment: <slug>@<when> (asof.go)
@@ -47,7 +47,7 @@ type historyRoot struct {
 // historyDir is the directory of one path of a store's history ("/" is the
 // store's own).
 type historyDir struct {
-	fs.Inode
+	readOnlyDir
 	sm   *storeMount
 	st   *historyState
 	path string
@@ -59,7 +59,7 @@ type historyDir struct {
 // historyEntry is one version in a path's directory. What it shows of the
 // version is read again once the watcher marks it stale (a redaction).
 type historyEntry struct {
-	fs.Inode
+	readOnlyFile
 	sm   *storeMount
 	st   *historyState
 	path string
@@ -420,8 +420,8 @@ func (h *historyHandle) Release(ctx context.Context) syscall.Errno {
 }
 
 func (e *historyEntry) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
-		return nil, 0, e.sm.srv.readOnlyHistory("open for writing", e.show())
+	if errno := e.refuseWriting(flags); errno != 0 {
+		return nil, 0, errno
 	}
 	if !e.st.acquire() {
 		return nil, 0, e.sm.srv.tooManyHistoryHandles("open", e.show())
@@ -520,108 +520,20 @@ func (e *historyEntry) Listxattr(ctx context.Context, dest []byte) (uint32, sysc
 	return xattrReply(b, dest)
 }
 
-// readOnlyHistory is the refusal of every change in the history tree.
-func (s *Server) readOnlyHistory(op, path string) syscall.Errno {
-	return s.refuse(op, path, syscall.EROFS, "the history is read-only: to restore a version, copy it over the live file (cp .history/STORE/PATH/ENTRY STORE/PATH)")
+// The tree's nodes are shown under /.history; every change in them fails
+// with EROFS (readOnlyDir, readOnlyFile), in a read_write store's history
+// too.
+
+func (h *historyRoot) readOnlyPlace() (*Server, string, string) {
+	return h.srv, historyName, whyHistoryReadOnly
 }
 
-// Every route that would change the tree fails with EROFS, in a
-// read_write store's history too.
-
-func (h *historyRoot) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
-	return nil, nil, 0, h.srv.readOnlyHistory("create", historyName+"/"+name)
-}
-func (h *historyRoot) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, h.srv.readOnlyHistory("mkdir", historyName+"/"+name)
-}
-func (h *historyRoot) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, h.srv.readOnlyHistory("mknod", historyName+"/"+name)
-}
-func (h *historyRoot) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, h.srv.readOnlyHistory("symlink", historyName+"/"+name)
-}
-func (h *historyRoot) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, h.srv.readOnlyHistory("link", historyName+"/"+name)
-}
-func (h *historyRoot) Unlink(ctx context.Context, name string) syscall.Errno {
-	return h.srv.readOnlyHistory("unlink", historyName+"/"+name)
-}
-func (h *historyRoot) Rmdir(ctx context.Context, name string) syscall.Errno {
-	return h.srv.readOnlyHistory("rmdir", historyName+"/"+name)
-}
-func (h *historyRoot) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
-	return h.srv.readOnlyHistory("rename", historyName+"/"+name)
-}
-func (h *historyRoot) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	return h.srv.readOnlyHistory("setattr", historyName)
-}
-func (h *historyRoot) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	return h.srv.readOnlyHistory("setxattr", historyName)
-}
-func (h *historyRoot) Removexattr(ctx context.Context, attr string) syscall.Errno {
-	return h.srv.readOnlyHistory("removexattr", historyName)
-}
-func (h *historyRoot) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	return 0, syscall.ENODATA
-}
-func (h *historyRoot) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	return 0, 0
+func (d *historyDir) readOnlyPlace() (*Server, string, string) {
+	return d.sm.srv, d.show(), whyHistoryReadOnly
 }
 
-func (d *historyDir) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
-	return nil, nil, 0, d.sm.srv.readOnlyHistory("create", d.show()+"/"+name)
-}
-func (d *historyDir) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, d.sm.srv.readOnlyHistory("mkdir", d.show()+"/"+name)
-}
-func (d *historyDir) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, d.sm.srv.readOnlyHistory("mknod", d.show()+"/"+name)
-}
-func (d *historyDir) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, d.sm.srv.readOnlyHistory("symlink", d.show()+"/"+name)
-}
-func (d *historyDir) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, d.sm.srv.readOnlyHistory("link", d.show()+"/"+name)
-}
-func (d *historyDir) Unlink(ctx context.Context, name string) syscall.Errno {
-	return d.sm.srv.readOnlyHistory("unlink", d.show()+"/"+name)
-}
-func (d *historyDir) Rmdir(ctx context.Context, name string) syscall.Errno {
-	return d.sm.srv.readOnlyHistory("rmdir", d.show()+"/"+name)
-}
-func (d *historyDir) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
-	return d.sm.srv.readOnlyHistory("rename", d.show()+"/"+name)
-}
-func (d *historyDir) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	return d.sm.srv.readOnlyHistory("setattr", d.show())
-}
-func (d *historyDir) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	return d.sm.srv.readOnlyHistory("setxattr", d.show())
-}
-func (d *historyDir) Removexattr(ctx context.Context, attr string) syscall.Errno {
-	return d.sm.srv.readOnlyHistory("removexattr", d.show())
-}
-func (d *historyDir) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	return 0, syscall.ENODATA
-}
-func (d *historyDir) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	return 0, 0
-}
-
-func (e *historyEntry) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	return e.sm.srv.readOnlyHistory("setattr", e.show())
-}
-func (e *historyEntry) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
-	return 0, e.sm.srv.readOnlyHistory("write", e.show())
-}
-func (e *historyEntry) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	return e.sm.srv.readOnlyHistory("setxattr", e.show())
-}
-func (e *historyEntry) Removexattr(ctx context.Context, attr string) syscall.Errno {
-	return e.sm.srv.readOnlyHistory("removexattr", e.show())
-}
-func (e *historyEntry) Fallocate(ctx context.Context, f fs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
-	return e.sm.srv.readOnlyHistory("fallocate", e.show())
+func (e *historyEntry) readOnlyPlace() (*Server, string, string) {
+	return e.sm.srv, e.show(), whyHistoryReadOnly
 }
 
 // changed makes the kernel forget what it holds of the history of the

@@ -10,9 +10,9 @@ import (
 
 // rootNode is the mount root: one directory per attached store, named by
 // its slug, and the read-only history tree (.history, history.go), unless
-// hidden; nothing can be created, renamed or removed in it.
+// hidden; nothing can be created, renamed or removed in it (readOnlyDir).
 type rootNode struct {
-	fs.Inode
+	readOnlyDir
 	srv *Server
 }
 
@@ -80,57 +80,8 @@ func (r *rootNode) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHand
 	return &dirHandle{list: r.Readdir}, fuse.FOPEN_CACHE_DIR, 0
 }
 
-func (r *rootNode) readOnly(op, name string) syscall.Errno {
-	return r.srv.refuse(op, "/"+name, syscall.EROFS, "the mount root is read-only: work inside a store's directory")
-}
-
-func (r *rootNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
-	return nil, nil, 0, r.readOnly("create", name)
-}
-
-func (r *rootNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, r.readOnly("mkdir", name)
-}
-
-func (r *rootNode) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, r.readOnly("mknod", name)
-}
-
-func (r *rootNode) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, r.readOnly("symlink", name)
-}
-
-func (r *rootNode) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return nil, r.readOnly("link", name)
-}
-
-func (r *rootNode) Unlink(ctx context.Context, name string) syscall.Errno {
-	return r.readOnly("unlink", name)
-}
-
-func (r *rootNode) Rmdir(ctx context.Context, name string) syscall.Errno {
-	return r.readOnly("rmdir", name)
-}
-
-func (r *rootNode) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
-	return r.readOnly("rename", name)
-}
-
-func (r *rootNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	return r.readOnly("setattr", "")
-}
-
-func (r *rootNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	return r.readOnly("setxattr", "")
-}
-
-func (r *rootNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	return 0, syscall.ENODATA
-}
-
-func (r *rootNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	return 0, 0
-}
+// readOnlyPlace: the root is shown as "/".
+func (r *rootNode) readOnlyPlace() (*Server, string, string) { return r.srv, "/", whyRootReadOnly }
 
 func (r *rootNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	out.Bsize, out.Frsize, out.NameLen = 4096, 4096, 255

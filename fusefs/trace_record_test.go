@@ -16,7 +16,13 @@ import (
 // traceCases are the real tools whose kernel requests internal/mirror's
 // suite replays (testdata/traces). Each starts in an empty directory with
 // x.md holding "v1\n", written by the test; want is the history x.md must
-// have once the tool ran (its operations, oldest first).
+// have once the tool ran (its operations, oldest first). An interactive
+// editor is typed at on a pseudo-terminal by $TYPEKEYS
+// (testdata/typekeys.py). vim and emacs make no backup of a file under
+// /tmp, where the test mounts (vim's backupskip, emacs's
+// backup-enable-predicate): the interactive ones are told to, as they
+// would of a mount anywhere else, so that their traces hold the rename to
+// the backup and the new file in its place.
 var traceCases = []struct {
 	name, script, want string
 }{
@@ -32,12 +38,17 @@ var traceCases = []struct {
 	{"python-os-replace", `python3 -c 'import os, tempfile
 fd, t = tempfile.mkstemp(dir=".")
 os.write(fd, b"v2\n"); os.close(fd); os.replace(t, "x.md")'`, "created modified"},
-	{"sdk-tmp-rename", `python3 -c 'import os
-open(".tmp-42-0b8e5a4c", "w").write("v2\n"); os.rename(".tmp-42-0b8e5a4c", "x.md")'`, "created modified"},
+	{"sdk-tmp-rename", `python3 -c 'import os, uuid
+open("x.md").read(); t = ".tmp-%d-%s" % (os.getpid(), uuid.uuid4())
+open(t, "w").write("v2\n"); os.rename(t, "x.md")'`, "created modified"},
 	{"cp-mv", `cp x.md x.md.tmp && echo v2 >> x.md.tmp && mv x.md.tmp x.md`, "created modified"},
+	{"git-lock", `printf 'v2\n' > x.md.lock && mv x.md.lock x.md`, "created modified"},
 	{"vim", `vim -u NONE -i NONE -n -es -c 's/v1/v2/' -c wq x.md`, "created modified"},
 	{"vim-swap", `vim -u NONE -i NONE -es -c 'set backupcopy=no writebackup' -c 's/v1/v2/' -c wq x.md`, "created modified"},
+	{"vim-tty", `python3 "$TYPEKEYS" 1.2 '"Ov2\x1b\x00:wq\r"' vim -N -u DEFAULTS -i NONE --cmd 'set backupskip=' x.md`, "created modified"},
+	{"nano", `python3 "$TYPEKEYS" 1.2 '"v2\r\x00\x0f\x00\r\x00\x18"' nano --locking x.md`, "created modified"},
 	{"emacs", `emacs --batch -Q x.md --eval '(progn (goto-char (point-max)) (insert "v2\n") (save-buffer))'`, "created modified"},
+	{"emacs-tty", `python3 "$TYPEKEYS" 1.2 '"v2\n\x00\x18\x13\x00\x18\x03"' emacs -nw -Q --eval '(setq backup-enable-predicate (lambda (f) t))' x.md`, "created modified"},
 }
 
 var goFuseLog = regexp.MustCompile(`^(rx|tx) \d+:`)
@@ -66,6 +77,10 @@ func TestToolTraces(t *testing.T) {
 		log.SetFlags(0)
 		t.Cleanup(func() { log.SetOutput(os.Stderr); log.SetFlags(log.LstdFlags) })
 	}
+	typekeys, err := filepath.Abs(filepath.Join("testdata", "typekeys.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	e := newEnv(t)
 	st := e.store(t, "Traces")
 	_, dir := e.mountStore(t, st, Options{Debug: record})
@@ -83,7 +98,7 @@ func TestToolTraces(t *testing.T) {
 			}
 			cmd := exec.Command("sh", "-c", c.script)
 			cmd.Dir = sub
-			cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "TERM=dumb")
+			cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "TERM=dumb", "TYPEKEYS="+typekeys)
 			if b, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("%s: %v: %s", c.script, err, b)
 			}

@@ -99,11 +99,12 @@ func tempVersions(all []versions.Version, tag string) []versions.Version {
 }
 
 // Load does not break other sessions: an agent in memfs run spins 400
-// busy loops, with no --cpus, for MEMFS_LOAD_SECONDS (default 60) while
-// another session's mount keeps writing temporary files. That mount's
-// lease never lapses (its metrics count no lapse) and none of its
-// temporary files becomes a version. The longest gap between its lease's
-// renewals is logged: docs/reliability.md sets the lease from it.
+// busy loops, with no --cpus, for MEMFS_LOAD_SECONDS (default 60) from
+// the moment all 400 run, while another session's mount keeps writing
+// temporary files. That mount's lease never lapses (its metrics count no
+// lapse) and none of its temporary files becomes a version. The longest
+// gap between its lease's renewals is logged: docs/reliability.md sets
+// the lease from it.
 func TestE2ELoadKeepsOtherSessionsLeases(t *testing.T) {
 	seconds := 60
 	if n, err := strconv.Atoi(os.Getenv("MEMFS_LOAD_SECONDS")); err == nil && n > 0 {
@@ -116,8 +117,13 @@ func TestE2ELoadKeepsOtherSessionsLeases(t *testing.T) {
 	d := env.startMount(t, mnt, "--store", other, "--metrics-addr", addr)
 
 	// The loops run until memfs run is signalled: its command gets the
-	// signal, and the sandbox ends with it.
-	script := `for i in $(seq 400); do sh -c 'while :; do :; done' & done; echo started; wait`
+	// signal, and the sandbox ends with it. Each is forked waiting for a
+	// line on a pipe, and all are let go at once, so that the shell forking
+	// them is not slowed by those it forked already (the agent's CPU weight
+	// is low): "started" is the moment all 400 spin.
+	script := `set -e; f=$(mktemp -u); mkfifo "$f"; exec 3<>"$f"; rm "$f"
+for i in $(seq 400); do (read x; while :; do :; done) <&3 & done
+for i in $(seq 400); do echo; done >&3; echo started; wait`
 	agent := exec.Command(memfsBin, "run", "--store", busy, "--", "sh", "-c", script)
 	agent.Env = env.environ()
 	out, err := agent.StdoutPipe()
@@ -145,11 +151,9 @@ func TestE2ELoadKeepsOtherSessionsLeases(t *testing.T) {
 	})
 	stop := make(chan struct{})
 	written := tempWriter(filepath.Join(mnt, slug), "other", stop)
-	// The loops start as fast as the agent's low CPU weight lets it
-	// start them on this machine: the load is on from the first.
-	begin := time.Now()
+	// The load counts from the moment all 400 loops run.
 	peak := 0
-	for deadline := begin.Add(time.Duration(seconds) * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+	check := func() {
 		select {
 		case err := <-exited:
 			t.Fatalf("the busy agent exited: %v\n%s", err, agentErr.String())
@@ -157,13 +161,27 @@ func TestE2ELoadKeepsOtherSessionsLeases(t *testing.T) {
 		}
 		peak = max(peak, agentTasks())
 	}
-	select {
-	case <-started:
-		t.Logf("the agent started its 400 loops")
-	default:
-		t.Logf("the agent had not started all 400 loops (its CPU weight is low and the machine busy)")
+	launch := time.Now()
+	for running := false; !running; {
+		select {
+		case <-started:
+			running = true
+		case <-time.After(time.Second):
+			check()
+			if time.Since(launch) > 2*time.Minute {
+				t.Fatalf("the agent started %d of its 400 loops in %v", peak, time.Since(launch).Round(time.Second))
+			}
+		}
+	}
+	begin := time.Now()
+	t.Logf("the agent started its 400 loops in %v", begin.Sub(launch).Round(100*time.Millisecond))
+	for deadline := begin.Add(time.Duration(seconds) * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		check()
 	}
 	t.Logf("at most %d processes ran in the agent's cgroup", peak)
+	if peak < 400 {
+		t.Errorf("at most %d processes ran in the agent's cgroup, want its 400 loops", peak)
+	}
 	agent.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-exited:
@@ -199,7 +217,7 @@ func TestE2EStoppedMountTouchesNothingItDoesNotOwn(t *testing.T) {
 	env.cli(t, "memory", "create", store, "--path", "/target.md", "--content", "v1")
 	mntA, mntB := mountDir(t), mountDir(t)
 	a := env.startMount(t, mntA, "--store", store)
-	env.startMount(t, mntB, "--store", store)
+	b := env.startMount(t, mntB, "--store", store)
 	dirA, dirB := filepath.Join(mntA, slug), filepath.Join(mntB, slug)
 
 	stopB := make(chan struct{})
@@ -229,6 +247,10 @@ func TestE2EStoppedMountTouchesNothingItDoesNotOwn(t *testing.T) {
 	// Past A's lease, and a sweep of B's handle.
 	time.Sleep(time.Until(stopped.Add(versions.LeaseTTL + 2*time.Second)))
 	recovered := env.memoryList(t, store)
+	// B's pending file while A resumes: A must neither publish nor drop it.
+	if err := os.WriteFile(filepath.Join(dirB, ".tmp-kept-by-b"), []byte("from B, kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	a.cmd.Process.Signal(syscall.SIGCONT)
 	resumed = true
 	for name, ch := range map[string]chan error{"rename": renamed, "remove": removed} {
@@ -249,6 +271,10 @@ func TestE2EStoppedMountTouchesNothingItDoesNotOwn(t *testing.T) {
 	time.Sleep(2 * time.Second) // B writes on while A resumes
 	close(stopB)
 	t.Logf("B: %s", <-written)
+	// B publishes its kept file when its grace ends.
+	if took, ok := waitFor(func() bool { _, ok := env.memoryList(t, store)["/.tmp-kept-by-b"]; return ok }, time.Now(), 10*time.Second); !ok {
+		t.Errorf("B's pending file saved before A resumed was not published in %v", took.Round(time.Second))
+	}
 
 	for _, name := range held {
 		if m, ok := recovered["/"+name]; !ok || m.ContentSize != len("from A "+name) {
@@ -264,6 +290,9 @@ func TestE2EStoppedMountTouchesNothingItDoesNotOwn(t *testing.T) {
 		if v.Path != nil {
 			byPath[*v.Path] = append(byPath[*v.Path], v)
 		}
+	}
+	if vs := byPath["/.tmp-kept-by-b"]; len(vs) != 1 || vs[0].Operation != versions.OpCreated || vs[0].CreatedBy == nil || vs[0].CreatedBy.ID != b.session(t) {
+		t.Errorf("B's pending file saved before A resumed has versions:%s\nwant one, created in B's session's name", describeVersions(vs))
 	}
 	// Recovery published each of A's files once, in A's session's name.
 	// Memories from then on, A's queued requests acted on them as on any

@@ -1,7 +1,9 @@
 """Run a command on a pseudo-terminal and type keys into it, as a person
 at an interactive editor would: typekeys.py DELAY KEYS CMD [ARG...]. KEYS is a
 Python string literal; each chunk separated by the byte 0x00 is typed after
-DELAY seconds. Exits with the command's status; its screen goes to stderr
+DELAY seconds, the first once the command has drawn its screen (an editor
+slow to start under load would otherwise get keys before it has the
+terminal). Exits with the command's status; its screen goes to stderr
 when it fails."""
 import ast, os, pty, select, sys, time
 
@@ -26,6 +28,9 @@ def drain(t):
                 return False
             screen += data
     return True
+deadline = time.time() + 40
+while not screen and time.time() < deadline and drain(0.1):
+    pass
 for c in chunks:
     if not drain(delay):
         break

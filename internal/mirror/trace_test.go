@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -68,7 +69,11 @@ func readTrace(t *testing.T, file string) trace {
 // replay plays the trace's requests that succeeded in the real mount.
 func replay(t *testing.T, r *rig, tr trace) {
 	nodes := map[string]string{} // node id -> path under the case's directory
+	// go-fuse numbers a node's open files, so two nodes may have a
+	// handle of one number open at once (emacs reads its lock while it
+	// saves): a handle is known by its node and number.
 	fhs := map[string]mirror.HandleID{}
+	fh := func(node, n string) string { return node + "/" + n }
 	child := func(parent, name string) (string, bool) {
 		p, ok := nodes[parent]
 		if !ok {
@@ -118,7 +123,7 @@ func replay(t *testing.T, r *rig, tr trace) {
 			if e != 0 {
 				t.Fatalf("%s: %v", l, e)
 			}
-			nodes[o[1]], fhs[f[1]] = p, pl.Handle
+			nodes[o[1]], fhs[fh(o[1], f[1])] = p, pl.Handle
 		case "OPEN":
 			p, ok := nodes[node]
 			if !ok {
@@ -131,10 +136,10 @@ func replay(t *testing.T, r *rig, tr trace) {
 			if e != 0 {
 				t.Fatalf("%s: %v", l, e)
 			}
-			fhs[f[1]] = pl.Handle
+			fhs[fh(node, f[1])] = pl.Handle
 		case "WRITE":
 			w := writeIn.FindStringSubmatch(args)
-			h, ok := fhs[w[1]]
+			h, ok := fhs[fh(node, w[1])]
 			if !ok {
 				continue
 			}
@@ -148,7 +153,7 @@ func replay(t *testing.T, r *rig, tr trace) {
 			}
 		case "FLUSH", "FSYNC", "RELEASE":
 			f := fhIn.FindStringSubmatch(args)
-			h, ok := fhs[f[1]]
+			h, ok := fhs[fh(node, f[1])]
 			if !ok {
 				continue
 			}
@@ -158,7 +163,7 @@ func replay(t *testing.T, r *rig, tr trace) {
 				ev = mirror.Fsync{Handle: h}
 			case "RELEASE":
 				ev = mirror.Release{Handle: h}
-				delete(fhs, f[1])
+				delete(fhs, fh(node, f[1]))
 			}
 			r.do(ev)
 		case "SETATTR":
@@ -170,7 +175,7 @@ func replay(t *testing.T, r *rig, tr trace) {
 			size, _ := strconv.ParseInt(s[1], 10, 64)
 			var h mirror.HandleID
 			if f := fhSet.FindStringSubmatch(args); f != nil {
-				h = fhs[f[1]]
+				h = fhs[fh(node, f[1])]
 			}
 			if _, e := r.do(mirror.Truncate{File: r.file(p), Handle: h, Size: size}); e != 0 {
 				t.Fatalf("%s: %v", l, e)
@@ -200,12 +205,27 @@ func replay(t *testing.T, r *rig, tr trace) {
 	}
 }
 
+// recordedTools are the traces the suite must hold: every atomic saver
+// and editor whose behaviour the mount keeps, and shell redirection in
+// each shell.
+var recordedTools = []string{
+	"bash-echo-twice", "dash-echo-twice", "busybox-echo-twice", "bash-cat-heredoc", "bash-printf", "bash-exec3", "bash-colon",
+	"sed-i", "perl-pi", "python-os-replace", "sdk-tmp-rename", "cp-mv", "git-lock",
+	"vim", "vim-swap", "vim-tty", "nano", "emacs", "emacs-tty",
+}
+
 // TestReplayTraces replays each recorded tool and checks the history it
-// leaves: what the same tool left through the real mount.
+// leaves: what the same tool left through the real mount, and no version
+// of any other file (a temporary, swap, lock or backup file).
 func TestReplayTraces(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "traces", "*.trace"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no traces in testdata/traces: %v", err)
+	}
+	for _, name := range recordedTools {
+		if !slices.Contains(files, filepath.Join("testdata", "traces", name+".trace")) {
+			t.Errorf("no trace of %s: record it with MEMFS_RECORD_TRACES=1 go test -run 'TestToolTraces/^%s$' ./fusefs/", name, name)
+		}
 	}
 	for _, file := range files {
 		tr := readTrace(t, file)
@@ -220,9 +240,19 @@ func TestReplayTraces(t *testing.T) {
 				if v.Content != nil && *v.Content == "" && !(tr.name == "bash-colon" && i == len(vs)-1) {
 					t.Errorf("version %d of x.md is empty", i+1)
 				}
+				if v.MemoryID != vs[0].MemoryID {
+					t.Errorf("version %d of x.md is of another memory: the edit replaced the memory", i+1)
+				}
 			}
 			if strings.Join(got, " ") != strings.Join(tr.want, " ") {
 				t.Errorf("history of x.md %v, want %v", got, tr.want)
+			}
+			all, err := r.db.ListVersions(ctx, r.store, versions.VersionListOptions{Limit: versions.MaxPageSize})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(all.Data) != len(vs) {
+				t.Errorf("the store has %d versions, x.md %d: another file was saved", len(all.Data), len(vs))
 			}
 			if ps, _ := r.db.ListPending(ctx, r.store, r.eng.Owner.Mount, r.now.Add(grace)); len(ps) != 0 {
 				t.Errorf("pending rows left: %d", len(ps))
