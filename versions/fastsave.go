@@ -59,7 +59,7 @@ const knownSaveQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, o
 		'modified', ?5, ?6, ?7, ?8, ?9, ?15, ?10, ?11, ?12,
 		coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?13,
 		coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0), ?14)
-	RETURNING seq`
+	RETURNING seq, (SELECT m.ino FROM memories m WHERE m.id = ?3), (SELECT m.created_at FROM memories m WHERE m.id = ?3)`
 
 // knownSave is a save whose caller knows the head, as both backends'
 // statements take it.
@@ -104,6 +104,17 @@ func knownSaveOf(db *DB, f storeFacts, req SaveReq, head int64) (knownSave, bool
 
 func (k *knownSave) cost() int { return versionCost(len(k.req.Content), k.req.Path, k.req.By.ID) }
 
+// memory fills the caller's req.Memory, if asked, with the memory as the
+// save left it.
+func (k *knownSave) memory(ch *Change, ino, created int64) {
+	if k.req.Memory == nil {
+		return
+	}
+	content := k.req.Content
+	*k.req.Memory = Memory{ID: ch.MemoryID, StoreID: ch.StoreID, Path: ch.Path, Content: &content, ContentSHA256: ch.SHA256,
+		ContentSize: ch.Size, VersionID: ch.VersionID, CreatedAt: fromNanos(created), UpdatedAt: ch.At, Ino: uint64(ino), Seq: ch.Seq}
+}
+
 func (k *knownSave) change(db *DB, seq int64) Change {
 	return Change{Seq: seq, StoreID: k.req.StoreID, Op: ChangeModified, Path: k.req.Path, MemoryID: k.req.MemoryID,
 		VersionID: versionID(seq, k.at), SHA256: k.sha, Size: len(k.req.Content), Origin: db.origin, At: fromNanos(k.at), Conflict: k.conflict}
@@ -114,10 +125,10 @@ func (k *knownSave) change(db *DB, seq int64) Change {
 // read and decide.
 func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
 	lo, hi := versionRange(k.f.seq)
-	var seq int64
+	var seq, ino, created int64
 	err = r.scan(knownSaveQuery, []any{lo, hi, k.req.MemoryID, k.head, k.at, k.actorType, k.actorID, k.conflict, r.db.originNum,
 		k.sha, len(k.req.Content), r.db.d.blob(k.req.Content), k.cost(), k.via,
-		k.req.Path, k.f.seq, string(k.f.guard), k.f.maxMemoryBytes}, &seq)
+		k.req.Path, k.f.seq, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
 	if err == sql.ErrNoRows {
 		return false, nil
 	}
@@ -126,6 +137,7 @@ func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
 	}
 	r.changed = true
 	*ch = k.change(r.db, seq)
+	k.memory(ch, ino, created)
 	return true, nil
 }
 
@@ -134,12 +146,12 @@ func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
 // feed's listeners, one round trip. ok is false when nothing was written.
 func (db *DB) pgFastSave(ctx context.Context, k knownSave, ch *Change) (ok bool, err error) {
 	db.maybeSweep(ctx)
-	var seq sql.NullInt64
+	var seq, ino, created sql.NullInt64
 	err = db.retry(ctx, func() error {
 		return db.inTx(ctx, db.wp, "", true, func(r *run) error {
-			return r.scan("SELECT memfs_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.f.seq, k.req.MemoryID, k.head,
+			return r.scan("SELECT * FROM memfs_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.f.seq, k.req.MemoryID, k.head,
 				k.req.Path, k.at, k.actorType, k.actorID, k.conflict, db.originNum, k.sha, len(k.req.Content),
-				db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq)
+				db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
 		})
 	})
 	if err != nil || !seq.Valid {
@@ -147,6 +159,7 @@ func (db *DB) pgFastSave(ctx context.Context, k knownSave, ch *Change) (ok bool,
 	}
 	db.writes.Add(1)
 	*ch = k.change(db, seq.Int64)
+	k.memory(ch, ino.Int64, created.Int64)
 	return true, nil
 }
 

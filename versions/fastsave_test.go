@@ -45,12 +45,18 @@ func TestKnownHeadSave(t *testing.T) {
 	s := newStore(t, db, versions.StoreParams{})
 	prime(t, db, s.ID)
 	m := create(t, db, s.ID, "/notes/a.md", "one")
+	var saved versions.Memory
 	n := db.Statements()
-	ch, err := saveKnown(db, s.ID, m, "two", false)
+	ch, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: m.Path, Content: "two", By: me, MemoryID: m.ID,
+		HeadVersionID: m.VersionID, HeadSHA256: m.ContentSHA256, HeadContent: m.Content, BaseVersionID: m.VersionID, Memory: &saved})
 	ok(t, err)
 	t.Logf("the save ran %d statements", db.Statements()-n)
 	got, err := db.GetMemory(ctx, s.ID, m.ID)
 	ok(t, err)
+	if saved.Ino != m.Ino || !saved.CreatedAt.Equal(got.CreatedAt) || saved.VersionID != got.VersionID || saved.Seq != ch.Seq ||
+		*saved.Content != "two" || saved.ContentSize != 3 || !saved.UpdatedAt.Equal(got.UpdatedAt) || saved.Path != got.Path {
+		t.Fatalf("the memory as saved %+v, as read %+v", saved, got)
+	}
 	if ch.Op != versions.ChangeModified || ch.Seq == 0 || ch.Conflict || got.VersionID != ch.VersionID || *got.Content != "two" ||
 		got.ContentSHA256 != ch.SHA256 || got.ContentSize != 3 || !got.UpdatedAt.Equal(ch.At) || got.Path != "/notes/a.md" {
 		t.Fatalf("change %+v, memory after it %+v", ch, got)

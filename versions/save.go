@@ -75,8 +75,7 @@ type SaveReq struct {
 	// KeepParentDir keeps the old parent directory when a move empties it.
 	KeepParentDir bool
 
-	// Memory, if set, receives the memory as saved, in the full view. A
-	// caller that asks for it makes the save read the memory's row.
+	// Memory, if set, receives the memory as saved, in the full view.
 	Memory *Memory
 }
 
@@ -113,7 +112,7 @@ func (db *DB) Save(ctx context.Context, req SaveReq) (Change, error) {
 		return Change{StoreID: req.StoreID, Op: ChangePending, Path: req.Path, PendingID: id,
 			SHA256: sha256Hex(req.Content), Size: len(req.Content), Origin: db.origin}, nil
 	}
-	known := req.MemoryID != "" && req.Path != "" && req.HeadVersionID != "" && req.HeadSHA256 != "" && req.Memory == nil && !req.FromPending
+	known := req.MemoryID != "" && req.Path != "" && req.HeadVersionID != "" && req.HeadSHA256 != "" && !req.FromPending
 	var headSeq int64
 	if known {
 		headSeq, _, known = versionSeq(req.HeadVersionID)

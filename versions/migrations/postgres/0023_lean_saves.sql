@@ -75,13 +75,15 @@ CREATE TRIGGER versions_path_cleared AFTER UPDATE OF path ON versions FOR EACH R
 -- that head and path, the store writable with that guard policy and
 -- per-memory limit, the history quota against the store's counters),
 -- inserts the version (whose trigger moves the head) and notifies the
--- feed's listeners. It returns the version's row, or NULL when anything
--- differs, and then writes nothing: the caller reads and decides again.
+-- feed's listeners. It returns the version's row and the memory's ino
+-- and creation time, or NULLs when anything differs, and then writes
+-- nothing: the caller reads and decides again.
 -- Each statement of the function sees the commits made before the lock
 -- was granted.
 CREATE FUNCTION memfs_save(p_store BIGINT, p_memory TEXT, p_head BIGINT, p_path TEXT, p_at BIGINT,
 	p_actor_type TEXT, p_actor_id TEXT, p_conflict BOOLEAN, p_origin BIGINT, p_sha TEXT, p_size BIGINT,
-	p_content BYTEA, p_cost BIGINT, p_via TEXT, p_guard TEXT, p_max_bytes BIGINT) RETURNS BIGINT
+	p_content BYTEA, p_cost BIGINT, p_via TEXT, p_guard TEXT, p_max_bytes BIGINT,
+	OUT v_seq BIGINT, OUT v_ino BIGINT, OUT v_created BIGINT)
 LANGUAGE plpgsql AS $$
 DECLARE
 	lo     BIGINT := p_store << 40;
@@ -90,20 +92,22 @@ DECLARE
 	l_seq  BIGINT;
 	l_hist BIGINT;
 	l_live BIGINT;
-	v_seq  BIGINT;
 BEGIN
 	SELECT archived_at, guard, max_memory_bytes, max_history_bytes, history_bytes, pending_bytes INTO s
 		FROM stores WHERE seq = p_store FOR UPDATE;
 	IF NOT FOUND OR s.archived_at IS NOT NULL OR s.guard <> p_guard OR s.max_memory_bytes <> p_max_bytes THEN
-		RETURN NULL;
+		v_ino := NULL;
+		RETURN;
 	END IF;
-	PERFORM 1 FROM memories WHERE id = p_memory AND store = p_store AND head = p_head AND path = p_path;
+	SELECT ino, created_at INTO v_ino, v_created FROM memories
+		WHERE id = p_memory AND store = p_store AND head = p_head AND path = p_path;
 	IF NOT FOUND THEN
-		RETURN NULL;
+		RETURN;
 	END IF;
 	SELECT seq, hist, live INTO l_seq, l_hist, l_live FROM versions WHERE seq > lo AND seq < hi ORDER BY seq DESC LIMIT 1;
 	IF s.max_history_bytes > 0 AND s.history_bytes + s.pending_bytes + coalesce(l_hist, 0) + p_cost > s.max_history_bytes THEN
-		RETURN NULL;
+		v_ino := NULL;
+		RETURN;
 	END IF;
 	INSERT INTO versions (seq, store, memory_id, operation, created_at, actor_type, actor_id, conflict, origin,
 		path, sha, size, content, hist, live, via_key)
@@ -111,7 +115,7 @@ BEGIN
 		p_path, p_sha, p_size, p_content, coalesce(l_hist, 0) + p_cost, coalesce(l_live, 0), p_via)
 	RETURNING seq INTO v_seq;
 	PERFORM pg_notify('memfs', '');
-	RETURN v_seq;
+	RETURN;
 END $$;
 
 -- memfs_delete appends the deleted version of the memory p_ref names (its
