@@ -10,14 +10,14 @@ import (
 
 // The one-statement saves. A save whose caller knows the memory's head
 // (Save with HeadVersionID and HeadSHA256), and a deletion, are written
-// by one INSERT of the version whose SELECT checks, against the rows
+// by one INSERT of the version whose subqueries check, against the rows
 // themselves, everything the save was decided on: the memory still at
 // that head and path, the store writable with the limits and guard policy
 // the decision used, and the history quota against the store's counters
 // (so that two daemons never both see room). The version's insert moves
 // the memory's head in the same statement (the triggers of
-// migrations/*/0023_lean_saves.sql). When the SELECT finds nothing, the
-// save reads everything and decides again in the same transaction, and
+// migrations/*/0023_lean_saves.sql). When the statement writes nothing,
+// the save reads everything and decides again in the same transaction, and
 // reports whatever made it differ.
 
 // storeFacts are what a save decides on of a store that changes rarely:
@@ -25,13 +25,12 @@ import (
 // by the statement of every save that uses them.
 type storeFacts struct {
 	seq            int64
-	name           string
 	guard          GuardPolicy
 	maxMemoryBytes int
 }
 
 func (db *DB) rememberStore(s *storeRow) {
-	db.facts.Store(s.ID, storeFacts{seq: s.seq, name: s.Name, guard: s.Guard, maxMemoryBytes: s.MaxMemoryBytes})
+	db.facts.Store(s.ID, storeFacts{seq: s.seq, guard: s.Guard, maxMemoryBytes: s.MaxMemoryBytes})
 }
 
 func (db *DB) storeFacts(storeID string) (storeFacts, bool) {
