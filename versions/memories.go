@@ -273,9 +273,9 @@ func checkRoom(r *run, s *storeRow) error {
 		return nil
 	}
 	if pending > 0 {
-		return errorf(CodeStoreFull, "memory store %s holds its maximum of %d memories (%d of them files saved through a mount and about to be published): delete some, or create the store with a higher limit", s.ID, s.MaxMemories, pending)
+		return errorf(CodeStoreFull, "memory store %s holds its maximum of %d memories (%d of them files saved through a mount and about to be published): delete some, or raise the store's limit", s.ID, s.MaxMemories, pending)
 	}
-	return errorf(CodeStoreFull, "memory store %s holds its maximum of %d memories: delete some, or create the store with a higher limit", s.ID, s.MaxMemories)
+	return errorf(CodeStoreFull, "memory store %s holds its maximum of %d memories: delete some, or raise the store's limit", s.ID, s.MaxMemories)
 }
 
 // insertMemory writes a new memory at a free, valid path with its "created"
