@@ -515,6 +515,11 @@ func (db *DB) DeleteStore(ctx context.Context, storeID string) error {
 		}
 		// Versions have no foreign key (its cascade would need an index
 		// the save path does not pay for): they go first, by their range.
+		// The store's path_memories go before them, so that no deleted
+		// version looks for the others of its memory at its path.
+		if _, err := r.exec("DELETE FROM path_memories WHERE store = ?", s.seq); err != nil {
+			return err
+		}
 		lo, hi := s.versionRange()
 		if _, err := r.exec("DELETE FROM versions WHERE seq > ? AND seq < ?", lo, hi); err != nil {
 			return err
