@@ -70,7 +70,7 @@ func TestLimits(t *testing.T) {
 	}
 	checks := []struct{ in, want string }{
 		{cmd("command", "create", "path", "/memories/c", "file_text", "x"),
-			"Error: Cannot create /memories/c: memory store " + st.ID + " holds its maximum of 2 memories: delete some, or create the store with a higher limit"},
+			"Error: Cannot create /memories/c: memory store " + st.ID + " holds its maximum of 2 memories: delete some, or raise the store's limit"},
 		{cmd("command", "insert", "path", "/memories/a", "insert_line", 1, "insert_text", strings.Repeat("y", 90)),
 			"Error: Cannot edit /memories/a: content is 101 bytes, over this store's limit of 100 bytes per memory: shorten it or split it into several memories"},
 		{cmd("command", "str_replace", "path", "/memories/a", "old_str", "5", "new_str", strings.Repeat("z", 92)),

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -80,9 +79,9 @@ func readOnlyHostByRemount(mounts []*mountinfo.Info, writable func(*mountinfo.In
 	return nil
 }
 
-// Where the command's private files are: /tmp is a tmpfs of its own (other
-// sessions' files are not there, and the host's /tmp is read-only anyway),
-// holding the prompt on a read-only tmpfs and the command's home.
+// Where the command's private files are: /tmp is an empty tmpfs of its own
+// (the host's /tmp, other sessions' files, are not there), holding the
+// prompt on a read-only tmpfs and the command's home.
 const (
 	PromptFile = "/tmp/memfs/memory-prompt.md"
 	Home       = "/tmp/home"
@@ -129,7 +128,7 @@ func mountPrivateTmp(spec *Spec) error {
 	}
 	slices.SortFunc(parents, func(a, b dirAttr) int { return strings.Compare(a.path, b.path) })
 	uid, gid := spec.HostIDs()
-	if err := overlayTmp(spec.Limits.Tmp); err != nil {
+	if err := emptyTmp(spec.Limits.Tmp); err != nil {
 		return err
 	}
 	for _, p := range parents {
@@ -157,13 +156,9 @@ func mountPrivateTmp(spec *Spec) error {
 	}
 	promptDir := filepath.Dir(PromptFile)
 	for _, d := range []string{promptDir, Home} {
-		// Whatever the host's /tmp has there (a link someone planted)
-		// goes from this view only: the overlay records its removal.
-		err := os.RemoveAll(d)
-		if err == nil {
-			err = os.Mkdir(d, 0o755)
-		}
-		if err != nil {
+		// The /tmp is empty but for what was bound in: a directory bound
+		// at one of these paths is the host's, never to be emptied.
+		if err := os.Mkdir(d, 0o755); err != nil {
 			return errorf(KindSetup, "make %s for the command: %v", d, err)
 		}
 	}
@@ -188,45 +183,15 @@ func mountPrivateTmp(spec *Spec) error {
 	return nil
 }
 
-// overlayTmp mounts over /tmp an overlay: the host's /tmp below, as the
-// command sees the host (read-only), and a tmpfs above that takes what the
-// command writes and vanishes with the run. Where overlayfs is refused it
-// leaves a plain tmpfs, logged.
-func overlayTmp(size int64) error {
+// emptyTmp mounts over /tmp an empty tmpfs of the command's own, which
+// vanishes with the run: the host's /tmp holds other users' and other
+// sessions' files, which the command has no business listing.
+func emptyTmp(size int64) error {
 	if size <= 0 {
 		size = DefaultTmp
 	}
-	lower, err := unix.Open("/tmp", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return errorf(KindSetup, "open the host's /tmp: %v; the host needs a /tmp", err)
-	}
-	defer unix.Close(lower)
 	if err := unix.Mount("memfs-tmp", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=1777,size=%d", size)); err != nil {
 		return errorf(KindSetup, "mount the command's /tmp: %v", err)
-	}
-	upper, err := unix.Open("/tmp", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return errorf(KindSetup, "open the command's /tmp: %v", err)
-	}
-	defer unix.Close(upper)
-	for _, d := range []string{"/tmp/upper", "/tmp/work"} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return errorf(KindSetup, "make %s for the command's /tmp: %v", d, err)
-		}
-	}
-	if err := unix.Chmod("/tmp/upper", 0o1777); err != nil {
-		return errorf(KindSetup, "make the command's /tmp: %v", err)
-	}
-	opts := fmt.Sprintf("lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d/upper,workdir=/proc/self/fd/%d/work", lower, upper, upper)
-	err = unix.Mount("memfs-tmp", "/tmp", "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
-	if err == nil {
-		return nil
-	}
-	slog.Warn("sandbox: overlayfs refused, so the command's /tmp is an empty tmpfs instead of the host's /tmp with its writes kept apart", "err", err)
-	for _, d := range []string{"/tmp/upper", "/tmp/work"} {
-		if err := os.Remove(d); err != nil {
-			return errorf(KindSetup, "clear the command's /tmp: %v", err)
-		}
 	}
 	return nil
 }

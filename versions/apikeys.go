@@ -212,11 +212,16 @@ func (db *DB) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
 	return out, err
 }
 
-// RevokeAPIKey makes a key refused from now on; revoking twice is harmless.
+// RevokeAPIKey makes a key refused from now on and ends the web page's
+// sign-ins with it; revoking twice is harmless.
 func (db *DB) RevokeAPIKey(ctx context.Context, id string) (*APIKey, error) {
 	var out *APIKey
 	err := db.write(ctx, "revoke API key", func(r *run) error {
 		if _, err := r.exec("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", r.db.nowNanos(), id); err != nil {
+			return err
+		}
+		// The web page's sign-ins with the key end with it.
+		if _, err := r.exec("DELETE FROM ui_sessions WHERE key_id = ?", id); err != nil {
 			return err
 		}
 		k, err := scanAPIKey(mustRow(r, "SELECT "+apiKeyCols+" FROM api_keys WHERE id = ?", id))

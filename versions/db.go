@@ -88,7 +88,10 @@ type DB struct {
 	ids       idGen
 	// seqs caches store id → row number for the read paths a mount calls
 	// on every lookup; a store's row number never changes or is reused.
-	seqs      sync.Map
+	seqs sync.Map
+	// facts caches store id → what saves decide on of the store
+	// (fastsave.go); each save's statement checks them again.
+	facts     sync.Map
 	closeOnce sync.Once
 	// Background work (the SQLite checkpointer, the PostgreSQL listener)
 	// stopped by Close.

@@ -136,8 +136,8 @@ func versionListQuery(o VersionListOptions, limit int) (string, []any, error) {
 		{"session_actor", o.SessionID}, {"api_actor", o.APIKeyID}, {"service_account_actor", o.ServiceAccountID},
 	} {
 		if f.id != "" {
-			q.WriteString(" AND actor_id = ? AND actor_type = ?")
-			args = append(args, f.id, f.typ)
+			q.WriteString(" AND memory_id IN (SELECT a.memory_id FROM actor_memories a WHERE a.actor_id = ?) AND actor_id = ? AND actor_type = ?")
+			args = append(args, f.id, f.id, f.typ)
 		}
 	}
 	if o.Operation != "" {

@@ -127,7 +127,25 @@ func (db *DB) UpdateMemory(ctx context.Context, storeID, memoryID string, u Memo
 // DeleteMemory removes a live memory, recording a "deleted" version (works
 // on archived stores too). memoryID may also be the memory's path.
 func (db *DB) DeleteMemory(ctx context.Context, storeID, memoryID string, d MemoryDelete, by Actor) error {
+	if db.d.name == "postgres" {
+		if done, err := db.pgFastDelete(ctx, storeID, memoryID, d, by); done || err != nil {
+			return err
+		}
+	}
 	return db.write(ctx, "delete memory", func(r *run) error {
+		if db.d.name == "sqlite" {
+			storeSeq, err := db.storeSeq(r, storeID)
+			if err != nil {
+				return err
+			}
+			done, seq, err := fastDelete(r, storeSeq, storeID, memoryID, d, by)
+			if d.Seq != nil {
+				*d.Seq = seq
+			}
+			if done || err != nil {
+				return err
+			}
+		}
 		s, m, err := storeAndMemory(r, storeID, memoryID, false)
 		if err != nil {
 			return err
@@ -218,18 +236,6 @@ func storeAndMemory(r *run, storeID, ref string, writable bool) (*storeRow, *mem
 // expected to happen.
 var errStaleRead = errors.New("the memory changed while the save read it")
 
-// readWasCurrent checks that the write of a memory's row, conditioned on
-// the head its save read, found it.
-func readWasCurrent(res sql.Result, err error) error {
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return errStaleRead
-	}
-	return nil
-}
-
 // memoryAt returns the live memory at path, or nil.
 func memoryAt(r *run, storeSeq int64, storeID, path string) (*memRow, error) {
 	m, err := scanMemory(r, storeID, false, "SELECT "+memCols+" FROM memories m WHERE m.store = ? AND m.path = ?", storeSeq, path)
@@ -267,9 +273,9 @@ func checkRoom(r *run, s *storeRow) error {
 		return nil
 	}
 	if pending > 0 {
-		return errorf(CodeStoreFull, "memory store %s holds its maximum of %d memories (%d of them files saved through a mount and about to be published): delete some, or create the store with a higher limit", s.ID, s.MaxMemories, pending)
+		return errorf(CodeStoreFull, "memory store %s holds its maximum of %d memories (%d of them files saved through a mount and about to be published): delete some, or raise the store's limit", s.ID, s.MaxMemories, pending)
 	}
-	return errorf(CodeStoreFull, "memory store %s holds its maximum of %d memories: delete some, or create the store with a higher limit", s.ID, s.MaxMemories)
+	return errorf(CodeStoreFull, "memory store %s holds its maximum of %d memories: delete some, or raise the store's limit", s.ID, s.MaxMemories)
 }
 
 // insertMemory writes a new memory at a free, valid path with its "created"
@@ -357,26 +363,8 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 	if err != nil {
 		return nil, err
 	}
-	// SQLite rewrites an index whenever its column is SET, even to the same
-	// value: leave path out of a save that does not rename.
-	// A save that knew the memory's head but not its row (Save) finds
-	// it by id, and at the path it assumed.
-	cond := []any{m.Ino, m.head}
-	where := " WHERE ino = ? AND head = ?"
-	if m.Ino == 0 {
-		cond, where = []any{m.ID, m.head, oldPath}, " WHERE id = ? AND head = ? AND path = ?"
-	}
-	var res sql.Result
-	if pathChanged {
-		res, err = r.exec("UPDATE memories SET path = ?, head = ?, version_id = ?, sha = ?, size = ?, updated_at = ?"+where,
-			append([]any{m.Path, head, vid, nv.sha, nv.size, now}, cond...)...)
-	} else {
-		res, err = r.exec("UPDATE memories SET head = ?, version_id = ?, sha = ?, size = ?, updated_at = ?"+where,
-			append([]any{head, vid, nv.sha, nv.size, now}, cond...)...)
-	}
-	if err := readWasCurrent(res, err); err != nil {
-		return nil, err
-	}
+	// The version's insert moved the memory's head (and path) in the same
+	// statement (the versions_head and versions_moved triggers).
 	m.head, m.Seq, m.VersionID, m.ContentSHA256, m.ContentSize, m.UpdatedAt, m.Content = head, head, vid, nv.sha, nv.size, fromNanos(now), nv.content
 	if pathChanged && u.KeepParentDir {
 		if err := keepDir(r, s, parentOf(oldPath)); err != nil {
@@ -393,9 +381,8 @@ func deleteMemory(r *run, s *storeRow, m *memRow, keepParent bool, by Actor) (in
 	if err != nil {
 		return 0, err
 	}
-	if err := readWasCurrent(r.exec("DELETE FROM memories WHERE ino = ? AND head = ?", m.Ino, m.head)); err != nil {
-		return 0, err
-	}
+	// The version's insert removed the memory's row (the versions_gone
+	// trigger).
 	if keepParent {
 		return seq, keepDir(r, s, parentOf(m.Path))
 	}

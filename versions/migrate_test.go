@@ -59,6 +59,16 @@ func TestMigrateFirstSchemaForward(t *testing.T) {
 	if len(sess.Data) != 1 || sess.Data[0].ID != "memver_3" {
 		t.Fatalf("session history after migration: %+v", sess.Data)
 	}
+	// The path's history and the tree of paths, read through the tables
+	// migration 0023 filled from the versions.
+	ph, err := db.PathHistory(ctx, "memstore_a", "/a.md", versions.PathHistoryOptions{})
+	ok(t, err)
+	if len(ph.Data) != 2 || ph.Data[0].ID != "memver_3" || ph.Data[1].ID != "memver_1" {
+		t.Fatalf("path history after migration: %+v", ph.Data)
+	}
+	if in, err := db.InHistory(ctx, "memstore_b", "/b.md"); err != nil || !in {
+		t.Fatalf("InHistory /b.md after migration: %v %v", in, err)
+	}
 	b, err := db.GetMemory(ctx, "memstore_b", "/b.md")
 	ok(t, err)
 	if *b.Content != "b1" {

@@ -15,7 +15,7 @@ import (
 // on (its earlier versions are in the history of the path they were saved
 // at). memfs log STORE PATH, memfs version list --memory PATH and the
 // mount's .history tree show this one meaning. It is read from the
-// versions_path index, a page at a time.
+// path_memories table, a page at a time.
 //
 // A redacted version names no path; it stays in the history of the path it
 // was saved at, which its memory's next version still tells (the path that
@@ -142,7 +142,8 @@ func (db *DB) PathHistory(ctx context.Context, storeID, path string, o PathHisto
 	return page, err
 }
 
-// pathHistoryQuery reads a page of a path's history from versions_path.
+// pathHistoryQuery reads a page of a path's history: the versions at the
+// path of the memories path_memories lists for it.
 func pathHistoryQuery(content, oldestFirst bool) string {
 	cols, order := versionCols, "DESC"
 	if content {
@@ -151,7 +152,8 @@ func pathHistoryQuery(content, oldestFirst bool) string {
 	if oldestFirst {
 		order = "ASC"
 	}
-	return "SELECT " + cols + " FROM versions WHERE store = ? AND path = ? AND seq > ? AND seq < ? AND created_at >= ? AND created_at <= ? ORDER BY seq " + order + " LIMIT ?"
+	return "SELECT " + cols + " FROM versions WHERE memory_id IN (SELECT p.memory_id FROM path_memories p WHERE p.store = ?1 AND p.path = ?2)" +
+		" AND store = ?1 AND path = ?2 AND seq > ?3 AND seq < ?4 AND created_at >= ?5 AND created_at <= ?6 ORDER BY seq " + order + " LIMIT ?7"
 }
 
 // The queries that place redacted versions.
@@ -316,9 +318,9 @@ type HistoryNamesPage struct {
 }
 
 // historyNamesQuery is the one ordered scan a page of names is read from:
-// the paths of the directory's subtree from the cursor on, in order of the
-// versions_path index.
-const historyNamesQuery = "SELECT path FROM versions WHERE store = ? AND path > ? AND path < ? ORDER BY path"
+// the paths of the directory's subtree from the cursor on, in order of
+// path_memories.
+const historyNamesQuery = "SELECT path FROM path_memories WHERE store = ? AND path > ? AND path < ? ORDER BY path"
 
 // HistoryNames lists a page of the names directly below dir in the tree
 // of every path the store's memories ever had (HistoryChildren), at most
@@ -397,7 +399,7 @@ func (db *DB) HistoryNames(ctx context.Context, storeID, dir, after string, limi
 				break
 			}
 			var one int
-			err := r.scan("SELECT 1 FROM versions WHERE store = ? AND path = ? LIMIT 1", []any{seq, base + name}, &one)
+			err := r.scan("SELECT 1 FROM path_memories WHERE store = ? AND path = ? LIMIT 1", []any{seq, base + name}, &one)
 			if err != nil && err != sql.ErrNoRows {
 				return err
 			}
@@ -439,7 +441,7 @@ func (db *DB) HistoryNames(ctx context.Context, storeID, dir, after string, limi
 		}
 		if dir != "/" && !out.HasFiles {
 			var one int
-			err := r.scan("SELECT 1 FROM versions WHERE store = ? AND path = ? LIMIT 1", []any{seq, dir}, &one)
+			err := r.scan("SELECT 1 FROM path_memories WHERE store = ? AND path = ? LIMIT 1", []any{seq, dir}, &one)
 			if err != nil && err != sql.ErrNoRows {
 				return err
 			}
@@ -486,8 +488,8 @@ func inHistory(r *run, storeSeq int64, path string) (bool, error) {
 		sql  string
 		args []any
 	}{
-		{"SELECT 1 FROM versions WHERE store = ? AND path = ? LIMIT 1", []any{storeSeq, path}},
-		{"SELECT 1 FROM versions WHERE store = ? AND path >= ? AND path < ? LIMIT 1", []any{storeSeq, lo, hi}},
+		{"SELECT 1 FROM path_memories WHERE store = ? AND path = ? LIMIT 1", []any{storeSeq, path}},
+		{"SELECT 1 FROM path_memories WHERE store = ? AND path >= ? AND path < ? LIMIT 1", []any{storeSeq, lo, hi}},
 	} {
 		err := r.scan(q.sql, q.args, &one)
 		if err != nil && err != sql.ErrNoRows {

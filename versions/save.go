@@ -75,8 +75,7 @@ type SaveReq struct {
 	// KeepParentDir keeps the old parent directory when a move empties it.
 	KeepParentDir bool
 
-	// Memory, if set, receives the memory as saved, in the full view. A
-	// caller that asks for it makes the save read the memory's row.
+	// Memory, if set, receives the memory as saved, in the full view.
 	Memory *Memory
 }
 
@@ -113,18 +112,37 @@ func (db *DB) Save(ctx context.Context, req SaveReq) (Change, error) {
 		return Change{StoreID: req.StoreID, Op: ChangePending, Path: req.Path, PendingID: id,
 			SHA256: sha256Hex(req.Content), Size: len(req.Content), Origin: db.origin}, nil
 	}
-	known := req.MemoryID != "" && req.Path != "" && req.HeadVersionID != "" && req.HeadSHA256 != "" && req.Memory == nil && !req.FromPending
+	known := req.MemoryID != "" && req.Path != "" && req.HeadVersionID != "" && req.HeadSHA256 != "" && !req.FromPending
 	var headSeq int64
 	if known {
 		headSeq, _, known = versionSeq(req.HeadVersionID)
 	}
 	var ch Change
+	var k knownSave
+	if known {
+		var f storeFacts
+		if f, known = db.storeFacts(req.StoreID); known {
+			k, known = knownSaveOf(db, f, req, headSeq)
+		}
+	}
+	if known && db.d.name == "postgres" && !db.readOnly {
+		if done, err := db.pgFastSave(ctx, k, &ch); done || err != nil {
+			return ch, err
+		}
+		known = false
+	}
 	err := db.write(ctx, "save", func(r *run) error {
 		ch = Change{}
+		if known {
+			if done, err := fastSave(r, k, &ch); done || err != nil {
+				return err
+			}
+		}
 		s, err := loadStoreLite(r, req.StoreID, true)
 		if err != nil {
 			return err
 		}
+		db.rememberStore(s)
 		content, by := req.Content, req.By
 		if req.PendingID != 0 {
 			if err := db.checkOwner(r, req.Owner, req.PendingID, s); err != nil {
@@ -137,17 +155,6 @@ func (db *DB) Save(ctx context.Context, req SaveReq) (Change, error) {
 			if req.FromPending {
 				content, by = c, pby
 			}
-		}
-		if known {
-			m := &memRow{Memory: Memory{ID: req.MemoryID, StoreID: s.ID, Path: req.Path, VersionID: req.HeadVersionID,
-				ContentSHA256: req.HeadSHA256}, head: headSeq}
-			err := saveVersion(r, s, m, req, content, sha256Hex(content), req.HeadContent, by, &ch)
-			if err == errStaleRead {
-				// Not the head the caller knew: read everything and decide
-				// again, in the retried transaction.
-				known = false
-			}
-			return err
 		}
 		return saveIn(r, s, req, content, by, &ch)
 	})

@@ -4,10 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/memfs/memfs/guard"
+	"github.com/memfs/memfs/slugify"
 )
 
 // StoreParams create a store. Zero limits mean the defaults.
@@ -37,6 +40,10 @@ type StoreUpdate struct {
 	// negative means no quota.
 	MaxHistoryBytes *int
 	Guard           *GuardPolicy
+	// MaxMemories and MaxMemoryBytes change the store's limits; neither
+	// may go below what the store already holds.
+	MaxMemories    *int
+	MaxMemoryBytes *int
 }
 
 type StoreListOptions struct {
@@ -264,11 +271,41 @@ func (db *DB) ResolveStore(ctx context.Context, ref string) (*Store, error) {
 	case err != nil:
 		return nil, err
 	case len(found) == 0:
+		if like := db.storesLike(ctx, ref); len(like) > 0 {
+			return nil, objectError(CodeNotFound, ObjectStore, "", "no memory store has the id or name %q: did you mean %s? (a name is matched exactly, case included)", ref, strings.Join(like, " or "))
+		}
 		return nil, objectError(CodeNotFound, ObjectStore, "", "no memory store has the id or name %q: check the id or name", ref)
 	case len(found) > 1:
 		return nil, objectError(CodeInvalid, ObjectStore, "", "several memory stores are named %q: name the one you mean by its memstore_ id", ref)
 	}
 	return &found[0].Store, nil
+}
+
+// storesLike names the stores a person who typed ref may have meant: a
+// name that differs in case only, or whose directory in a mount (its
+// slug) is ref. At most three, quoted; none when the lookup fails, since
+// a hint must not turn a not-found into another error.
+func (db *DB) storesLike(ctx context.Context, ref string) []string {
+	var like []string
+	_ = db.one(ctx, "suggest a store", func(r *run) error {
+		rows, err := r.query("SELECT name FROM stores ORDER BY seq")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() && len(like) < 3 {
+			var name string
+			if err := rows.Scan(&name); err != nil {
+				return err
+			}
+			q := strconv.Quote(name)
+			if (strings.EqualFold(name, ref) || slugify.Make(name) == ref) && !slices.Contains(like, q) {
+				like = append(like, q)
+			}
+		}
+		return rows.Err()
+	})
+	return like
 }
 
 func (db *DB) UpdateStore(ctx context.Context, storeID string, u StoreUpdate) (*Store, error) {
@@ -286,6 +323,9 @@ func (db *DB) UpdateStore(ctx context.Context, storeID string, u StoreUpdate) (*
 		if _, err := guard.ParsePolicy(string(*u.Guard)); err != nil {
 			return nil, errorf(CodeInvalid, "%v", err)
 		}
+	}
+	if (u.MaxMemories != nil && *u.MaxMemories < 1) || (u.MaxMemoryBytes != nil && *u.MaxMemoryBytes < 1) {
+		return nil, errorf(CodeInvalid, "a store's limits must be at least 1 (max_memories, max_memory_bytes)")
 	}
 	var out *Store
 	err := db.write(ctx, "update store", func(r *run) error {
@@ -323,7 +363,11 @@ func (db *DB) UpdateStore(ctx context.Context, storeID string, u StoreUpdate) (*
 				s.MaxHistoryBytes, changed = q, true
 			}
 		}
-		if !changed {
+		limits, err := newLimits(r, s, u)
+		if err != nil {
+			return err
+		}
+		if !changed && !limits {
 			out = &s.Store
 			return nil
 		}
@@ -334,16 +378,56 @@ func (db *DB) UpdateStore(ctx context.Context, storeID string, u StoreUpdate) (*
 		if err != nil {
 			return err
 		}
-		now := db.nowNanos()
-		if _, err := r.exec("UPDATE stores SET name = ?, description = ?, metadata = ?, max_history_bytes = ?, updated_at = ? WHERE seq = ?",
-			s.Name, s.Description, string(meta), s.MaxHistoryBytes, now, s.seq); err != nil {
+		// The limits are no field of the API's store object: changing
+		// only them leaves updated_at as it is, as the guard does.
+		now := s.UpdatedAt.UnixNano()
+		if changed {
+			now = db.nowNanos()
+		}
+		if _, err := r.exec("UPDATE stores SET name = ?, description = ?, metadata = ?, max_history_bytes = ?, max_memories = ?, max_memory_bytes = ?, updated_at = ? WHERE seq = ?",
+			s.Name, s.Description, string(meta), s.MaxHistoryBytes, s.MaxMemories, s.MaxMemoryBytes, now, s.seq); err != nil {
 			return err
+		}
+		if limits {
+			// A mount refuses writes past the limits it read: a change at
+			// "/" makes it read the store again, as an archive does.
+			if err := recordChange(r, s.ID, ChangeStore, "/"); err != nil {
+				return err
+			}
 		}
 		s.UpdatedAt = fromNanos(now)
 		out = &s.Store
 		return nil
 	})
 	return out, err
+}
+
+// newLimits applies u's memory limits to s, refusing one below what the
+// store already holds: its live memories and pending files (each holds a
+// memory's slot), or its largest live memory. Lowering a limit under what
+// is there would leave the store over it, refusing every save.
+func newLimits(r *run, s *storeRow, u StoreUpdate) (changed bool, err error) {
+	if u.MaxMemories != nil && *u.MaxMemories != s.MaxMemories {
+		var pending int
+		if err := r.scan("SELECT count(*) FROM pending WHERE store = ?", []any{s.seq}, &pending); err != nil {
+			return false, err
+		}
+		if held := s.MemoryCount + pending; *u.MaxMemories < held {
+			return false, errorf(CodeInvalid, "memory store %s holds %d memories, more than a limit of %d: give at least %d, or delete some first", s.ID, held, *u.MaxMemories, held)
+		}
+		s.MaxMemories, changed = *u.MaxMemories, true
+	}
+	if u.MaxMemoryBytes != nil && *u.MaxMemoryBytes != s.MaxMemoryBytes {
+		var largest int
+		if err := r.scan("SELECT coalesce(max(size), 0) FROM memories WHERE store = ?", []any{s.seq}, &largest); err != nil {
+			return false, err
+		}
+		if *u.MaxMemoryBytes < largest {
+			return false, errorf(CodeInvalid, "memory store %s holds a memory of %d bytes, more than a limit of %d: give at least %d, or shorten its largest memories first", s.ID, largest, *u.MaxMemoryBytes, largest)
+		}
+		s.MaxMemoryBytes, changed = *u.MaxMemoryBytes, true
+	}
+	return changed, nil
 }
 
 func (db *DB) ListStores(ctx context.Context, o StoreListOptions) (*Page[Store], error) {
@@ -431,6 +515,11 @@ func (db *DB) DeleteStore(ctx context.Context, storeID string) error {
 		}
 		// Versions have no foreign key (its cascade would need an index
 		// the save path does not pay for): they go first, by their range.
+		// The store's path_memories go before them, so that no deleted
+		// version looks for the others of its memory at its path.
+		if _, err := r.exec("DELETE FROM path_memories WHERE store = ?", s.seq); err != nil {
+			return err
+		}
 		lo, hi := s.versionRange()
 		if _, err := r.exec("DELETE FROM versions WHERE seq > ? AND seq < ?", lo, hi); err != nil {
 			return err

@@ -14,8 +14,8 @@ import (
 // it (renamed back, if the session moved it), and each memory it created
 // is deleted. A memory someone else changed after the session's first
 // change is a conflict: listed and skipped, unless forced. The session's
-// versions are found by their actor (the versions_actor index), so an undo
-// reads what the session touched, not the store.
+// versions are found by their actor (the memories actor_memories lists for
+// it), so an undo reads what the session touched, not the store.
 
 // UndoOptions tune UndoSession.
 type UndoOptions struct {
@@ -66,7 +66,8 @@ func (db *DB) UndoSession(ctx context.Context, storeID, sessionID string, o Undo
 		out = &Plan{StoreID: s.ID, SessionID: sessionID}
 		lo, hi := s.versionRange()
 		rows, err := r.query(`SELECT memory_id, min(seq), max(seq) FROM versions
-			WHERE actor_id = ? AND actor_type = 'session_actor' AND seq > ? AND seq < ? GROUP BY memory_id`, sessionID, lo, hi)
+			WHERE memory_id IN (SELECT a.memory_id FROM actor_memories a WHERE a.actor_id = ?1)
+			AND actor_id = ?1 AND actor_type = 'session_actor' AND seq > ?2 AND seq < ?3 GROUP BY memory_id`, sessionID, lo, hi)
 		if err != nil {
 			return err
 		}

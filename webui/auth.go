@@ -3,7 +3,6 @@ package webui
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"net"
@@ -28,20 +27,19 @@ type uiSession struct {
 	started  time.Time
 }
 
-// sessions are the signed-in browsers of this process, by the SHA-256 of
-// their cookie. They live in memory: a restart, or a second `memfs serve`
-// behind the same address, asks for the key again (see docs/ui.md).
+// sessions are the signed-in browsers. They are kept in the database
+// (versions.UISession), so that every `memfs serve` on it knows them:
+// several behind one address, or one restarted. The cookie is a random
+// token of which the database keeps only the SHA-256.
 type sessions struct {
-	mu      sync.Mutex // guards byHash; held for map operations only
-	byHash  map[[32]byte]*uiSession
+	db      *versions.DB
 	idle    time.Duration
 	maxLife time.Duration
-	max     int
 	now     func() time.Time
 }
 
-func newSessions(idle, maxLife time.Duration, max int) *sessions {
-	return &sessions{byHash: map[[32]byte]*uiSession{}, idle: idle, maxLife: maxLife, max: max, now: time.Now}
+func newSessions(db *versions.DB, idle, maxLife time.Duration) *sessions {
+	return &sessions{db: db, idle: idle, maxLife: maxLife, now: time.Now}
 }
 
 func randomToken() string {
@@ -50,70 +48,54 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// start makes a session for keyID and returns its cookie value.
-func (s *sessions) start(keyID string) string {
-	token := randomToken()
+// start makes a session for keyID and returns its cookie value. The
+// sign-ins that have lapsed go first, so that the table holds only live
+// ones and those lapsed since the last sign-in.
+func (s *sessions) start(ctx context.Context, keyID string) (string, error) {
 	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.byHash) >= s.max {
-		s.sweepLocked(now)
+	if _, err := s.db.EndStaleUISessions(ctx, now.Add(-s.idle), now.Add(-s.maxLife)); err != nil {
+		return "", err
 	}
-	if len(s.byHash) >= s.max {
-		// Still full of live sessions: the oldest one goes.
-		var oldest [32]byte
-		var at time.Time
-		for h, u := range s.byHash {
-			if at.IsZero() || u.started.Before(at) {
-				oldest, at = h, u.started
-			}
-		}
-		delete(s.byHash, oldest)
-	}
-	s.byHash[sha256.Sum256([]byte(token))] = &uiSession{keyID: keyID, csrf: randomToken(), lastSeen: now, started: now}
-	return token
+	token := randomToken()
+	err := s.db.CreateUISession(ctx, token, versions.UISession{KeyID: keyID, CSRF: randomToken(), CreatedAt: now, LastSeenAt: now})
+	return token, err
 }
 
-func (s *sessions) sweepLocked(now time.Time) {
-	for h, u := range s.byHash {
-		if s.expired(u, now) {
-			delete(s.byHash, h)
-		}
-	}
+func (s *sessions) expired(u *versions.UISession, now time.Time) bool {
+	return now.Sub(u.LastSeenAt) > s.idle || now.Sub(u.CreatedAt) > s.maxLife
 }
 
-func (s *sessions) expired(u *uiSession, now time.Time) bool {
-	return now.Sub(u.lastSeen) > s.idle || now.Sub(u.started) > s.maxLife
-}
+// touchEvery is how old a session's recorded last use may grow before a
+// request records it again: recording every click would make every page
+// view a write, and the idle time is counted to within this anyway.
+func (s *sessions) touchEvery() time.Duration { return min(time.Minute, s.idle/10) }
 
 // get returns the live session of a cookie value, or nil; touch marks it
 // used (a person's request does, a live page's wait does not).
-func (s *sessions) get(token string, touch bool) *uiSession {
-	h := sha256.Sum256([]byte(token))
+func (s *sessions) get(ctx context.Context, token string, touch bool) (*uiSession, error) {
+	u, err := s.db.GetUISession(ctx, token)
+	if versions.ErrorCode(err) == versions.CodeNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
 	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	u, ok := s.byHash[h]
-	if !ok {
-		return nil
-	}
 	if s.expired(u, now) {
-		delete(s.byHash, h)
-		return nil
+		return nil, s.end(ctx, token)
 	}
-	if touch {
-		u.lastSeen = now
+	if touch && now.Sub(u.LastSeenAt) > s.touchEvery() {
+		if err := s.db.TouchUISession(ctx, token, now); err != nil {
+			return nil, err
+		}
+		u.LastSeenAt = now
 	}
-	cp := *u
-	return &cp
+	return &uiSession{keyID: u.KeyID, csrf: u.CSRF, lastSeen: u.LastSeenAt, started: u.CreatedAt}, nil
 }
 
-// end forgets a session (sign-out, or its key is gone).
-func (s *sessions) end(token string) {
-	h := sha256.Sum256([]byte(token))
-	s.mu.Lock()
-	delete(s.byHash, h)
-	s.mu.Unlock()
+// end forgets a session (sign-out, or it lapsed).
+func (s *sessions) end(ctx context.Context, token string) error {
+	return s.db.EndUISession(ctx, token)
 }
 
 // signInLimiter bounds sign-in attempts per client address: a burst of
@@ -211,14 +193,14 @@ func (u *UI) signedIn(ctx context.Context, r *http.Request, touch bool) (*who, e
 	if err != nil || c.Value == "" {
 		return nil, nil
 	}
-	sess := u.sessions.get(c.Value, touch)
-	if sess == nil {
-		return nil, nil
+	sess, err := u.sessions.get(ctx, c.Value, touch)
+	if sess == nil || err != nil {
+		return nil, err
 	}
 	k, err := u.db.GetAPIKey(ctx, sess.keyID)
 	if versions.ErrorCode(err) == versions.CodeNotFound {
-		u.sessions.end(c.Value)
-		return nil, nil
+		// Revoked: revoking ended the key's sign-ins already.
+		return nil, u.sessions.end(ctx, c.Value)
 	}
 	if err != nil {
 		return nil, err

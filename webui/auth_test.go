@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -162,4 +163,71 @@ func TestSignIn(t *testing.T) {
 			t.Fatalf("a sign-in posted from another site got %d", res.StatusCode)
 		}
 	})
+}
+
+// Sign-ins live in the database: a browser signed in on one server is
+// signed in on every server of the same database (several `memfs serve`
+// behind one address, or one restarted), signing out on one ends it on
+// all, and so does revoking the key.
+func TestSignInSharedByServers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memfs.db")
+	open := func() *versions.DB {
+		db, err := versions.Open(path, versions.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	dbA, dbB := open(), open()
+	a := httptest.NewServer(webui.New(dbA, webui.Options{}))
+	t.Cleanup(a.Close)
+	b := httptest.NewServer(webui.New(dbB, webui.Options{}))
+	t.Cleanup(b.Close)
+	k, key, err := dbA.CreateAPIKey(context.Background(), "fleet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both servers are on 127.0.0.1: the browser's cookie goes to both,
+	// as it would to two servers behind one address.
+	c := client(t)
+	if res := signIn(t, c, a.URL, key); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in on the first server answered %d", res.StatusCode)
+	}
+	res, page := get(t, c, b.URL+"/ui/")
+	if res.StatusCode != http.StatusOK || !strings.Contains(page, k.ID) {
+		t.Fatalf("the second server answered %d to a browser signed in on the first, want its stores page", res.StatusCode)
+	}
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+	if csrf == nil {
+		t.Fatal("the second server's page has no form token")
+	}
+	// The cookie as it was before the sign-out: a browser that kept it
+	// is signed out on the first server too.
+	ua, _ := url.Parse(a.URL + "/ui/")
+	kept := client(t)
+	kept.Jar.SetCookies(ua, c.Jar.Cookies(ua))
+	out, err := c.PostForm(b.URL+"/ui/signout", url.Values{"csrf": {csrf[1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Body.Close()
+	if out.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-out on the second server answered %d", out.StatusCode)
+	}
+	if res, _ := get(t, kept, a.URL+"/ui/"); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/ui/signin" {
+		t.Fatalf("after signing out on the second server the first answered %d to %q, want the sign-in page", res.StatusCode, res.Header.Get("Location"))
+	}
+	signIn(t, c, a.URL, key)
+	if res, _ := get(t, c, a.URL+"/ui/"); res.StatusCode != http.StatusOK {
+		t.Fatalf("after signing in again the first server answered %d", res.StatusCode)
+	}
+	if _, err := dbB.RevokeAPIKey(context.Background(), k.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, srv := range []string{a.URL, b.URL} {
+		if res, _ := get(t, c, srv+"/ui/"); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/ui/signin" {
+			t.Fatalf("after the key was revoked %s answered %d to %q, want the sign-in page", srv, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
 }

@@ -210,15 +210,11 @@ func (u *UI) historyPage(w http.ResponseWriter, r *http.Request, me *who) error 
 	}
 	lines := make([]historyLine, 0, len(page.Data))
 	for _, v := range page.Data {
+		// A rename records the path it moved from (as `memfs log` shows
+		// it), so a page needs no query per row to find renames.
 		l := historyLine{Version: v, Head: head != nil && head.VersionID == v.ID}
-		if v.Operation == versions.OpModified && v.Path != nil {
-			prev, err := u.db.PreviousVersion(ctx, st.ID, v.ID)
-			if err != nil {
-				return err
-			}
-			if prev != nil && prev.Path != nil && *prev.Path != *v.Path {
-				l.PrevPath = *prev.Path
-			}
+		if v.Path != nil && v.PreviousPath != "" && v.PreviousPath != *v.Path {
+			l.PrevPath = v.PreviousPath
 		}
 		lines = append(lines, l)
 	}

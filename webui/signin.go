@@ -51,7 +51,12 @@ func (u *UI) signIn(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, nil, err)
 		return
 	}
-	setCookie(w, r, u.sessions.start(k.ID), 0)
+	token, err := u.sessions.start(r.Context(), k.ID)
+	if err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
+	setCookie(w, r, token, 0)
 	u.o.Logger.Info("web UI sign-in", "api_key_id", k.ID, "client", clientHost(r))
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 }
@@ -69,7 +74,10 @@ func (u *UI) signOut(w http.ResponseWriter, r *http.Request) {
 			u.fail(w, r, me, refusal(http.StatusForbidden, "this sign-out did not come from a page of this server: use the Sign out button"))
 			return
 		}
-		u.sessions.end(me.token)
+		if err := u.sessions.end(r.Context(), me.token); err != nil {
+			u.fail(w, r, me, err)
+			return
+		}
 	}
 	setCookie(w, r, "", -1)
 	http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)

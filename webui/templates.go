@@ -10,8 +10,29 @@ import (
 var pageNames = []string{"error", "signin", "stores", "tree", "history", "version", "diff", "confirm", "sessions", "session", "undo", "search"}
 
 var funcs = template.FuncMap{
-	"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"size": humanSize,
+	"when":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"size":   humanSize,
+	"chunks": chunks,
+}
+
+// rowsPerChunk is how many rows of a long listing go in one block. The
+// stylesheet lets the browser skip the layout and paint of the blocks
+// out of view (content-visibility), so a folder of thousands of files
+// shows as soon as its first screen is laid out; a block's size before
+// it was ever seen is guessed from this many rows.
+const rowsPerChunk = 100
+
+// chunks cuts a listing into blocks of rowsPerChunk rows.
+func chunks(lines []treeLine) [][]treeLine {
+	var out [][]treeLine
+	for len(lines) > rowsPerChunk {
+		out = append(out, lines[:rowsPerChunk])
+		lines = lines[rowsPerChunk:]
+	}
+	if len(lines) > 0 {
+		out = append(out, lines)
+	}
+	return out
 }
 
 func parsePages() map[string]*template.Template {

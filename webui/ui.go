@@ -34,8 +34,6 @@ type Options struct {
 	// IdleTimeout ends a sign-in unused for this long (default 30 minutes);
 	// MaxLifetime ends it anyway (default 12 hours).
 	IdleTimeout, MaxLifetime time.Duration
-	// MaxSessions bounds the signed-in browsers kept (default 10,000).
-	MaxSessions int
 	// PollInterval is how often the live pages look for changes on SQLite
 	// (default 100 ms); PostgreSQL wakes them by notification.
 	PollInterval time.Duration
@@ -60,16 +58,13 @@ func New(db *versions.DB, o Options) *UI {
 	if o.MaxLifetime <= 0 {
 		o.MaxLifetime = 12 * time.Hour
 	}
-	if o.MaxSessions <= 0 {
-		o.MaxSessions = 10000
-	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 100 * time.Millisecond
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	u := &UI{db: db, o: o, mux: http.NewServeMux(), sessions: newSessions(o.IdleTimeout, o.MaxLifetime, o.MaxSessions)}
+	u := &UI{db: db, o: o, mux: http.NewServeMux(), sessions: newSessions(db, o.IdleTimeout, o.MaxLifetime)}
 	u.limiter.now = time.Now
 	u.pages = parsePages()
 	u.routes()

@@ -196,6 +196,89 @@ func storeNamesCommand() *cli.Command {
 	}
 }
 
+// pathCommands lists the command paths whose second argument names a
+// memory by its path (a PATH, MEMORY or VERSION after the STORE):
+// completion offers the store's paths there.
+func pathCommands(app *cli.App) []string {
+	var out []string
+	for _, p := range storeCommands(app) {
+		c := findPath(app.Commands, strings.Fields(p))
+		if c == nil {
+			continue
+		}
+		rest := strings.TrimPrefix(c.ArgsUsage, "STORE")
+		if strings.Contains(rest, "PATH") || strings.Contains(rest, "MEMORY") || strings.Contains(rest, "VERSION") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func findPath(cmds []*cli.Command, names []string) *cli.Command {
+	for _, c := range cmds {
+		if c.Name != names[0] {
+			continue
+		}
+		if len(names) == 1 {
+			return c
+		}
+		return findPath(c.Subcommands, names[1:])
+	}
+	return nil
+}
+
+// memoryPathsCommand prints the paths of a store's memories that begin
+// with a prefix, a directory's as DIR/ once, one a line, as a shell
+// completes a file name a level at a time; it prints nothing where there
+// is no database or no such store. A prefix without its leading / is
+// read with it (todo → /todo.md).
+func memoryPathsCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "__memory-paths",
+		Hidden: true,
+		Action: func(c *cli.Context) error {
+			path, err := dbPath(c)
+			if err != nil {
+				return nil
+			}
+			db, err := versions.Open(path, versions.Options{})
+			if err != nil {
+				return nil
+			}
+			defer db.Close()
+			s, err := db.ResolveStore(ctx(c), c.Args().Get(0))
+			if err != nil {
+				return nil
+			}
+			prefix := c.Args().Get(1)
+			if !strings.HasPrefix(prefix, "/") {
+				prefix = "/" + prefix
+			}
+			o := versions.MemoryListOptions{PathPrefix: prefix[:strings.LastIndexByte(prefix, '/')+1], Depth: 1, Limit: versions.MaxPageSize}
+			for pages := 0; pages < 10; pages++ {
+				page, err := db.ListMemories(ctx(c), s.ID, o)
+				if err != nil {
+					return nil
+				}
+				for _, it := range page.Data {
+					p := it.Prefix
+					if it.Memory != nil {
+						p = it.Memory.Path
+					}
+					if strings.HasPrefix(p, prefix) {
+						fmt.Fprintln(c.App.Writer, p)
+					}
+				}
+				if page.NextPage == nil {
+					break
+				}
+				o.Page = *page.NextPage
+			}
+			return nil
+		},
+	}
+}
+
 func writeBashCompletion(w io.Writer, app *cli.App, zsh bool) error {
 	paths := commandPaths(app)
 	keys := slices.Sorted(maps.Keys(paths))
@@ -207,7 +290,7 @@ func writeBashCompletion(w io.Writer, app *cli.App, zsh bool) error {
 	b.WriteString(`_memfs() {
 	# zsh (through bashcompinit) numbers arrays from 1; bash from 0.
 	[ -n "${ZSH_VERSION:-}" ] && setopt localoptions ksharrays
-	local cur=${COMP_WORDS[COMP_CWORD]} path="" w i db="" args=0
+	local cur=${COMP_WORDS[COMP_CWORD]} path="" w i db="" args=0 store=
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		w=${COMP_WORDS[i]}
 		case "$w" in
@@ -215,10 +298,31 @@ func writeBashCompletion(w io.Writer, app *cli.App, zsh bool) error {
 		--db=*) db=${w#--db=}; continue ;;
 		-*) continue ;;
 		esac
-		if _memfs_words "${path:+$path }$w" >/dev/null; then path="${path:+$path }$w"; else args=$((args + 1)); fi
+		if [ "$args" = 0 ] && _memfs_words "${path:+$path }$w" >/dev/null; then path="${path:+$path }$w"; else
+			# The store as the shell will pass it, its quoting undone
+			# by hand: what was typed is never evaluated.
+			if [ "$args" = 0 ]; then
+				case "$w" in
+				\"*\" | \'*\') store=${w:1:${#w}-2} ;;
+				*) store=${w//\\/} ;;
+				esac
+			fi
+			args=$((args + 1))
+		fi
 	done
 	if [[ "$cur" == -* || -z "$path" ]] || _memfs_has_sub "$path"; then
 		COMPREPLY=($(compgen -W "$(_memfs_words "$path")" -- "$cur"))
+	elif [ "$args" = 1 ] && _memfs_takes_path "$path"; then
+		# A memory's path, from the store named before it; never the
+		# host's files, which mean nothing to the store.
+		type compopt >/dev/null 2>&1 && compopt +o default 2>/dev/null
+		local paths p IFS
+		paths=$(memfs ${db:+--db "$db"} __memory-paths "$store" "$cur" 2>/dev/null)
+		IFS=$'\n'
+		COMPREPLY=($(while IFS= read -r p; do [ -n "$p" ] && printf '%q\n' "$p"; done <<<"$paths"))
+		if [[ ${#COMPREPLY[@]} = 1 && "${COMPREPLY[0]}" == */ ]]; then
+			type compopt >/dev/null 2>&1 && compopt -o nospace 2>/dev/null
+		fi
 	elif [ "$args" = 0 ] && _memfs_takes_store "$path"; then
 		# Store names hold spaces: one candidate a line, quoted for the shell.
 		local names n IFS
@@ -234,6 +338,11 @@ func writeBashCompletion(w io.Writer, app *cli.App, zsh bool) error {
 _memfs_takes_store() {
 	case "$1" in
 ` + storeCases(app) + `		*) return 1 ;;
+	esac
+}
+_memfs_takes_path() {
+	case "$1" in
+` + pathCases(app) + `		*) return 1 ;;
 	esac
 }
 _memfs_has_sub() {
@@ -271,6 +380,26 @@ function __memfs_at
 	set -l p (__memfs_path)
 	test "$p" = "$argv[1]"
 end
+function __memfs_args
+	set -l words (commandline -opc)
+	set -e words[1]
+	set -l path
+	set -l args
+	for w in $words
+		string match -q -- '-*' $w; and continue
+		if test (count $args) -eq 0; and contains -- (string join ' ' $path $w) $__memfs_paths
+			set path $path $w
+		else
+			set args $args $w
+		end
+	end
+	printf '%s\n' $args
+end
+function __memfs_memory_paths
+	set -l args (__memfs_args)
+	test (count $args) -eq 1; or return
+	memfs __memory-paths $args[1] (commandline -ct) 2>/dev/null
+end
 `)
 	b.WriteString("set -g __memfs_paths")
 	for _, k := range keys {
@@ -280,7 +409,10 @@ end
 	}
 	b.WriteString("\ncomplete -c memfs -f\n")
 	for _, k := range storeCommands(app) {
-		fmt.Fprintf(&b, "complete -c memfs -n '__memfs_at %q' -a '(memfs __store-names 2>/dev/null)'\n", k)
+		fmt.Fprintf(&b, "complete -c memfs -n '__memfs_at %q; and test (count (__memfs_args)) -eq 0' -a '(memfs __store-names 2>/dev/null)'\n", k)
+	}
+	for _, k := range pathCommands(app) {
+		fmt.Fprintf(&b, "complete -c memfs -n '__memfs_at %q' -a '(__memfs_memory_paths)'\n", k)
 	}
 	for _, k := range keys {
 		var subs, flags []string
@@ -306,9 +438,14 @@ end
 }
 
 // storeCases is the case arms of _memfs_takes_store.
-func storeCases(app *cli.App) string {
+func storeCases(app *cli.App) string { return caseArms(storeCommands(app)) }
+
+// pathCases is the case arms of _memfs_takes_path.
+func pathCases(app *cli.App) string { return caseArms(pathCommands(app)) }
+
+func caseArms(paths []string) string {
 	var b strings.Builder
-	for _, k := range storeCommands(app) {
+	for _, k := range paths {
 		fmt.Fprintf(&b, "\t%q) return 0 ;;\n", k)
 	}
 	return b.String()

@@ -10,8 +10,11 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/text/width"
 
 	"github.com/memfs/memfs/versions"
 )
@@ -58,14 +61,59 @@ func table(w io.Writer) *tableWriter {
 }
 
 // tableWriter drops the padding tabwriter leaves at the end of lines whose
-// last columns are empty.
+// last columns are empty, and aligns cells by the columns a terminal gives
+// them: tabwriter counts a character as one column, but an East Asian wide
+// character (日本語, 한국어) takes two and a combining mark none. Each cell
+// is followed by as many NUL bytes as its width differs from its count of
+// characters, which tabwriter counts as one column each; Flush removes
+// them, so the padding after the cell makes up for its width.
 type tableWriter struct {
 	tw  *tabwriter.Writer
 	buf bytes.Buffer
 	out io.Writer
 }
 
-func (t *tableWriter) Write(p []byte) (int, error) { return t.tw.Write(p) }
+func (t *tableWriter) Write(p []byte) (int, error) {
+	var b []byte
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) && p[i] != '\t' && p[i] != '\n' {
+			continue
+		}
+		cell := p[start:i]
+		b = append(b, cell...)
+		if extra := displayWidth(string(cell)) - utf8.RuneCount(cell); extra > 0 {
+			b = append(b, bytes.Repeat([]byte{0}, extra)...)
+		}
+		if i < len(p) {
+			b = append(b, p[i])
+		}
+		start = i + 1
+	}
+	if _, err := t.tw.Write(b); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// displayWidth is how many columns a terminal gives s: two for an East
+// Asian wide or fullwidth character, none for a combining mark or a
+// zero-width one, one for any other. Less than its count of characters
+// (combining marks) is left to tabwriter's count: padding can only be
+// added.
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r == '\u200b' || r == 0:
+		case width.LookupRune(r).Kind() == width.EastAsianWide || width.LookupRune(r).Kind() == width.EastAsianFullwidth:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
+}
 
 func (t *tableWriter) Flush() error {
 	if err := t.tw.Flush(); err != nil {
@@ -74,7 +122,7 @@ func (t *tableWriter) Flush() error {
 	var b strings.Builder
 	for _, line := range strings.SplitAfter(t.buf.String(), "\n") {
 		nl := strings.HasSuffix(line, "\n")
-		b.WriteString(strings.TrimRight(line, " \n"))
+		b.WriteString(strings.TrimRight(strings.ReplaceAll(line, "\x00", ""), " \n"))
 		if nl {
 			b.WriteByte('\n')
 		}

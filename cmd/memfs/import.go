@@ -63,8 +63,8 @@ func importStores(c *cli.Context) (failed error) {
 		page := versions.Page[versions.Store]{Data: make([]versions.Store, len(done))}
 		for i, im := range done {
 			page.Data[i] = *im.Store
-			fmt.Fprintf(c.App.ErrWriter, "imported memory store %s (%q): %d memories, %d directories, %d versions\n",
-				im.Store.ID, im.Store.Name, im.Memories, im.Directories, im.Versions)
+			fmt.Fprintf(c.App.ErrWriter, "imported memory store %s (%q): %s, %s, %s\n",
+				im.Store.ID, im.Store.Name, counted(im.Memories, "memory", "memories"), counted(im.Directories, "directory", "directories"), counted(im.Versions, "version", "versions"))
 			if err := reportImported(ctx, c, db, im.Store.ID); err != nil {
 				return err
 			}

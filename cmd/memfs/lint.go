@@ -85,7 +85,7 @@ func lintStores(c *cli.Context) error {
 			return err
 		}
 		if len(found) == 0 {
-			confirm(c, "no finding in %d stores", len(ids))
+			confirm(c, "no finding in %s", counted(len(ids), "store", "stores"))
 			return nil
 		}
 		confirm(c, "%d findings", len(found))

@@ -161,7 +161,7 @@ func logVersions(ctx context.Context, c *cli.Context, db *versions.DB, s *versio
 		}
 		return all, err
 	case !strings.HasPrefix(ref, "/") && !strings.HasPrefix(ref, "mem_"):
-		return nil, usageFor(c, "%q is neither a path (they start with /, as /%s) nor a mem_ id", ref, ref)
+		return nil, memoryRef(ref)
 	}
 	if strings.HasPrefix(ref, "mem_") || c.Bool("follow") {
 		id := ref

@@ -104,6 +104,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			searchCommand(),
 			lintCommand(),
 			storeNamesCommand(),
+			memoryPathsCommand(),
 			pendingCommand(),
 		},
 		// Values of repeated flags (--metadata k=v, --store S) may hold commas.

@@ -114,8 +114,10 @@ func memoryGet(c *cli.Context) error {
 			}
 			return emit(c, v, func(w io.Writer) { io.WriteString(w, *v.Content) })
 		}
-		if err != nil && !strings.HasPrefix(ref, "/") && !strings.HasPrefix(ref, "mem_") && versions.ErrorCode(err) == versions.CodeNotFound {
-			return usageFor(c, "%q is neither a path (paths start with /, as /%s) nor a mem_ id", ref, ref)
+		if err != nil && versions.ErrorCode(err) == versions.CodeNotFound {
+			if rerr := memoryRef(ref); rerr != nil {
+				return rerr
+			}
 		}
 		if err != nil {
 			return err
@@ -199,6 +201,9 @@ func memoryUpdate(c *cli.Context) error {
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
 		// MEMORY may be a path: the engine updates and deletes by id.
+		if err := memoryRef(c.Args().Get(1)); err != nil {
+			return err
+		}
 		cur, err := db.GetMemory(ctx, s.ID, c.Args().Get(1))
 		if err != nil {
 			return err
@@ -240,6 +245,9 @@ func memoryDelete(c *cli.Context) error {
 	d := versions.MemoryDelete{IfSHA256: sha}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
 		// MEMORY may be a path: the engine updates and deletes by id.
+		if err := memoryRef(c.Args().Get(1)); err != nil {
+			return err
+		}
 		cur, err := db.GetMemory(ctx, s.ID, c.Args().Get(1))
 		if err != nil {
 			return err

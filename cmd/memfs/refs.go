@@ -58,9 +58,12 @@ func resolveVersion(ctx context.Context, db *versions.DB, storeID, ref string) (
 		}
 		return db.GetVersion(ctx, storeID, lineage[back].ID)
 	}
+	if err := slashless(ref); err != nil {
+		return nil, err
+	}
 	if len(ref) < 6 || strings.ContainsAny(ref, "_/") {
 		return nil, &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
-			"no version %q in store %s: give a memver_ id, the last %d characters of one as memfs log shows them, or PATH~N",
+			"no version %q in store %s: give a memver_ id, the last %d characters of one as memfs log shows them, a PATH (starting with /) or PATH~N",
 			ref, storeID, shortIDLen)}
 	}
 	found, err := db.VersionsEndingIn(ctx, storeID, ref)
@@ -70,11 +73,37 @@ func resolveVersion(ctx context.Context, db *versions.DB, storeID, ref string) (
 	switch len(found) {
 	case 0:
 		return nil, &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
-			"no version of store %s ends in %q: see the ids in memfs log %s", storeID, ref, storeID)}
+			"no version of store %s ends in %q: see the ids in memfs log %s (a path must start with /)", storeID, ref, storeID)}
 	case 1:
 		return db.GetVersion(ctx, storeID, found[0])
 	}
 	return nil, invalidf("%d versions of store %s end in %q (%s, …): give more characters", len(found), storeID, ref, found[0])
+}
+
+// idLike is what an id or the end of one looks like: "memver_01…",
+// "0000000Z". Anything else a person gives for a memory or a version is a
+// path.
+var idLike = regexp.MustCompile(`^([a-z]+_)?[0-9A-Za-z]+$`)
+
+// slashless refuses a path given without its leading slash ("todo.md"),
+// as creating a memory at it is refused, rather than looking it up as an
+// id that cannot exist.
+func slashless(ref string) error {
+	if ref == "" || strings.HasPrefix(ref, "/") || idLike.MatchString(ref) {
+		return nil
+	}
+	return invalidf("path %q must start with /, e.g. /%s", ref, ref)
+}
+
+// memoryRef checks a MEMORY argument: a path, or a mem_ id.
+func memoryRef(ref string) error {
+	if strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "mem_") {
+		return nil
+	}
+	if err := slashless(ref); err != nil {
+		return err
+	}
+	return invalidf("%q is neither a path (a path must start with /, e.g. /%s) nor a mem_ id", ref, ref)
 }
 
 // invalidf is an invalid-input error (exit 5).

@@ -9,6 +9,7 @@ import (
 	osexec "os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -406,20 +407,24 @@ func runDirVisible(dir, dbPath string, hidden []string) error {
 	return nil
 }
 
-// runWarnReadable warns when the database, its journal files or its
-// directory may be read by other users of the host: the command cannot
-// reach them, but anyone else on the host can read every store there.
+// runWarnReadable warns when the database or its journal files may be
+// read by other users of the host (the command cannot reach them, but
+// anyone else on the host could read every store there), or when others
+// may replace them: a directory every user can write without the sticky
+// bit. A directory others can only read is no risk when the files are
+// private (memfs makes them 0600): it shows their names, not what they
+// hold.
 func runWarnReadable(dbPath string) {
-	for _, p := range []string{filepath.Dir(dbPath), dbPath, dbPath + "-wal", dbPath + "-shm"} {
+	for _, p := range []string{dbPath, dbPath + "-wal", dbPath + "-shm"} {
 		fi, err := os.Stat(p)
 		if err != nil || fi.Mode().Perm()&0o004 == 0 {
 			continue
 		}
-		what, fix := "the database file", "chmod 600"
-		if fi.IsDir() {
-			what, fix = "the database's directory", "chmod 700"
-		}
-		slog.Warn("memfs run: "+what+" is readable by every user of the host, who can read every store in it; "+fix+" it", "path", p, "mode", fmt.Sprintf("%04o", fi.Mode().Perm()))
+		slog.Warn("memfs run: the database file is readable by every user of the host, who can read every store in it; chmod 600 it", "path", p, "mode", fmt.Sprintf("%04o", fi.Mode().Perm()))
+	}
+	dir := filepath.Dir(dbPath)
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o002 != 0 && fi.Mode()&os.ModeSticky == 0 {
+		slog.Warn("memfs run: the database's directory is writable by every user of the host, who can replace or remove the database; chmod 755 it", "path", dir, "mode", fmt.Sprintf("%04o", fi.Mode().Perm()))
 	}
 }
 
@@ -658,10 +663,19 @@ func logSafe(groups []string, a slog.Attr) slog.Attr {
 		return a
 	}
 	if strings.ContainsRune(s, ' ') {
+		s = commandHint.ReplaceAllString(s, "'$1'")
 		return slog.String(a.Key, strings.NewReplacer("$", `\x24`, "`", `\x60`).Replace(s))
 	}
 	return slog.String(a.Key, escapeLogValue(s))
 }
+
+// commandHint is a command memfs names in its own words ("run `memfs
+// version prune`"), as a refusal's reason carries it: plain words, flags
+// and ids, nothing a shell would expand. In a logged value it is shown in
+// single quotes, which no shell acts on inside the handler's double
+// quotes, so that it reads as the command line shows it rather than as
+// \x60memfs version prune\x60. Every other backtick is still escaped.
+var commandHint = regexp.MustCompile("`(memfs(?: [A-Za-z0-9_./=:-]+)*)`")
 
 func escapeLogValue(s string) string {
 	safe := func(r rune) bool {

@@ -96,7 +96,7 @@ func scanStore(c *cli.Context) error {
 			return cli.Exit("", exitFound)
 		}
 		if len(old) > 0 {
-			if err := confirmed(c, "redact %d versions of memory store %s (%s)? Their content is removed for good", len(old), s.ID, s.Name); err != nil {
+			if err := confirmed(c, "redact %s of memory store %s (%s)? Their content is removed for good", counted(len(old), "version", "versions"), s.ID, s.Name); err != nil {
 				return err
 			}
 			for _, id := range old {
@@ -141,8 +141,8 @@ func reportImported(ctx context.Context, c *cli.Context, db *versions.DB, storeI
 			rules = append(rules, f.Rule)
 		}
 	}
-	confirm(c, "memory store %s holds %d credentials (%s): see memfs scan %s, which can redact them",
-		storeID, len(found), strings.Join(rules, ", "), storeID)
+	confirm(c, "memory store %s holds %s (%s): see memfs scan %s, which can redact them",
+		storeID, counted(len(found), "credential", "credentials"), strings.Join(rules, ", "), storeID)
 	return nil
 }
 

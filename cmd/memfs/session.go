@@ -70,7 +70,28 @@ func resolveStoreSpec(ctx context.Context, db *versions.DB, spec string) (*versi
 		}
 	}
 	s, err := resolveStore(ctx, db, spec)
+	if versions.ErrorCode(err) == versions.CodeNotFound {
+		if i := strings.LastIndexByte(spec, ':'); i >= 0 {
+			if mode, ok := accessTypo(spec[i+1:]); ok {
+				if _, serr := resolveStore(ctx, db, spec[:i]); serr == nil {
+					return nil, "", usageError("--store %q: the access mode is spelled :%s", spec, mode)
+				}
+			}
+		}
+	}
 	return s, versions.ReadWrite, err
+}
+
+// accessTypo reads a misspelt access mode (readonly, read-only, ro, RW, …)
+// as the mode it was meant to be.
+func accessTypo(s string) (versions.Access, bool) {
+	switch strings.NewReplacer("-", "", "_", "", " ", "").Replace(strings.ToLower(s)) {
+	case "readonly", "ro", "read", "r":
+		return versions.ReadOnly, true
+	case "readwrite", "rw", "write", "w":
+		return versions.ReadWrite, true
+	}
+	return "", false
 }
 
 func sessionCreate(c *cli.Context) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -50,13 +51,15 @@ func storeCommand() *cli.Command {
 			},
 			{
 				Name:      "update",
-				Usage:     "change a store's name, description or metadata (KEY= removes a key)",
+				Usage:     "change a store's name, description, metadata (KEY= removes a key), limits or guard",
 				ArgsUsage: "STORE",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "name", Usage: "new display name"},
 					allowDuplicateFlag,
 					&cli.StringFlag{Name: "description", Usage: "new description"},
 					&cli.StringSliceFlag{Name: "metadata", KeepSpace: true, Usage: "set `KEY=VALUE`, or remove KEY with KEY=; repeat for more"},
+					&cli.IntFlag{Name: "max-memories", Usage: "most memories the store may hold; not below the memories it holds"},
+					&cli.IntFlag{Name: "max-memory-bytes", Usage: "largest memory in bytes; not below its largest memory"},
 					historyQuotaFlag,
 					guardFlag(),
 				},
@@ -202,8 +205,39 @@ func storeGet(c *cli.Context) error {
 		return err
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		return emit(c, s, func(w io.Writer) { printStore(w, s) })
+		return emit(c, storeDetail{s}, func(w io.Writer) { printStore(w, s) })
 	})
+}
+
+// storeDetail is what store get shows, for scripts: the API's store
+// object with memfs fields the hosted API has not (its limits, what it
+// holds and its guard), so that a quota can be watched.
+type storeDetail struct{ *versions.Store }
+
+func (d storeDetail) MarshalJSON() ([]byte, error) {
+	s := d.Store
+	var quota *int // null: no quota
+	if s.MaxHistoryBytes > 0 {
+		quota = &s.MaxHistoryBytes
+	}
+	type plain versions.Store
+	md := s.Metadata
+	if md == nil {
+		md = map[string]string{}
+	}
+	p := plain(*s)
+	p.Metadata = md
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+		MaxMemories     int                  `json:"max_memories"`
+		MaxMemoryBytes  int                  `json:"max_memory_bytes"`
+		MaxDirectories  int                  `json:"max_directories"`
+		MaxHistoryBytes *int                 `json:"max_history_bytes"`
+		MemoryCount     int                  `json:"memory_count"`
+		HistoryBytes    int                  `json:"history_bytes"`
+		Guard           versions.GuardPolicy `json:"guard"`
+	}{"memory_store", p, s.MaxMemories, s.MaxMemoryBytes, s.MaxDirectories, quota, s.MemoryCount, s.HistoryBytes, s.Guard})
 }
 
 func printStore(w io.Writer, s *versions.Store) {
@@ -222,6 +256,7 @@ func printStore(w io.Writer, s *versions.Store) {
 	row(t, "created:", when(s.CreatedAt))
 	row(t, "updated:", when(s.UpdatedAt))
 	row(t, "archived:", whenPtr(s.ArchivedAt))
+	row(t, "memories:", fmt.Sprint(s.MemoryCount))
 	if s.MaxMemories > 0 {
 		row(t, "max memories:", fmt.Sprint(s.MaxMemories))
 	}
@@ -270,8 +305,21 @@ func storeUpdate(c *cli.Context) error {
 	if u.Guard, err = guardPolicy(c); err != nil {
 		return err
 	}
-	if u.Name == nil && u.Description == nil && md == nil && u.MaxHistoryBytes == nil && u.Guard == nil {
-		return usageFor(c, "nothing to change; give --name, --description, --metadata, --max-history-bytes or --guard")
+	for _, l := range []struct {
+		flag string
+		to   **int
+	}{{"max-memories", &u.MaxMemories}, {"max-memory-bytes", &u.MaxMemoryBytes}} {
+		if !c.IsSet(l.flag) {
+			continue
+		}
+		v := c.Int(l.flag)
+		if v < 1 {
+			return usageFor(c, "--%s must be at least 1", l.flag)
+		}
+		*l.to = &v
+	}
+	if u.Name == nil && u.Description == nil && md == nil && u.MaxHistoryBytes == nil && u.Guard == nil && u.MaxMemories == nil && u.MaxMemoryBytes == nil {
+		return usageFor(c, "nothing to change; give --name, --description, --metadata, --max-memories, --max-memory-bytes, --max-history-bytes or --guard")
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
 		if u.Name != nil {
@@ -283,7 +331,7 @@ func storeUpdate(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		return emit(c, s, func(io.Writer) { confirm(c, "updated store %s (%s)", s.ID, s.Name) })
+		return emit(c, storeDetail{s}, func(io.Writer) { confirm(c, "updated store %s (%s)", s.ID, s.Name) })
 	})
 }
 
@@ -292,7 +340,7 @@ func storeArchive(c *cli.Context) error {
 		return err
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		if err := confirmed(c, "archive store %s (%s) for good? Its %d memories become read-only, and it can no longer be attached to sessions", s.ID, s.Name, s.MemoryCount); err != nil {
+		if err := confirmed(c, "archive store %s (%s) for good? Its %s become read-only, and it can no longer be attached to sessions", s.ID, s.Name, counted(s.MemoryCount, "memory", "memories")); err != nil {
 			return err
 		}
 		s, err := db.ArchiveStore(ctx, s.ID)
@@ -308,7 +356,7 @@ func storeDelete(c *cli.Context) error {
 		return err
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		if err := confirmed(c, "delete store %s (%s) with its %d memories and every version, for good?", s.ID, s.Name, s.MemoryCount); err != nil {
+		if err := confirmed(c, "delete store %s (%s) with its %s and every version, for good?", s.ID, s.Name, counted(s.MemoryCount, "memory", "memories")); err != nil {
 			return err
 		}
 		if err := db.DeleteStore(ctx, s.ID); err != nil {

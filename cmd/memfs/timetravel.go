@@ -175,10 +175,10 @@ func rewind(c *cli.Context, plan *versions.Plan, what string, apply func() (*ver
 				return err
 			}
 		}
-		confirm(c, "%s: would write %d versions (dry run: nothing changed)", what, plan.Writes())
+		confirm(c, "%s: would write %s (dry run: nothing changed)", what, counted(plan.Writes(), "version", "versions"))
 		return skippedExit(plan, strict)
 	}
-	if err := confirmed(c, "%s, writing %d versions?", what, plan.Writes()); err != nil {
+	if err := confirmed(c, "%s, writing %s?", what, counted(plan.Writes(), "version", "versions")); err != nil {
 		return err
 	}
 	done, err := apply()
@@ -203,8 +203,8 @@ func rewindDone(c *cli.Context, plan, done *versions.Plan, what string, strict b
 		}
 	}
 	if done.Safety != nil {
-		confirm(c, "%s: wrote %d versions after safety checkpoint %s (to go back: memfs restore %s --as-of %s)",
-			what, done.Writes(), done.Safety.Name, done.StoreID, done.Safety.Name)
+		confirm(c, "%s: wrote %s after safety checkpoint %s (to go back: memfs restore %s --as-of %s)",
+			what, counted(done.Writes(), "version", "versions"), done.Safety.Name, done.StoreID, done.Safety.Name)
 	} else {
 		confirm(c, "%s: nothing to do", what)
 	}
@@ -372,7 +372,7 @@ func storeFork(c *cli.Context) error {
 		}
 		return emit(c, f.Store, func(w io.Writer) {
 			fmt.Fprintln(w, f.Store.ID)
-			confirm(c, "forked store %s as of %s into %s (%q): %d memories, %d versions", s.ID, describeAsOf(f.AsOf), f.Store.ID, f.Store.Name, f.Memories, f.Versions)
+			confirm(c, "forked store %s as of %s into %s (%q): %s, %s", s.ID, describeAsOf(f.AsOf), f.Store.ID, f.Store.Name, counted(f.Memories, "memory", "memories"), counted(f.Versions, "version", "versions"))
 		})
 	})
 }

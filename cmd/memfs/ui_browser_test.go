@@ -8,11 +8,16 @@ package main
 // pages there as PNG (docs/ holds the ones docs/ui.md shows).
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -150,13 +155,66 @@ func (b *browser) screenshot(t *testing.T, name string) {
 	if dir == "" {
 		return
 	}
-	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "ui-"+name+".png"), png, 0o644); err != nil {
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	// Small pictures for the docs: the page's height rather than the
+	// window's, in at most 256 colours, compressed hard.
+	bottom := eval[int](t, b, `Math.ceil(document.querySelector("main").getBoundingClientRect().bottom)`)
+	bounds := img.Bounds()
+	bounds.Max.Y = min(bounds.Max.Y, max(bottom, 200))
+	var small bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&small, paletted(img, bounds)); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "ui-"+name+".png"), small.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// paletted is the part r of img in its 256 most frequent colours, each
+// other colour drawn as the nearest of those: a page's few flat colours
+// stay exact, and only the anti-aliased edges of its text move a little.
+func paletted(img image.Image, r image.Rectangle) *image.Paletted {
+	count := map[color.RGBA]int{}
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			count[color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)]++
+		}
+	}
+	colours := make([]color.RGBA, 0, len(count))
+	for c := range count {
+		colours = append(colours, c)
+	}
+	sort.Slice(colours, func(i, j int) bool {
+		if count[colours[i]] != count[colours[j]] {
+			return count[colours[i]] > count[colours[j]]
+		}
+		return fmt.Sprint(colours[i]) < fmt.Sprint(colours[j])
+	})
+	pal := color.Palette{}
+	for _, c := range colours[:min(256, len(colours))] {
+		pal = append(pal, c)
+	}
+	out := image.NewPaletted(image.Rect(0, 0, r.Dx(), r.Dy()), pal)
+	nearest := map[color.RGBA]uint8{}
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			i, ok := nearest[c]
+			if !ok {
+				i = uint8(pal.Index(c))
+				nearest[c] = i
+			}
+			out.SetColorIndex(x-r.Min.X, y-r.Min.Y, i)
+		}
+	}
+	return out
 }
 
 func TestUIBrowser(t *testing.T) {
@@ -220,6 +278,18 @@ func runUIBrowser(t *testing.T, e *e2eEnv) {
 		if strings.Contains(srv.stderr.String(), rw) {
 			t.Fatal("the server's log holds the key")
 		}
+	})
+
+	// A second `memfs serve` on the same database, as behind a load
+	// balancer: the browser's cookie (cookies do not tell ports apart)
+	// is a sign-in there too, since sign-ins live in the database.
+	t.Run("AnotherServer", func(t *testing.T) {
+		other := e.startServe(t)
+		b.run(t, "open the other server", chromedp.Navigate(other.url+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#stores")))
+		if loc := b.location(t); !strings.HasSuffix(loc, "/ui/") {
+			t.Fatalf("the other server's /ui/ went to %s, want the stores page of the same sign-in", loc)
+		}
+		b.run(t, "back to the first server", chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#stores")))
 	})
 
 	t.Run("Tree", func(t *testing.T) {
@@ -292,6 +362,7 @@ func runUIBrowser(t *testing.T, e *e2eEnv) {
 		if got := b.text(t, "#what"); !strings.Contains(got, "new version of /notes/todo.md") {
 			t.Fatalf("the confirmation says %q", got)
 		}
+		b.screenshot(t, "confirm")
 		b.run(t, "confirm", chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("#history")))
 		if n := b.count(t, "#history tr.version"); n != 3 {
 			t.Fatalf("after the restore the history shows %d versions, want 3", n)
@@ -336,6 +407,7 @@ func runUIBrowser(t *testing.T, e *e2eEnv) {
 			t.Fatalf("the flagged version's page says %q, want rule %s at line 2", got, cred.Rule)
 		}
 		noSecret("version")
+		b.screenshot(t, "flagged")
 		b.run(t, "diff it with the head", chromedp.Click(chromedp.CSS("a.diffhead")), chromedp.WaitVisible(chromedp.CSS(".flagged")))
 		noSecret("diff")
 		b.run(t, "search its history", chromedp.Navigate(base+"/ui/stores/"+warned+"/search?history=1&q=token"), chromedp.WaitVisible(chromedp.CSS("#results")))
@@ -373,6 +445,7 @@ func runUIBrowser(t *testing.T, e *e2eEnv) {
 		if n := b.dialogs.Load(); n != 0 {
 			t.Fatalf("%d JavaScript dialogs opened", n)
 		}
+		b.screenshot(t, "hostile")
 	})
 
 	var sessionURL string
@@ -416,6 +489,7 @@ func runUIBrowser(t *testing.T, e *e2eEnv) {
 		if got := b.text(t, "table.undo-plan"); !strings.Contains(got, "modify") || !strings.Contains(got, "/notes/todo.md") {
 			t.Fatalf("the undo's plan reads %q", got)
 		}
+		b.screenshot(t, "undo")
 		b.run(t, "confirm", chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.Search(`//h1[contains(., "Undone")]`)))
 		if got := e.cli(t, "memory", "get", storeID, "/notes/todo.md"); got != "buy milk\nwrite the report\ncall Ann\n" {
 			t.Fatalf("after undoing the session the memory holds %q", got)
@@ -445,6 +519,7 @@ func runUIBrowser(t *testing.T, e *e2eEnv) {
 		if strings.Join(buttons, ",") != "signout,compare" {
 			t.Fatalf("a read-only key sees the buttons %q, want only sign out and compare", buttons)
 		}
+		b.screenshot(t, "history-readonly")
 		before := len(e.versionList(t, storeID))
 		old := e.versionList(t, storeID)[2].ID
 		// The forged POST carries the session's real form token: only

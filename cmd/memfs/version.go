@@ -239,7 +239,7 @@ func versionPrune(c *cli.Context) error {
 				if len(plan) > 0 {
 					printVersions(w, plan, time.Now())
 				}
-				confirm(c, "would prune %d versions older than %s from store %s, keeping each memory's %d most recent (dry run: nothing removed)", len(plan), formatAge(olderThan), s.ID, keep)
+				confirm(c, "would prune %s older than %s from store %s, keeping each memory's %d most recent (dry run: nothing removed)", counted(len(plan), "version", "versions"), formatAge(olderThan), s.ID, keep)
 			})
 		}
 		kept, expiring, err := db.PruneReport(ctx, s.ID, olderThan, keep)
@@ -248,7 +248,7 @@ func versionPrune(c *cli.Context) error {
 		}
 		printPruneKept(c, kept, expiring)
 		if len(plan) > 0 {
-			if err := confirmed(c, "prune %d versions of store %s (%s) for good?", len(plan), s.ID, s.Name); err != nil {
+			if err := confirmed(c, "prune %s of store %s (%s) for good?", counted(len(plan), "version", "versions"), s.ID, s.Name); err != nil {
 				return err
 			}
 		}
@@ -263,7 +263,7 @@ func versionPrune(c *cli.Context) error {
 			if len(removed) > 0 {
 				printVersions(w, removed, time.Now())
 			}
-			confirm(c, "pruned %d versions older than %s from store %s, keeping each memory's %d most recent", len(removed), formatAge(olderThan), s.ID, keep)
+			confirm(c, "pruned %s older than %s from store %s, keeping each memory's %d most recent", counted(len(removed), "version", "versions"), formatAge(olderThan), s.ID, keep)
 		})
 	})
 }

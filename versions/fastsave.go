@@ -1,0 +1,259 @@
+package versions
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+
+	"github.com/memfs/memfs/guard"
+)
+
+// The one-statement saves. A save whose caller knows the memory's head
+// (Save with HeadVersionID and HeadSHA256), and a deletion, are written
+// by one INSERT of the version whose subqueries check, against the rows
+// themselves, everything the save was decided on: the memory still at
+// that head and path, the store writable with the limits and guard policy
+// the decision used, and the history quota against the store's counters
+// (so that two daemons never both see room). The version's insert moves
+// the memory's head in the same statement (the triggers of
+// migrations/*/0023_lean_saves.sql). When the statement writes nothing,
+// the save reads everything and decides again in the same transaction, and
+// reports whatever made it differ.
+
+// storeFacts are what a save decides on of a store that changes rarely:
+// read with the store's row by the saves that read it, and checked again
+// by the statement of every save that uses them.
+type storeFacts struct {
+	seq            int64
+	guard          GuardPolicy
+	maxMemoryBytes int
+}
+
+func (db *DB) rememberStore(s *storeRow) {
+	db.facts.Store(s.ID, storeFacts{seq: s.seq, guard: s.Guard, maxMemoryBytes: s.MaxMemoryBytes})
+}
+
+func (db *DB) storeFacts(storeID string) (storeFacts, bool) {
+	v, ok := db.facts.Load(storeID)
+	if !ok {
+		return storeFacts{}, false
+	}
+	return v.(storeFacts), true
+}
+
+// knownSaveQuery appends a modified version of memory ?3 at head ?4 and
+// path ?15 (SQLite; see fastSave). Its memory_id is NULL, which the
+// column refuses and OR IGNORE turns into no row, unless the memory, its
+// store and the store's counters are as the save assumes. (An INSERT …
+// SELECT, or an EXISTS on the store in the memory's subquery, measured
+// several times slower than this CASE.)
+const knownSaveQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, operation, created_at, actor_type,
+	actor_id, conflict, origin, path, sha, size, content, hist, live, via_key)
+	VALUES (coalesce((SELECT seq FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), ?1) + 1, ?16,
+		CASE WHEN (SELECT s.archived_at IS NULL AND s.guard = ?17 AND s.max_memory_bytes = ?18
+				AND (s.max_history_bytes <= 0 OR s.history_bytes + s.pending_bytes + ?13
+					+ coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) <= s.max_history_bytes)
+			FROM stores s WHERE s.seq = ?16)
+		THEN (SELECT m.id FROM memories m WHERE m.id = ?3 AND m.head = ?4 AND +m.store = ?16 AND +m.path = ?15) END,
+		'modified', ?5, ?6, ?7, ?8, ?9, ?15, ?10, ?11, ?12,
+		coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?13,
+		coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0), ?14)
+	RETURNING seq, (SELECT m.ino FROM memories m WHERE m.id = ?3), (SELECT m.created_at FROM memories m WHERE m.id = ?3)`
+
+// knownSave is a save whose caller knows the head, as both backends'
+// statements take it.
+type knownSave struct {
+	req                     SaveReq
+	f                       storeFacts
+	head, at                int64
+	sha                     string
+	conflict                bool
+	actorType, actorID, via any
+}
+
+// knownSaveOf returns the save for the one statement, or false when the
+// save must read and decide: one of those that do more (a rename, a
+// pending row, a conflict refused, nothing to save, a precondition that
+// fails) or that the guard finds something in.
+func knownSaveOf(db *DB, f storeFacts, req SaveReq, head int64) (knownSave, bool) {
+	k := knownSave{req: req, f: f, head: head, sha: sha256Hex(req.Content)}
+	k.conflict = req.BaseVersionID != "" && req.BaseVersionID != req.HeadVersionID
+	switch {
+	case k.conflict && req.Strict, req.PendingID != 0, k.sha == req.HeadSHA256,
+		req.IfSHA256 != "" && !strings.EqualFold(req.IfSHA256, req.HeadSHA256):
+		return k, false
+	}
+	if checkContent(req.Content, f.maxMemoryBytes) != nil {
+		return k, false
+	}
+	if f.guard != guard.Off {
+		if req.HeadContent == nil || len(guard.ScanName(req.Path)) > 0 || len(guard.ScanChange(*req.HeadContent, req.Content)) > 0 {
+			return k, false
+		}
+	}
+	k.at = db.nowNanos()
+	if req.By.Type != "" {
+		k.actorType, k.actorID = req.By.Type, req.By.ID
+	}
+	if req.By.Via != "" {
+		k.via = req.By.Via
+	}
+	return k, true
+}
+
+func (k *knownSave) cost() int { return versionCost(len(k.req.Content), k.req.Path, k.req.By.ID) }
+
+// memory fills the caller's req.Memory, if asked, with the memory as the
+// save left it.
+func (k *knownSave) memory(ch *Change, ino, created int64) {
+	if k.req.Memory == nil {
+		return
+	}
+	content := k.req.Content
+	*k.req.Memory = Memory{ID: ch.MemoryID, StoreID: ch.StoreID, Path: ch.Path, Content: &content, ContentSHA256: ch.SHA256,
+		ContentSize: ch.Size, VersionID: ch.VersionID, CreatedAt: fromNanos(created), UpdatedAt: ch.At, Ino: uint64(ino), Seq: ch.Seq}
+}
+
+func (k *knownSave) change(db *DB, seq int64) Change {
+	return Change{Seq: seq, StoreID: k.req.StoreID, Op: ChangeModified, Path: k.req.Path, MemoryID: k.req.MemoryID,
+		VersionID: versionID(seq, k.at), SHA256: k.sha, Size: len(k.req.Content), Origin: db.origin, At: fromNanos(k.at), Conflict: k.conflict}
+}
+
+// fastSave is Save's one statement on SQLite, in the caller's
+// transaction; ok is false when nothing was written and the save must
+// read and decide.
+func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
+	lo, hi := versionRange(k.f.seq)
+	var seq, ino, created int64
+	err = r.scan(knownSaveQuery, []any{lo, hi, k.req.MemoryID, k.head, k.at, k.actorType, k.actorID, k.conflict, r.db.originNum,
+		k.sha, len(k.req.Content), r.db.d.blob(k.req.Content), k.cost(), k.via,
+		k.req.Path, k.f.seq, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
+	if err == sql.ErrNoRows {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	r.changed = true
+	*ch = k.change(r.db, seq)
+	k.memory(ch, ino, created)
+	return true, nil
+}
+
+// pgFastSave is Save's one statement on PostgreSQL: memfs_save (migration
+// 0023) in a statement of its own, which commits it and notifies the
+// feed's listeners, one round trip. ok is false when nothing was written.
+func (db *DB) pgFastSave(ctx context.Context, k knownSave, ch *Change) (ok bool, err error) {
+	db.maybeSweep(ctx)
+	var seq, ino, created sql.NullInt64
+	err = db.retry(ctx, func() error {
+		return db.inTx(ctx, db.wp, "", true, func(r *run) error {
+			return r.scan("SELECT * FROM memfs_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.f.seq, k.req.MemoryID, k.head,
+				k.req.Path, k.at, k.actorType, k.actorID, k.conflict, db.originNum, k.sha, len(k.req.Content),
+				db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
+		})
+	})
+	if err != nil || !seq.Valid {
+		return false, db.wrap("save", err)
+	}
+	db.writes.Add(1)
+	*ch = k.change(db, seq.Int64)
+	k.memory(ch, ino.Int64, created.Int64)
+	return true, nil
+}
+
+// deleteQuery appends the deleted version of memory ?10 (by id; by path
+// with deleteByPathQuery) and returns its row, its path, and whether
+// anything else is left in the memory's directory (SQLite; see
+// fastDelete). A deletion is never refused for the store's limits.
+const deleteQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, operation, created_at, actor_type,
+	actor_id, conflict, origin, path, hist, live, via_key)
+	VALUES (coalesce((SELECT seq FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), ?1) + 1, ?3,
+		(SELECT m.id FROM memories m WHERE m.%[1]s = ?10 AND m.store = ?3 AND (?11 = '' OR m.sha = lower(?11))),
+		'deleted', ?4, ?5, ?6, 0, ?7,
+		(SELECT m.path FROM memories m WHERE m.store = ?3 AND m.%[1]s = ?10),
+		coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?8
+			+ 2 * coalesce((SELECT length(CAST(m.path AS BLOB)) FROM memories m WHERE m.store = ?3 AND m.%[1]s = ?10), 0),
+		coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) - 1, ?9)
+	RETURNING seq, path, rtrim(path, replace(path, '/', '')) = '/'
+		OR EXISTS (SELECT 1 FROM memories o WHERE o.store = ?3 AND o.path > rtrim(versions.path, replace(versions.path, '/', ''))
+			AND o.path < substr(rtrim(versions.path, replace(versions.path, '/', '')), 1, length(rtrim(versions.path, replace(versions.path, '/', ''))) - 1) || '0'
+			AND o.id <> versions.memory_id)
+		OR EXISTS (SELECT 1 FROM dirs d WHERE d.store = ?3 AND d.path > rtrim(versions.path, replace(versions.path, '/', ''))
+			AND d.path < substr(rtrim(versions.path, replace(versions.path, '/', '')), 1, length(rtrim(versions.path, replace(versions.path, '/', ''))) - 1) || '0')`
+
+var (
+	deleteByIDQuery   = strings.ReplaceAll(deleteQuery, "%[1]s", "id")
+	deleteByPathQuery = strings.ReplaceAll(deleteQuery, "%[1]s", "path")
+)
+
+// fastDelete is DeleteMemory's one statement (a second one keeps the
+// memory's directory when it empties it and keepParent asks). ok is false
+// when the deletion must read and decide: no such memory, or its content
+// not d.IfSHA256.
+func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by Actor) (ok bool, seq int64, err error) {
+	q := deleteByIDQuery
+	if strings.HasPrefix(ref, "/") {
+		q = deleteByPathQuery
+	}
+	lo, hi := versionRange(storeSeq)
+	var actorType, actorID, via any
+	if by.Type != "" {
+		actorType, actorID = by.Type, by.ID
+	}
+	if by.Via != "" {
+		via = by.Via
+	}
+	var path string
+	var kept bool
+	err = r.scan(q, []any{lo, hi, storeSeq, r.db.nowNanos(), actorType, actorID, r.db.originNum,
+		versionCost(0, "", by.ID), via, ref, d.IfSHA256}, &seq, &path, &kept)
+	if err == sql.ErrNoRows {
+		return false, 0, nil
+	}
+	if err != nil {
+		return false, 0, err
+	}
+	r.changed = true
+	if d.KeepParentDir && !kept {
+		s := &storeRow{Store: Store{ID: storeID}, seq: storeSeq}
+		if err := keepDir(r, s, parentOf(path)); err != nil {
+			return false, 0, err
+		}
+	}
+	return true, seq, nil
+}
+
+// pgFastDelete is DeleteMemory's one statement on PostgreSQL: memfs_delete
+// (migration 0023) in a statement of its own, one round trip. ok is false
+// when nothing was written and the deletion must read and decide (no such
+// memory, a precondition that fails, or a directory to keep).
+func (db *DB) pgFastDelete(ctx context.Context, storeID, ref string, d MemoryDelete, by Actor) (ok bool, err error) {
+	db.maybeSweep(ctx)
+	var actorType, actorID, via any
+	if by.Type != "" {
+		actorType, actorID = by.Type, by.ID
+	}
+	if by.Via != "" {
+		via = by.Via
+	}
+	var seq sql.NullInt64
+	err = db.retry(ctx, func() error {
+		return db.inTx(ctx, db.wp, "", true, func(r *run) error {
+			storeSeq, err := db.storeSeq(r, storeID)
+			if err != nil {
+				return err
+			}
+			return r.scan("SELECT memfs_delete(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{storeSeq, strings.HasPrefix(ref, "/"), ref,
+				d.IfSHA256, db.nowNanos(), actorType, actorID, db.originNum, versionCost(0, "", by.ID), via, d.KeepParentDir}, &seq)
+		})
+	})
+	if err != nil || !seq.Valid {
+		return false, db.wrap("delete memory", err)
+	}
+	db.writes.Add(1)
+	if d.Seq != nil {
+		*d.Seq = seq.Int64
+	}
+	return true, nil
+}

@@ -1,0 +1,179 @@
+package versions_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/memfs/memfs/guard/guardtest"
+	"github.com/memfs/memfs/versions"
+)
+
+// twoHandles opens the same database twice, as two daemons do.
+func twoHandles(t *testing.T) (a, b *versions.DB) {
+	t.Helper()
+	dsn := testDSN(t)
+	for _, p := range []**versions.DB{&a, &b} {
+		db, err := versions.Open(dsn, versions.Options{})
+		ok(t, err)
+		t.Cleanup(func() { db.Close() })
+		*p = db
+	}
+	return a, b
+}
+
+// saveKnown saves content over m as a mount does: with the head it knows.
+func saveKnown(db *versions.DB, storeID string, m *versions.Memory, content string, strict bool) (versions.Change, error) {
+	return db.Save(ctx, versions.SaveReq{StoreID: storeID, Path: m.Path, Content: content, By: me, MemoryID: m.ID,
+		HeadVersionID: m.VersionID, HeadSHA256: m.ContentSHA256, HeadContent: m.Content, BaseVersionID: m.VersionID, Strict: strict})
+}
+
+// prime makes db save once through the path that reads the store, as a
+// daemon's first save does, so that its later saves of the store may be
+// written by one statement.
+func prime(t *testing.T, db *versions.DB, storeID string) {
+	t.Helper()
+	m := create(t, db, storeID, "/prime-"+db.Origin(), "x")
+	_, err := saveKnown(db, storeID, m, "y", false)
+	ok(t, err)
+}
+
+// A save with the head it knows commits the version the head now is: the
+// id the engine returns is the memory's (moved by the version's insert),
+// with its content, and the path's history and the actor's versions hold it.
+func TestKnownHeadSave(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	prime(t, db, s.ID)
+	m := create(t, db, s.ID, "/notes/a.md", "one")
+	var saved versions.Memory
+	n := db.Statements()
+	ch, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: m.Path, Content: "two", By: me, MemoryID: m.ID,
+		HeadVersionID: m.VersionID, HeadSHA256: m.ContentSHA256, HeadContent: m.Content, BaseVersionID: m.VersionID, Memory: &saved})
+	ok(t, err)
+	t.Logf("the save ran %d statements", db.Statements()-n)
+	got, err := db.GetMemory(ctx, s.ID, m.ID)
+	ok(t, err)
+	if saved.Ino != m.Ino || !saved.CreatedAt.Equal(got.CreatedAt) || saved.VersionID != got.VersionID || saved.Seq != ch.Seq ||
+		*saved.Content != "two" || saved.ContentSize != 3 || !saved.UpdatedAt.Equal(got.UpdatedAt) || saved.Path != got.Path {
+		t.Fatalf("the memory as saved %+v, as read %+v", saved, got)
+	}
+	if ch.Op != versions.ChangeModified || ch.Seq == 0 || ch.Conflict || got.VersionID != ch.VersionID || *got.Content != "two" ||
+		got.ContentSHA256 != ch.SHA256 || got.ContentSize != 3 || !got.UpdatedAt.Equal(ch.At) || got.Path != "/notes/a.md" {
+		t.Fatalf("change %+v, memory after it %+v", ch, got)
+	}
+	ph, err := db.PathHistory(ctx, s.ID, "/notes/a.md", versions.PathHistoryOptions{})
+	ok(t, err)
+	if len(ph.Data) != 2 || ph.Data[0].ID != ch.VersionID || ph.Data[1].ID != m.VersionID {
+		t.Fatalf("path history: %+v", ph.Data)
+	}
+	if v, err := db.GetVersion(ctx, s.ID, ch.VersionID); err != nil || *v.Content != "two" {
+		t.Fatalf("GetVersion %s: %+v %v", ch.VersionID, v, err)
+	}
+	st, err := db.GetStore(ctx, s.ID)
+	ok(t, err)
+	if st.MemoryCount != 2 {
+		t.Fatalf("%d memories counted, want 2", st.MemoryCount)
+	}
+}
+
+// A save whose known head is no longer the head (another daemon saved)
+// is decided again: marked a conflict, or with Strict refused.
+func TestKnownHeadStale(t *testing.T) {
+	a, b := twoHandles(t)
+	s := newStore(t, a, versions.StoreParams{})
+	prime(t, a, s.ID)
+	prime(t, b, s.ID)
+	m := create(t, a, s.ID, "/a.md", "one")
+	first, err := saveKnown(a, s.ID, m, "two", false)
+	ok(t, err)
+	if _, err := saveKnown(b, s.ID, m, "three", true); versions.ErrorCode(err) != versions.CodeStale {
+		t.Fatalf("a strict save over a stale head: %v, want %v", err, versions.CodeStale)
+	}
+	ch, err := saveKnown(b, s.ID, m, "three", false)
+	ok(t, err)
+	h := history(t, a, s.ID, m.ID)
+	if !ch.Conflict || len(h) != 3 || h[0].ID != ch.VersionID || h[1].ID != first.VersionID || !h[0].Conflict {
+		t.Fatalf("change %+v; history %+v", ch, h)
+	}
+}
+
+// The history quota is checked by each save's statement against the
+// store's counters: two daemons that each last saw room cannot both use it.
+func TestKnownHeadQuotaTwoDaemons(t *testing.T) {
+	a, b := twoHandles(t)
+	s := newStore(t, a, versions.StoreParams{MaxHistoryBytes: 8000})
+	prime(t, a, s.ID)
+	prime(t, b, s.ID)
+	ma := create(t, a, s.ID, "/a.md", "a")
+	mb := create(t, a, s.ID, "/b.md", "b")
+	st, err := a.GetStore(ctx, s.ID)
+	ok(t, err)
+	room := st.MaxHistoryBytes - st.HistoryBytes
+	// Each save alone fits; the two together do not.
+	big := strings.Repeat("x", room-versions.VersionRecordBytes-2*len("/a.md")-len(me.ID)-10)
+	if _, err := saveKnown(a, s.ID, ma, big, false); err != nil {
+		t.Fatalf("the first save: %v", err)
+	}
+	if _, err := saveKnown(b, s.ID, mb, big, false); versions.ErrorCode(err) != versions.CodeOverQuota {
+		t.Fatalf("the second daemon's save past the quota: %v, want %v", err, versions.CodeOverQuota)
+	}
+	st, err = b.GetStore(ctx, s.ID)
+	ok(t, err)
+	if st.HistoryBytes > st.MaxHistoryBytes {
+		t.Fatalf("history %d bytes, over the quota of %d", st.HistoryBytes, st.MaxHistoryBytes)
+	}
+}
+
+// A store archived or whose guard was turned on by another daemon since
+// this one last read it refuses the save as it would have then.
+func TestKnownHeadStoreChanged(t *testing.T) {
+	a, b := twoHandles(t)
+	off := versions.GuardPolicy("off")
+	s := newStore(t, a, versions.StoreParams{Guard: off})
+	prime(t, b, s.ID)
+	m := create(t, a, s.ID, "/a.md", "one")
+	refuse := versions.GuardPolicy("refuse")
+	_, err := a.UpdateStore(ctx, s.ID, versions.StoreUpdate{Guard: &refuse})
+	ok(t, err)
+	c := guardtest.All()[0]
+	if _, err := saveKnown(b, s.ID, m, c.Text, false); versions.ErrorCode(err) != versions.CodeCredential {
+		t.Fatalf("a credential saved after the guard was turned on: %v, want %v", err, versions.CodeCredential)
+	}
+	_, err = a.ArchiveStore(ctx, s.ID)
+	ok(t, err)
+	if _, err := saveKnown(b, s.ID, m, "two", false); versions.ErrorCode(err) != versions.CodeReadOnly {
+		t.Fatalf("a save to an archived store: %v, want %v", err, versions.CodeReadOnly)
+	}
+}
+
+// A deletion through a mount keeps the directory it empties, and one
+// whose precondition fails deletes nothing.
+func TestDeleteKeepsEmptiedDir(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	m1 := create(t, db, s.ID, "/d/one.md", "1")
+	m2 := create(t, db, s.ID, "/d/two.md", "2")
+	if err := db.DeleteMemory(ctx, s.ID, m1.ID, versions.MemoryDelete{IfSHA256: m2.ContentSHA256}, me); versions.ErrorCode(err) != versions.CodePreconditionFailed {
+		t.Fatalf("a deletion whose precondition fails: %v", err)
+	}
+	var seq int64
+	ok(t, db.DeleteMemory(ctx, s.ID, m1.ID, versions.MemoryDelete{KeepParentDir: true, IfSHA256: strings.ToUpper(m1.ContentSHA256), Seq: &seq}, me))
+	ok(t, db.DeleteMemory(ctx, s.ID, "/d/two.md", versions.MemoryDelete{KeepParentDir: true}, me))
+	if e, err := db.Stat(ctx, s.ID, "/d"); err != nil || !e.Dir {
+		t.Fatalf("the emptied directory: %+v %v", e, err)
+	}
+	h := history(t, db, s.ID, m1.ID)
+	if seq == 0 || len(h) != 2 || h[0].Operation != versions.OpDeleted || h[0].Path == nil || *h[0].Path != "/d/one.md" {
+		t.Fatalf("deletion at %d; history %+v", seq, h)
+	}
+	ph, err := db.PathHistory(ctx, s.ID, "/d/two.md", versions.PathHistoryOptions{})
+	ok(t, err)
+	st, err := db.GetStore(ctx, s.ID)
+	ok(t, err)
+	if len(ph.Data) != 2 || st.MemoryCount != 0 {
+		t.Fatalf("path history %+v; %d memories counted", ph.Data, st.MemoryCount)
+	}
+	if err := db.DeleteMemory(ctx, s.ID, m1.ID, versions.MemoryDelete{}, me); versions.ErrorCode(err) != versions.CodeNotFound {
+		t.Fatalf("deleting a deleted memory: %v", err)
+	}
+}
