@@ -212,3 +212,30 @@ func TestAtomicSaveOneCommit(t *testing.T) {
 		t.Errorf("versions %s", ops(vs))
 	}
 }
+
+// TestOverwriteIsOneStatement counts the statements of an overwrite
+// through the mount: the mount passes the head it holds, so the engine
+// writes the version in one statement between BEGIN and COMMIT and reads
+// nothing again.
+func TestOverwriteIsOneStatement(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "Statements")
+	_, dir := e.mountStore(t, st, Options{})
+	p := filepath.Join(dir, "x.md")
+	if err := os.WriteFile(p, []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		before := e.db.Statements()
+		if err := os.WriteFile(p, fmt.Appendf(nil, "v%d\n", i+2), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.db.Statements() - before; got > 3 {
+			t.Errorf("overwrite %d made %d statements, want at most 3 (BEGIN, the version, COMMIT)", i+1, got)
+		}
+	}
+	m := e.memory(t, st.ID, "/x.md")
+	if vs := e.versionsOf(t, st.ID, m.ID); len(vs) != 4 {
+		t.Errorf("versions %s, want 4", ops(vs))
+	}
+}

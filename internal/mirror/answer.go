@@ -235,7 +235,7 @@ func (m *Mirror) saved(e Answered, f *File) Plan {
 		content = string(f.Buf)
 	}
 	if r.Kind == AskSave || f.Loaded {
-		f.Stored = content
+		f.Stored, f.StoredAt = content, e.Mem.VersionID
 		if content == string(f.Buf) {
 			f.Dirty, f.Stale = false, false
 		}

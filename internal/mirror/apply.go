@@ -167,7 +167,7 @@ func (m *Mirror) learnt(f *File, mem *versions.Memory) {
 }
 
 func (m *Mirror) unload(f *File) {
-	f.Buf, f.Loaded, f.Dirty, f.Stored, f.Stale = nil, false, false, "", false
+	f.Buf, f.Loaded, f.Dirty, f.Stored, f.StoredAt, f.Stale = nil, false, false, "", "", false
 	m.settle(f)
 }
 
@@ -251,7 +251,7 @@ func (m *Mirror) setLoaded(f *File, content, ver string) (syscall.Errno, string)
 		return errno, why
 	}
 	f.Buf, f.Loaded, f.Base, f.Head, f.Dirty, f.Stale = []byte(content), true, ver, ver, false, false
-	f.Stored, f.Size = content, int64(len(content))
+	f.Stored, f.StoredAt, f.Size = content, ver, int64(len(content))
 	m.settle(f)
 	return 0, ""
 }
@@ -553,6 +553,9 @@ func (m *Mirror) save(f *File, h *Handle, cause string) Plan {
 	switch f.State {
 	case StateMemory:
 		r.Kind, r.MemID, r.Base, r.Strict = AskSave, f.MemID, f.Base, m.o.Strict
+		if f.Loaded && f.StoredAt != "" && f.StoredAt == f.Base && f.Base == f.Head {
+			r.Head, r.HeadContent = f.Head, f.Stored
+		}
 	case StateNew:
 		if m.isTemp(f.Path) {
 			r.Kind = AskSavePending

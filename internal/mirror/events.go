@@ -255,6 +255,11 @@ type Request struct {
 	Paths []string
 	// Mode: AskMakeDir's.
 	Mode uint32
+	// Head and HeadContent: AskSave's memory's head as this mount holds
+	// it (its buffer started from it), so that the engine reads none of
+	// it again; "" when the mount does not know it.
+	Head        string
+	HeadContent string
 }
 
 // Plan is what Apply decided: answer the kernel's request with Errno (or

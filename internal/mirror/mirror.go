@@ -67,12 +67,13 @@ type File struct {
 	// renaming process opened nothing.
 	Siblings map[string]string
 
-	Buf    []byte
-	Loaded bool   // Buf holds the content
-	Base   string // the version Buf started from
-	Dirty  bool   // Buf differs from what the store has
-	Stored string // while loaded: the content at Base
-	Size   int64  // when no buffer is loaded
+	Buf      []byte
+	Loaded   bool   // Buf holds the content
+	Base     string // the version Buf started from
+	Dirty    bool   // Buf differs from what the store has
+	Stored   string // while loaded: the content at Base
+	StoredAt string // the version Stored is the content of
+	Size     int64  // when no buffer is loaded
 	// Stale: the buffer is clean and another writer saved since; the
 	// next open loads it again (never under a reader in the middle of its
 	// reads, so a reader sees one save or another, not a mix).
