@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // traceCases are the real tools whose kernel requests internal/mirror's
@@ -102,15 +103,22 @@ func TestToolTraces(t *testing.T) {
 			if b, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("%s: %v: %s", c.script, err, b)
 			}
-			e.settle()
-			m := e.memory(t, st.ID, "/"+c.name+"/x.md")
-			got := strings.Fields(ops(e.versionsOf(t, st.ID, m.ID)))
-			var opsOnly []string
-			for i := 0; i < len(got); i += 2 {
-				opsOnly = append(opsOnly, strings.TrimSuffix(got[i], ","))
-			}
-			if strings.Join(opsOnly, " ") != c.want {
-				t.Errorf("%s made %v, want %s", c.name, got, c.want)
+			// A save at release (`: > x.md`) comes after the tool exits:
+			// the kernel sends RELEASE after close returns.
+			if err := eventually(5*time.Second, func() error {
+				e.settle()
+				m := e.memory(t, st.ID, "/"+c.name+"/x.md")
+				got := strings.Fields(ops(e.versionsOf(t, st.ID, m.ID)))
+				var opsOnly []string
+				for i := 0; i < len(got); i += 2 {
+					opsOnly = append(opsOnly, strings.TrimSuffix(got[i], ","))
+				}
+				if strings.Join(opsOnly, " ") != c.want {
+					return fmt.Errorf("%s made %v, want %s", c.name, got, c.want)
+				}
+				return nil
+			}); err != nil {
+				t.Error(err)
 			}
 			if !record {
 				return
