@@ -225,17 +225,23 @@ func TestOverwriteIsOneStatement(t *testing.T) {
 	if err := os.WriteFile(p, []byte("v1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 3 {
+	// The fewest of several: the mount's lease renewal, on a timer of its
+	// own, may run its statements during one of them.
+	fewest := int64(-1)
+	for i := range 5 {
 		before := e.db.Statements()
 		if err := os.WriteFile(p, fmt.Appendf(nil, "v%d\n", i+2), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.db.Statements() - before; got > 3 {
-			t.Errorf("overwrite %d made %d statements, want at most 3 (BEGIN, the version, COMMIT)", i+1, got)
+		if got := e.db.Statements() - before; fewest < 0 || got < fewest {
+			fewest = got
 		}
 	}
+	if fewest > 3 {
+		t.Errorf("an overwrite made %d statements, want at most 3 (BEGIN, the version, COMMIT)", fewest)
+	}
 	m := e.memory(t, st.ID, "/x.md")
-	if vs := e.versionsOf(t, st.ID, m.ID); len(vs) != 4 {
-		t.Errorf("versions %s, want 4", ops(vs))
+	if vs := e.versionsOf(t, st.ID, m.ID); len(vs) != 6 {
+		t.Errorf("versions %s, want 6", ops(vs))
 	}
 }

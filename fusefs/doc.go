@@ -30,6 +30,11 @@ package fusefs
 //     source then destination; the kernel holds the parent directories'
 //     locks for a rename and files have one parent, so no two renames
 //     take the same two files in opposite orders.
+//   - The mirror's inflight lock: held shared by Run from an engine
+//     request to its answer's Apply (never while waiting for a file's
+//     lock), and alone by the watcher's Apply of a change from the feed, so
+//     that this mount's own commit is known as its own before the feed's
+//     copy of it is applied. Taken before the mirror's own lock.
 //   - Every other lock is a leaf: held for a few map or field operations,
 //     never while calling the engine, taking another lock, or calling into
 //     go-fuse or the kernel. They are the mirror's own lock (Apply), its

@@ -1,7 +1,6 @@
 package guard_test
 
 import (
-	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
@@ -9,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	mathrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,6 +188,9 @@ func corpus(t testing.TB) map[string]string {
 		t.Fatal(err)
 	}
 	var hashes, uuids, b64 strings.Builder
+	// Seeded: random bytes now and then spell a real token's shape (ghr_
+	// and 36 letters), and the corpus must be the same in every run.
+	rand := mathrand.NewChaCha8([32]byte{'m', 'e', 'm', 'f', 's'})
 	for i := range 3000 {
 		s1, s2, s5 := sha1.Sum([]byte{byte(i), byte(i >> 8)}), sha256.Sum256([]byte(fmt.Sprint(i))), sha512.Sum512([]byte(fmt.Sprint(i)))
 		fmt.Fprintf(&hashes, "commit %s sha256:%s\nsha512 %s\n", hex.EncodeToString(s1[:]), hex.EncodeToString(s2[:]), hex.EncodeToString(s5[:]))

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -240,12 +241,13 @@ func TestNewcomer3WideNamesAndPlurals(t *testing.T) {
 	if len(lines) != len(names)+1 {
 		t.Fatalf("store list:\n%s", list)
 	}
+	createdAt := regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:`)
 	at := -1
 	for _, line := range lines[1:] {
-		i := strings.Index(line, "20") // the CREATED column: a year
-		if i < 0 {
+		if !createdAt.MatchString(line) {
 			t.Fatalf("no time in %q", line)
 		}
+		i := createdAt.FindStringIndex(line)[0] // the CREATED column
 		if c := cols(line[:i]); at < 0 {
 			at = c
 		} else if c != at {

@@ -91,13 +91,18 @@ func (m *Mirror) answered(e Answered) Plan {
 		}
 		return Plan{}
 	case AskMove:
-		if r.Over != 0 {
+		if r.Over != 0 && r.Over != r.File {
 			if o := m.files[r.Over]; o != nil && o.State == StateMemory {
 				m.live--
 			}
 			m.replaced(m.files[r.Over], "replaced")
 		}
 		m.idx.RenamedFile(r.From, r.Path, e.Mem)
+		if f == nil {
+			// A change the feed brought while the engine moved it took
+			// the file from the mirror: the kernel looks the path up again.
+			return Plan{Notify: []Notice{{Path: r.From}, {Path: r.Path}}}
+		}
 		m.setPath(f, r.Path)
 		if f.MemID != e.Mem.ID {
 			// Over another file: its memory lives on with this content.

@@ -18,6 +18,10 @@ const PublishRetry = time.Second
 // answer back as Answered (which may ask again), and answers the kernel's
 // request with the last plan's Errno or Err.
 func (m *Mirror) Apply(e Event) Plan {
+	if _, ok := e.(Foreign); ok {
+		m.inflight.Lock()
+		defer m.inflight.Unlock()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.apply(e)

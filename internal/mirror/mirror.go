@@ -163,11 +163,18 @@ type Options struct {
 // state changes; its lock is a leaf, never held while the plan is carried
 // out.
 type Mirror struct {
-	mu     sync.Mutex
-	o      Options
-	files  map[ID]*File
-	byPath map[string]ID
-	hs     map[HandleID]*Handle
+	mu sync.Mutex
+	// inflight is held shared while an engine request of a plan is
+	// carried out and its answer applied, and alone while a change the
+	// feed brought is applied: a change this mount committed is then known
+	// as its own (its answer noted the feed position) before the feed's
+	// copy of it is looked at. Taken before mu, never while waiting for a
+	// file's lock.
+	inflight sync.RWMutex
+	o        Options
+	files    map[ID]*File
+	byPath   map[string]ID
+	hs       map[HandleID]*Handle
 	// held are the memories renamed to scratch names, by the path the
 	// store keeps them at.
 	held map[string]*hold

@@ -44,9 +44,11 @@ func (m *Mirror) Run(ctx context.Context, eng Engine, e Event, each func(Plan), 
 		if p.Ask == nil {
 			break
 		}
-		a := eng.Execute(ctx, *p.Ask)
 		again := p.Again
+		m.inflight.RLock()
+		a := eng.Execute(ctx, *p.Ask)
 		p = m.Apply(a)
+		m.inflight.RUnlock()
 		if again && a.Err == nil && p.Errno == 0 && p.Err == nil {
 			each(p)
 			p = m.Apply(e)
