@@ -342,6 +342,9 @@ func (m *Mirror) read(e Read) Plan {
 		return Plan{}
 	}
 	end := min(int64(len(f.Buf)), e.Off+int64(e.Size))
+	if e.Dest != nil {
+		return Plan{Data: e.Dest[:copy(e.Dest, f.Buf[e.Off:end])]}
+	}
 	return Plan{Data: append([]byte(nil), f.Buf[e.Off:end]...)}
 }
 

@@ -35,6 +35,7 @@ type (
 		File ID
 		Off  int64
 		Size int
+		Dest []byte // where the data goes, if given (the kernel's buffer)
 	}
 	// Setattr: chmod, utimensat, truncate; Handle is 0 without a handle.
 	Setattr struct {
