@@ -277,7 +277,7 @@ func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 	if e != 0 {
 		return nil, e
 	}
-	pl, e := sm.run(ctx, "mkdir", p, mirror.MakeDir{Path: p, Mode: mode})
+	pl, e := sm.run(ctx, "mkdir", at(p), mirror.MakeDir{Path: p, Mode: mode})
 	if e != 0 {
 		if versions.ErrorCode(pl.Err) == versions.CodePathConflict {
 			// Made elsewhere since the kernel looked: it must look again
@@ -297,7 +297,7 @@ func (n *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if e != 0 {
 		return e
 	}
-	_, e = n.sm.run(ctx, "rmdir", p, mirror.RemoveDir{Path: p})
+	_, e = n.sm.run(ctx, "rmdir", at(p), mirror.RemoveDir{Path: p})
 	return e
 }
 
@@ -313,7 +313,7 @@ func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	if err := versions.ValidatePath(p); err != nil {
 		return nil, nil, 0, sm.errnoOf("create", p, err)
 	}
-	pl, e := sm.run(ctx, "create", p, mirror.Create{Path: p, Tgid: int(callerTID(ctx)), Append: flags&syscall.O_APPEND != 0, Mode: mode, Store: sm.info(ctx)})
+	pl, e := sm.run(ctx, "create", at(p), mirror.Create{Path: p, Tgid: int(callerTID(ctx)), Append: flags&syscall.O_APPEND != 0, Mode: mode, Store: sm.info(ctx)})
 	if e != 0 {
 		return nil, nil, 0, e
 	}
@@ -336,7 +336,7 @@ func (n *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 	if isDir {
 		return sm.refuse("unlink", p, syscall.EISDIR, "it is a directory: use rmdir")
 	}
-	_, e = sm.run(ctx, "unlink", p, mirror.Unlink{Path: p}, id)
+	_, e = sm.run(ctx, "unlink", at(p), mirror.Unlink{Path: p}, id)
 	return e
 }
 

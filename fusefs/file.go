@@ -81,7 +81,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 	} else if sm.row.isGone() {
 		return nil, 0, sm.refuseGone("open", p)
 	}
-	pl, e := sm.run(ctx, "open", p, mirror.Open{File: n.id, Tgid: int(callerTID(ctx)), Write: write, Append: flags&syscall.O_APPEND != 0, Trunc: trunc}, n.id)
+	pl, e := sm.run(ctx, "open", at(p), mirror.Open{File: n.id, Tgid: int(callerTID(ctx)), Write: write, Append: flags&syscall.O_APPEND != 0, Trunc: trunc}, n.id)
 	if e != 0 {
 		return nil, 0, e
 	}
@@ -108,7 +108,7 @@ func (n *fileNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off i
 	if pl.Ask == nil && pl.Errno == 0 && pl.Err == nil && len(pl.Notify) == 0 && len(pl.Timers) == 0 {
 		return fuse.ReadResultData(pl.Data), 0
 	}
-	pl, e := n.sm.run(ctx, "read", n.pathShown(), ev, n.id)
+	pl, e := n.sm.run(ctx, "read", n.pathShown, ev, n.id)
 	if e != 0 {
 		return nil, e
 	}
@@ -119,7 +119,7 @@ func (n *fileNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off i
 // here (internal/mirror's CheckWrite), and the content stays refused.
 func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
 	sm := n.sm
-	_, e := sm.run(ctx, "write", n.pathShown(), mirror.Write{Handle: handleOf(f), Off: off, Data: data, Tid: callerTID(ctx), Store: sm.info(ctx)}, n.id)
+	_, e := sm.run(ctx, "write", n.pathShown, mirror.Write{Handle: handleOf(f), Off: off, Data: data, Tid: callerTID(ctx), Store: sm.info(ctx)}, n.id)
 	if e != 0 {
 		return 0, e
 	}
@@ -129,7 +129,7 @@ func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off 
 // Flush saves what this handle wrote (a close(2) of one of its
 // descriptors).
 func (n *fileNode) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno {
-	_, e := n.sm.run(ctx, "close", n.pathShown(), mirror.Flush{Handle: handleOf(f), Tid: callerTID(ctx)}, n.id)
+	_, e := n.sm.run(ctx, "close", n.pathShown, mirror.Flush{Handle: handleOf(f), Tid: callerTID(ctx)}, n.id)
 	return e
 }
 
@@ -137,7 +137,7 @@ func (n *fileNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) sys
 	if f == nil {
 		return 0
 	}
-	_, e := n.sm.run(ctx, "fsync", n.pathShown(), mirror.Fsync{Handle: handleOf(f)}, n.id)
+	_, e := n.sm.run(ctx, "fsync", n.pathShown, mirror.Fsync{Handle: handleOf(f)}, n.id)
 	return e
 }
 
@@ -146,7 +146,7 @@ func (n *fileNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) sys
 func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	sm := n.sm
 	p := n.pathShown()
-	pl, _ := sm.run(ctx, "release", p, mirror.Release{Handle: handleOf(f)}, n.id)
+	pl, _ := sm.run(ctx, "release", at(p), mirror.Release{Handle: handleOf(f)}, n.id)
 	if pl.Discarded {
 		// As many as the refused saves before it, so rate-limited like them.
 		sm.srv.refusals.Log(sm.srv.log, slog.LevelWarn, ratelog.Kind{Op: "release", Errno: 0, Store: sm.slug}, "unsaved content discarded: its save failed and the last handle closed", sm.where(), "path", guard.NameShown(p))
@@ -182,7 +182,7 @@ func (n *fileNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAtt
 	if ev.Size != nil {
 		op = "truncate"
 	}
-	if _, e := sm.run(ctx, op, p, ev, n.id); e != 0 {
+	if _, e := sm.run(ctx, op, at(p), ev, n.id); e != 0 {
 		return e
 	}
 	return n.attr(&out.Attr)

@@ -52,7 +52,7 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 		return sm.errnoOf("rename", from, err)
 	}
 	if srcDir {
-		_, e := sm.run(ctx, "rename", from+" -> "+to, mirror.RenameDir{From: from, To: to, NoReplace: flags&renameNoReplace != 0})
+		_, e := sm.run(ctx, "rename", at(from+" -> "+to), mirror.RenameDir{From: from, To: to, NoReplace: flags&renameNoReplace != 0})
 		return e
 	}
 	dst, _, err := sm.resolve(ctx, ndir, newName)
@@ -62,6 +62,6 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	if err == nil && flags&renameNoReplace != 0 {
 		return sm.refuse("rename", to, syscall.EEXIST, "the target exists and the rename must not replace it")
 	}
-	_, e := sm.run(ctx, "rename", from+" -> "+to, mirror.Rename{From: from, To: to, Tgid: int(callerTID(ctx))}, src, dst)
+	_, e := sm.run(ctx, "rename", at(from+" -> "+to), mirror.Rename{From: from, To: to, Tgid: int(callerTID(ctx))}, src, dst)
 	return e
 }

@@ -56,7 +56,7 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 		if g, ok := e.(mirror.GraceEnded); ok {
 			id = g.File
 		}
-		sm.run(context.Background(), "publish", "", e, id)
+		sm.run(context.Background(), "publish", at(""), e, id)
 	})
 	return sm
 }
@@ -92,13 +92,13 @@ func (sm *storeMount) refuseGone(op, path string) syscall.Errno {
 // run applies e and carries its plan out (mirror.Mirror.Run): engine
 // requests, timers, kernel notifications and the log. It returns the plan
 // of the kernel's answer and its errno, logged as op on path.
-func (sm *storeMount) run(ctx context.Context, op, path string, e mirror.Event, ids ...mirror.ID) (mirror.Plan, syscall.Errno) {
+func (sm *storeMount) run(ctx context.Context, op string, where func() string, e mirror.Event, ids ...mirror.ID) (mirror.Plan, syscall.Errno) {
 	s := sm.srv
 	eng := sm.eng
 	eng.Owner = s.lease.Owner()
 	var errno syscall.Errno
 	p := sm.m.Run(detach(ctx), eng, e, func(p mirror.Plan) {
-		sm.carry(p, path)
+		sm.carry(p, where)
 		switch {
 		case errno != 0:
 		case p.Errno != 0 && p.Reason == "":
@@ -107,16 +107,19 @@ func (sm *storeMount) run(ctx context.Context, op, path string, e mirror.Event, 
 		case p.Errno != 0 && p.Path != "":
 			errno = sm.refuse(op, p.Path, p.Errno, p.Reason)
 		case p.Errno != 0:
-			errno = sm.refuse(op, path, p.Errno, p.Reason)
+			errno = sm.refuse(op, where(), p.Errno, p.Reason)
 		case p.Err != nil:
-			errno = sm.failed(op, path, p.Err)
+			errno = sm.failed(op, where(), p.Err)
 		}
 	}, ids...)
 	return p, errno
 }
 
+// at names a request's path for run, which needs it only for an error.
+func at(p string) func() string { return func() string { return p } }
+
 // carry does what a plan says besides its engine request.
-func (sm *storeMount) carry(p mirror.Plan, path string) {
+func (sm *storeMount) carry(p mirror.Plan, where func() string) {
 	s := sm.srv
 	if p.Saved {
 		s.opts.Observer.Saved()
@@ -125,7 +128,7 @@ func (sm *storeMount) carry(p mirror.Plan, path string) {
 		sm.row.addHistory(p.History)
 	}
 	if p.Finding != nil {
-		s.db.NoteGuardRefusal(versions.GuardEvent{StoreID: sm.id, Path: path, Finding: *p.Finding, Refused: true})
+		s.db.NoteGuardRefusal(versions.GuardEvent{StoreID: sm.id, Path: where(), Finding: *p.Finding, Refused: true})
 	}
 	if p.Log != "" {
 		s.log.Warn(p.Log, "store", sm.slug)
@@ -146,7 +149,7 @@ func (sm *storeMount) carry(p mirror.Plan, path string) {
 func (sm *storeMount) flush() {
 	// Each failure leaves one file to recovery; the rest go on.
 	for {
-		if _, errno := sm.run(context.Background(), "publish", "", mirror.Unmounting{}); errno == 0 {
+		if _, errno := sm.run(context.Background(), "publish", at(""), mirror.Unmounting{}); errno == 0 {
 			break
 		}
 	}

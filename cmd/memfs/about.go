@@ -165,6 +165,20 @@ func storeCommands(app *cli.App) []string {
 	return out
 }
 
+// completionDB is the database the completion commands read, nil where
+// there is none: a completion prints nothing rather than an error.
+func completionDB(c *cli.Context) *versions.DB {
+	path, err := dbPath(c)
+	if err != nil {
+		return nil
+	}
+	db, err := versions.Open(path, versions.Options{})
+	if err != nil {
+		return nil
+	}
+	return db
+}
+
 // storeNamesCommand prints the names of the live stores, one a line, for
 // the completion scripts; it prints nothing where there is no database.
 func storeNamesCommand() *cli.Command {
@@ -172,12 +186,8 @@ func storeNamesCommand() *cli.Command {
 		Name:   "__store-names",
 		Hidden: true,
 		Action: func(c *cli.Context) error {
-			path, err := dbPath(c)
-			if err != nil {
-				return nil
-			}
-			db, err := versions.Open(path, versions.Options{})
-			if err != nil {
+			db := completionDB(c)
+			if db == nil {
 				return nil
 			}
 			defer db.Close()
@@ -237,12 +247,8 @@ func memoryPathsCommand() *cli.Command {
 		Name:   "__memory-paths",
 		Hidden: true,
 		Action: func(c *cli.Context) error {
-			path, err := dbPath(c)
-			if err != nil {
-				return nil
-			}
-			db, err := versions.Open(path, versions.Options{})
-			if err != nil {
+			db := completionDB(c)
+			if db == nil {
 				return nil
 			}
 			defer db.Close()
