@@ -73,15 +73,14 @@ func (n *fileNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrO
 func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
 	sm := n.sm
 	write, trunc := flags&syscall.O_ACCMODE != syscall.O_RDONLY, flags&syscall.O_TRUNC != 0
-	p := n.pathShown()
 	if write || trunc {
-		if e := sm.writable("open", p); e != 0 {
+		if e := sm.writable("open", n.pathShown()); e != 0 {
 			return nil, 0, e
 		}
 	} else if sm.row.isGone() {
-		return nil, 0, sm.refuseGone("open", p)
+		return nil, 0, sm.refuseGone("open", n.pathShown())
 	}
-	pl, e := sm.run(ctx, "open", at(p), mirror.Open{File: n.id, Tgid: int(callerTID(ctx)), Write: write, Append: flags&syscall.O_APPEND != 0, Trunc: trunc}, n.id)
+	pl, e := sm.run(ctx, "open", n.pathShown, mirror.Open{File: n.id, Tgid: int(callerTID(ctx)), Write: write, Append: flags&syscall.O_APPEND != 0, Trunc: trunc}, n.id)
 	if e != 0 {
 		return nil, 0, e
 	}

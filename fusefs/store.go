@@ -50,7 +50,7 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 		Grace: s.opts.Grace, Strict: s.opts.Strict, Inos: s.inos, MemIno: fileIno, Budget: s.unsaved, ScratchCap: s.scratchCap,
 		Contents: s.contents, Start: s.started, Tgid: func(t uint32) int { return int(tgidOf(t)) }})
 	sm.ino = inos{sm.m}
-	sm.eng = mirror.Engine{DB: s.db, Store: a.StoreID, Actor: s.actor}
+	sm.eng = mirror.Engine{DB: s.db, Store: a.StoreID, Actor: s.actor, Relet: s.lease.Renew}
 	sm.timers = mirror.NewTimers(func(e mirror.Event) {
 		var id mirror.ID
 		if g, ok := e.(mirror.GraceEnded); ok {

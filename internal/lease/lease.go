@@ -7,6 +7,7 @@ package lease
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,9 @@ type Keeper struct {
 	Lease versions.MountLease
 	Log   *slog.Logger
 	epoch atomic.Int64
+
+	mu      sync.Mutex // one renewal at a time: the ticker's, or a request's (Renew)
+	failing bool       // guarded by mu: the last renewal failed
 }
 
 // Owner names the mount's pending files: its instance, never its path
@@ -41,31 +45,41 @@ func (k *Keeper) Owner() versions.PendingOwner {
 // Run renews the lease until ctx ends. A renewal the database did not
 // take is tried again at the next tick.
 func (k *Keeper) Run(ctx context.Context) {
-	l := k.Lease
-	l.Epoch = k.epoch.Load()
 	t := time.NewTicker(versions.LeaseRenew)
 	defer t.Stop()
-	failing := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		lapsed, err := k.DB.RenewMount(ctx, &l)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			if !failing {
-				k.Log.Warn("renewing the mount's lease failed; retrying (after "+versions.LeaseTTL.String()+" without a renewal others take this mount for dead and publish its temporary files)", "err", err)
-			}
-			failing = true
-		case lapsed:
-			k.epoch.Store(l.Epoch)
-			k.Log.Warn("the mount's lease had lapsed: others publish the temporary files it held and may have ended its session; it publishes and drops none of them, and holds a new lease now",
-				"lease", l.ID, "epoch", l.Epoch)
-			failing = false
-		case err == nil:
-			failing = false
-		}
+		k.Renew(ctx)
 	}
+}
+
+// Renew renews the lease now, or takes a new one if it lapsed, and
+// returns the owner of the mount's pending files from then on. A request
+// that found the lease lapsed calls it, so that a resumed mount saves at
+// once rather than at the ticker's next renewal.
+func (k *Keeper) Renew(ctx context.Context) (versions.PendingOwner, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	l := k.Lease
+	l.Epoch = k.epoch.Load()
+	lapsed, err := k.DB.RenewMount(ctx, &l)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		if !k.failing {
+			k.Log.Warn("renewing the mount's lease failed; retrying (after "+versions.LeaseTTL.String()+" without a renewal others take this mount for dead and publish its temporary files)", "err", err)
+		}
+		k.failing = true
+	case lapsed:
+		k.epoch.Store(l.Epoch)
+		k.Log.Warn("the mount's lease had lapsed: others publish the temporary files it held and may have ended its session; it publishes and drops none of them, and holds a new lease now",
+			"lease", l.ID, "epoch", l.Epoch)
+		k.failing = false
+	case err == nil:
+		k.failing = false
+	}
+	return k.Owner(), err
 }

@@ -1,7 +1,6 @@
 package mirror
 
 import (
-	"path"
 	"syscall"
 
 	"github.com/memfs/memfs/versions"
@@ -259,7 +258,9 @@ func (m *Mirror) saved(e Answered, f *File) Plan {
 		m.entriesChanged(parentOf(r.From), parentOf(r.Path))
 	}
 	if len(f.handles) == 0 && !f.Dirty {
-		pages := f.Loaded && r.Kind == AskPublish && f.PagesSync
+		// A temporary file published or renamed over a memory: the
+		// next open reads nothing from the daemon.
+		pages := f.Loaded && f.PagesSync
 		m.unload(f)
 		if pages {
 			p.Notify = append(p.Notify, Notice{File: f.ID, Path: f.Path, Ino: f.Ino, Pages: true})
@@ -350,4 +351,3 @@ func (m *Mirror) fileAt(p string, not *File) *File {
 	return nil
 }
 
-var _ = path.Dir

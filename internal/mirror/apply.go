@@ -634,9 +634,10 @@ func (m *Mirror) close(f *File, h *Handle) Plan {
 		}
 		m.unload(f)
 		f.Refused = 0
-		if h.Wrote && !p.Discarded && f.PagesSync {
+		if h.Write && !p.Discarded && f.PagesSync {
 			// The next open of the unchanged file reads nothing from the
-			// daemon: the kernel is given the head as its pages.
+			// daemon: the kernel is given the head as its pages (a write
+			// of less than a page left them incomplete).
 			p.Notify = append(p.Notify, Notice{File: f.ID, Path: f.Path, Ino: f.Ino, Pages: true})
 		}
 	default:

@@ -1,6 +1,7 @@
 package mirror_test
 
 import (
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -283,6 +284,28 @@ var scenarios = []scenario{
 			t.Fatal("the editor's save is another memory")
 		}
 	}},
+	{name: "PagesGivenAfterEachSave", run: func(t *testing.T, r *rig) {
+		// The next open of a file saved in this mount reads nothing from
+		// the daemon: the close that ends a save gives the kernel the
+		// head as its pages; a reader's close gives nothing.
+		pages := func(what, p string, want bool) {
+			t.Helper()
+			got := slices.ContainsFunc(r.notices, func(n mirror.Notice) bool { return n.Pages && n.Path == p })
+			if got != want {
+				t.Errorf("%s: pages given %v, want %v (notices %v)", what, got, want, r.notices)
+			}
+			r.notices = nil
+		}
+		r.writeFile("/n.md", "new", shell)
+		pages("a new file", "/n.md", true)
+		r.writeFile("/n.md", "overwritten", shell)
+		pages("an overwrite", "/n.md", true)
+		r.read("/n.md", shell)
+		pages("a read", "/n.md", false)
+		r.writeFile("/.tmp-7-n", "saved atomically", tool)
+		r.rename("/.tmp-7-n", "/n.md", tool)
+		pages("a temporary file renamed over it", "/n.md", true)
+	}},
 	{name: "EmacsBackupKept", run: func(t *testing.T, r *rig) {
 		r.writeFile("/e.md", "e1\n", shell)
 		r.rename("/e.md", "/e.md~", tool)
@@ -328,6 +351,7 @@ var scenarios = []scenario{
 		if got, _ := r.content("/c.md"); got != "a" {
 			t.Fatalf("content %q", got)
 		}
+		r.notices = nil
 		r.feed()
 		if len(r.notices) != 0 {
 			t.Fatalf("own changes came back as news: %v", r.notices)

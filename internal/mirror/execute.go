@@ -16,6 +16,9 @@ type Engine struct {
 	Store string
 	Owner versions.PendingOwner
 	Actor versions.Actor
+	// Relet renews the mount's lease now, or takes a new one if it
+	// lapsed, and returns the owner from then on (nil: none to take).
+	Relet func(context.Context) (versions.PendingOwner, error)
 }
 
 // Execute asks the engine for r and returns the answer for Apply. It is
@@ -34,6 +37,13 @@ func (g Engine) Execute(ctx context.Context, r Request) Answered {
 		a.Mem, a.Created, a.Err = g.save(ctx, r)
 	case AskSavePending:
 		a.Pending, a.Err = db.SavePending(ctx, st, g.Owner, r.Path, r.Content, g.Actor, r.Pending)
+		if r.Pending == 0 && versions.IsPendingLost(a.Err) && g.Relet != nil {
+			// A new temporary file of a mount resumed past its lease:
+			// it is saved under the new lease, taken now.
+			if owner, err := g.Relet(ctx); err == nil && owner != g.Owner {
+				a.Pending, a.Err = db.SavePending(ctx, st, owner, r.Path, r.Content, g.Actor, 0)
+			}
+		}
 	case AskPublish:
 		a.Mem, a.Created, a.Err = db.PublishPending(ctx, st, g.Owner, r.Pending, r.Path)
 	case AskDrop:
