@@ -282,5 +282,6 @@ func (o *terminalOutput) waitUntil(t *testing.T, what string, ok func() bool) {
 			return
 		}
 	}
-	t.Fatalf("waited 20s for this in vain: %s; the terminal shows:\n%s", what, o.String())
+	ps, _ := exec.Command("ps", "-eo", "pid,ppid,pgid,sid,tpgid,stat,wchan:24,args").CombinedOutput()
+	t.Fatalf("waited 20s for this in vain: %s; the terminal shows:\n%s\nthe processes:\n%s", what, o.String(), ps)
 }

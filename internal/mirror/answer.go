@@ -275,21 +275,26 @@ func (m *Mirror) movedDir(e Answered) Plan {
 	r := e.Req
 	m.idx.Forget(r.From)
 	m.idx.Forget(r.Path)
-	for p, id := range m.byPath {
+	// Collected first: setPath changes the names ranged over.
+	below := map[ID]string{}
+	for p, id := range m.names.at {
 		if np, ok := moved(p, r.From, r.Path); ok {
-			f := m.files[id]
-			m.setPath(f, np)
-			if f.State != StateMemory {
-				continue
+			below[id] = np
+		}
+	}
+	for id, np := range below {
+		f := m.files[id]
+		m.setPath(f, np)
+		if f.State != StateMemory {
+			continue
+		}
+		if mem := e.Moved[np]; mem != nil {
+			f.Head, f.Size = mem.VersionID, int64(mem.ContentSize)
+			if !f.Dirty {
+				f.Base = mem.VersionID
 			}
-			if mem := e.Moved[np]; mem != nil {
-				f.Head, f.Size = mem.VersionID, int64(mem.ContentSize)
-				if !f.Dirty {
-					f.Base = mem.VersionID
-				}
-			} else if !f.Loaded {
-				f.Head = "" // unknown: the next open reads the new head
-			}
+		} else if !f.Loaded {
+			f.Head = "" // unknown: the next open reads the new head
 		}
 	}
 	// Directories keep their numbers where they go; their old paths get
@@ -345,7 +350,7 @@ func (m *Mirror) clean(hid HandleID) {
 }
 
 func (m *Mirror) fileAt(p string, not *File) *File {
-	if id, ok := m.byPath[p]; ok && id != not.ID {
+	if id, ok := m.names.at[p]; ok && id != not.ID {
 		return m.files[id]
 	}
 	return nil

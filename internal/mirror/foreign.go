@@ -28,10 +28,10 @@ func (m *Mirror) foreign(e Foreign) Plan {
 		return p
 	}
 	var f *File
-	if id, ok := m.byPath[c.Path]; ok && m.files[id].MemID == c.MemoryID {
+	if id, ok := m.names.at[c.Path]; ok && m.files[id].MemID == c.MemoryID {
 		f = m.files[id]
 	}
-	if id, ok := m.byPath[c.PrevPath]; ok && c.PrevPath != "" && m.files[id].MemID == c.MemoryID {
+	if id, ok := m.names.at[c.PrevPath]; ok && c.PrevPath != "" && m.files[id].MemID == c.MemoryID {
 		f = m.files[id]
 	}
 	if f == nil || f.State != StateMemory {
@@ -60,9 +60,7 @@ func (m *Mirror) foreign(e Foreign) Plan {
 // orphan: f's memory left its path elsewhere (deleted, replaced). Open,
 // it stays the memory it was, with no name: its save fails (ESTALE).
 func (m *Mirror) orphan(f *File) {
-	if f.Path != "" && m.byPath[f.Path] == f.ID {
-		delete(m.byPath, f.Path)
-	}
+	m.names.remove(f.Path, f.ID)
 	f.Path, f.PagesSync = "", false
 	if len(f.handles) > 0 {
 		m.move(f, StateMemory, "foreign")

@@ -173,7 +173,7 @@ type Mirror struct {
 	inflight sync.RWMutex
 	o        Options
 	files    map[ID]*File
-	byPath   map[string]ID
+	names    pathNames
 	hs       map[HandleID]*Handle
 	// held are the memories renamed to scratch names, by the path the
 	// store keeps them at.
@@ -248,7 +248,7 @@ func New(o Options) *Mirror {
 	if o.Start.IsZero() {
 		o.Start = o.Now()
 	}
-	return &Mirror{o: o, files: map[ID]*File{}, byPath: map[string]ID{}, hs: map[HandleID]*Handle{},
+	return &Mirror{o: o, files: map[ID]*File{}, names: newPathNames(), hs: map[HandleID]*Handle{},
 		held: map[string]*hold{}, memIno: map[string]uint64{}, dirIno: map[string]uint64{},
 		opened: NewLastOpened(256, 1024), idx: NewIndex(), local: map[ID]*File{}, dirs: map[string]dirMeta{}}
 }
@@ -275,7 +275,7 @@ func (m *Mirror) File(id ID) (File, bool) {
 func (m *Mirror) At(p string) (ID, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	id, ok := m.byPath[p]
+	id, ok := m.names.at[p]
 	return id, ok
 }
 
@@ -409,9 +409,7 @@ func (m *Mirror) newFile(p string, s State) *File {
 	now := m.o.Now()
 	f := &File{ID: m.nextID, Path: p, State: s, handles: map[HandleID]*Handle{}, Mode: 0o644, Atime: now, Mtime: now, Ctime: now, KernelSize: -1}
 	m.files[f.ID] = f
-	if p != "" {
-		m.byPath[p] = f.ID
-	}
+	m.names.set(p, f.ID)
 	return f
 }
 
@@ -441,9 +439,7 @@ func (m *Mirror) move(f *File, to State, event string) {
 
 // drop takes f out of the mirror.
 func (m *Mirror) drop(f *File) {
-	if f.Path != "" && m.byPath[f.Path] == f.ID {
-		delete(m.byPath, f.Path)
-	}
+	m.names.remove(f.Path, f.ID)
 	for h := range f.handles {
 		delete(m.hs, h)
 	}
@@ -456,13 +452,9 @@ func (m *Mirror) drop(f *File) {
 // setPath moves f to p, replacing nothing (the caller dealt with what was
 // there).
 func (m *Mirror) setPath(f *File, p string) {
-	if f.Path != "" && m.byPath[f.Path] == f.ID {
-		delete(m.byPath, f.Path)
-	}
+	m.names.remove(f.Path, f.ID)
 	f.Path = p
-	if p != "" {
-		m.byPath[p] = f.ID
-	}
+	m.names.set(p, f.ID)
 }
 
 func (m *Mirror) isTemp(p string) bool    { return m.o.Temp(path.Base(p)) }
@@ -471,11 +463,10 @@ func (m *Mirror) isScratch(p string) bool { return m.o.Scratch(path.Base(p)) }
 // siblings are the heads of the memories the mirror knows in p's
 // directory.
 func (m *Mirror) siblings(p string) map[string]string {
-	dir := path.Dir(p)
 	out := map[string]string{}
-	for q, id := range m.byPath {
-		if f := m.files[id]; f != nil && f.State == StateMemory && path.Dir(q) == dir {
-			out[path.Base(q)] = f.Head
+	for name, id := range m.names.inDir[path.Dir(p)] {
+		if f := m.files[id]; f != nil && f.State == StateMemory {
+			out[name] = f.Head
 		}
 	}
 	return out

@@ -12,9 +12,7 @@ func (m *Mirror) replaced(f *File, cause string) {
 	if f == nil {
 		return
 	}
-	if f.Path != "" && m.byPath[f.Path] == f.ID {
-		delete(m.byPath, f.Path)
-	}
+	m.names.remove(f.Path, f.ID)
 	f.Path = ""
 	f.PagesSync = false
 	if len(f.handles) > 0 {
@@ -25,13 +23,13 @@ func (m *Mirror) replaced(f *File, cause string) {
 }
 
 func (m *Mirror) renamed(e Rename) Plan {
-	sid, ok := m.byPath[e.From]
+	sid, ok := m.names.at[e.From]
 	if !ok {
 		return Plan{Errno: syscall.ENOENT}
 	}
 	src := m.files[sid]
 	var dst *File
-	if id, ok := m.byPath[e.To]; ok && id != sid {
+	if id, ok := m.names.at[e.To]; ok && id != sid {
 		dst = m.files[id]
 	}
 	toScratch, toTemp := m.isScratch(e.To), m.isTemp(e.To)
@@ -145,7 +143,7 @@ func (m *Mirror) saveOver(src, dst *File, e Rename, pending int64) *Request {
 }
 
 func (m *Mirror) unlinked(e Unlink) Plan {
-	id, ok := m.byPath[e.Path]
+	id, ok := m.names.at[e.Path]
 	if !ok {
 		return Plan{Errno: syscall.ENOENT}
 	}
@@ -202,7 +200,7 @@ func (m *Mirror) renameDir(e RenameDir) Plan {
 		return m.publishFirst(f, "grace")
 	}
 	r := &Request{Kind: AskMoveDir, From: e.From, Path: e.To, Cause: "renamed", NoReplace: e.NoReplace}
-	for p, id := range m.byPath {
+	for p, id := range m.names.at {
 		if f := m.files[id]; f.State == StateMemory && f.Loaded && Below(p, e.From) {
 			np, _ := moved(p, e.From, e.To)
 			r.Paths = append(r.Paths, np)
