@@ -355,4 +355,3 @@ func (m *Mirror) fileAt(p string, not *File) *File {
 	}
 	return nil
 }
-
