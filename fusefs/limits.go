@@ -18,6 +18,13 @@ var (
 // a renamed-away file held, before the store records it.
 const DefaultGrace = 500 * time.Millisecond
 
+// Settle is how long a closed new file with a temporary name waits for the
+// rename an atomic saver makes next before its pending row is written: a
+// rename within it saves the content over its target in one commit. A
+// daemon killed meanwhile loses that file, as it would an atomic save cut
+// short; the target keeps its version.
+const Settle = 100 * time.Millisecond
+
 // DefaultMaxUnsavedBytes bounds the content a mount holds that is not a
 // saved version: open write buffers, files unlinked while still open and
 // scratch files. Without a bound, processes holding many open buffers

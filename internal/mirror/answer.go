@@ -45,7 +45,7 @@ func (m *Mirror) answered(e Answered) Plan {
 	case AskResolve:
 		return m.resolved(f, e.Mem)
 	case AskSavePending:
-		f.Pending, f.Dirty, f.Saved = e.Pending, false, r.Content
+		f.Pending, f.Dirty, f.Due, f.Saved = e.Pending, false, false, r.Content
 		m.clean(r.Handle)
 		if f.State == StateNew {
 			m.move(f, StateTemporary, r.Cause)
@@ -137,11 +137,23 @@ func (m *Mirror) answered(e Answered) Plan {
 func (m *Mirror) failed(e Answered, f *File) Plan {
 	r := e.Req
 	p := Plan{Err: e.Err}
-	if r.Kind == AskPublish && m.going && f != nil {
+	if (r.Kind == AskPublish || r.Cause == "settled") && m.going && f != nil {
 		m.tried[f.ID] = true // tried once at the unmount: left to recovery
 	}
 	lost := versions.IsPendingLost(e.Err)
 	switch {
+	case r.Cause == "settled" && f != nil && f.Due && !m.going:
+		// Its close succeeded before: the row is tried again while the
+		// database cannot take it; refused for good (the quota), the file
+		// goes, as a new file whose save failed does at its release.
+		if lost || versions.ErrorCode(e.Err) == versions.CodeUnavailable {
+			p.Timers = []Timer{{Event: Settled{f.ID}, After: PublishRetry}}
+		} else if len(f.handles) == 0 {
+			m.entriesChanged(parentOf(f.Path))
+			p.Notify = []Notice{{Path: f.Path}}
+			m.move(f, gone, "refused")
+		}
+		return p
 	case lost && r.Kind == AskSavePending && r.Pending == 0:
 		p = Plan{Errno: syscall.EIO, Reason: "the mount's lease lapsed (the daemon was stopped or cut off from the database) and it is taking a new one: nothing was saved; save again in a moment"}
 	case lost && f != nil && r.Pending != 0:
@@ -154,6 +166,10 @@ func (m *Mirror) failed(e Answered, f *File) Plan {
 	case lost && r.Kind == AskDrop:
 		// Recovery publishes it; the name goes from this mount all the same.
 		return m.answered(Answered{Req: r})
+	case r.Cause == "settled" && f != nil && f.Due && !m.going:
+		// The close succeeded long ago: the content stays in this mount
+		// and its row is tried again.
+		p.Timers = []Timer{{Event: Settled{f.ID}, After: PublishRetry}}
 	case r.Kind == AskPublish && f != nil && versions.ErrorCode(e.Err) == versions.CodeUnavailable:
 		// Saved durably already: published once the database is back.
 		p.Timers = []Timer{{Event: GraceEnded{f.ID}, After: PublishRetry}}
@@ -210,6 +226,10 @@ func (m *Mirror) saved(e Answered, f *File) Plan {
 	}
 	if r.Kind == AskPublish || r.Pending != 0 {
 		p.Timers = append(p.Timers, Timer{Event: GraceEnded{f.ID}, Stop: true})
+	}
+	if f.Due {
+		f.Due = false
+		p.Timers = append(p.Timers, Timer{Event: Settled{f.ID}, Stop: true})
 	}
 	if r.Over != 0 && r.Over != f.ID {
 		if o := m.files[r.Over]; o != nil {

@@ -81,6 +81,8 @@ func (m *Mirror) apply(e Event) Plan {
 		return m.graceEnded(e)
 	case HoldEnded:
 		return m.holdEnded(e)
+	case Settled:
+		return m.settled(e)
 	case Answered:
 		return m.answered(e)
 	case Foreign:
@@ -564,6 +566,14 @@ func (m *Mirror) save(f *File, h *Handle, cause string) Plan {
 			r.Head, r.HeadContent = f.Head, f.Stored
 		}
 	case StateNew:
+		if m.isTemp(f.Path) && m.o.Settle > 0 && (cause == "flushed" || cause == "released") {
+			// An atomic saver renames it next: that rename saves it.
+			f.Due = true
+			if h != nil {
+				h.Wrote, h.Truncated = false, false
+			}
+			return Plan{Timers: []Timer{{Event: Settled{f.ID}, After: m.o.Settle}}}
+		}
 		if m.isTemp(f.Path) {
 			r.Kind = AskSavePending
 			break
@@ -598,8 +608,21 @@ func (m *Mirror) released(e Release) Plan {
 		if p.Ask != nil {
 			return p
 		}
+		c := m.close(f, h)
+		c.Timers = append(c.Timers, p.Timers...)
+		return c
 	}
 	return m.close(f, h)
+}
+
+// settled writes the pending row of a closed temporary file its rename
+// did not save in time.
+func (m *Mirror) settled(e Settled) Plan {
+	f := m.files[e.File]
+	if f == nil || f.State != StateNew || !f.Due {
+		return Plan{}
+	}
+	return m.writeDue(f)
 }
 
 // close drops handle h; with the last one the buffer goes, unless only
@@ -611,7 +634,7 @@ func (m *Mirror) close(f *File, h *Handle) Plan {
 		return Plan{}
 	}
 	var p Plan
-	if f.Dirty && f.State != StateUnlinked && f.State != StateScratch && f.State != StateHeld {
+	if f.Dirty && !f.Due && f.State != StateUnlinked && f.State != StateScratch && f.State != StateHeld {
 		// Its save failed: the content is discarded, and the kernel's
 		// pages and size that hold it are dropped.
 		p.Discarded = true
@@ -625,6 +648,10 @@ func (m *Mirror) close(f *File, h *Handle) Plan {
 	case StateUnlinked:
 		m.move(f, gone, "released")
 	case StateNew:
+		if f.Due {
+			m.settle(f) // its rename, or Settle's end, saves it
+			break
+		}
 		// Its save failed: a file never saved disappears.
 		m.move(f, gone, "released")
 		p.Notify = append(p.Notify, Notice{Path: f.Path})

@@ -62,6 +62,7 @@ var scenarios = []scenario{
 	{name: "TouchTemporary", run: func(t *testing.T, r *rig) {
 		h := r.create("/.tmp-9-touch", tool)
 		r.release(h)
+		r.advance(settle)
 		if got := r.state("/.tmp-9-touch"); got != mirror.StateTemporary {
 			t.Fatalf("state %v", got)
 		}
@@ -130,21 +131,24 @@ var scenarios = []scenario{
 		if got, _ := r.content("/x.md"); got != "v2 elsewhere\n" {
 			t.Fatalf("the target after a refused atomic save: %q", got)
 		}
+		r.advance(settle)
 		if got := r.state("/sedZZZZZZ"); got != mirror.StateTemporary {
 			t.Fatalf("the temporary file after a refused rename: %v", got)
 		}
 	}},
 	{name: "AtomicSaveOneCommit", run: func(t *testing.T, r *rig) {
+		// The temporary file's close writes nothing: its rename, within
+		// Settle, saves its content over the target.
 		r.writeFile("/x.md", "v1\n", shell)
+		before := r.writes
 		h := r.create("/.tmp-3-xyz", agent)
 		r.write(h, 0, "v2\n")
 		r.close(h)
-		before := r.writes
 		if e := r.rename("/.tmp-3-xyz", "/x.md", agent); e != 0 {
 			t.Fatal(e)
 		}
 		if got := r.writes - before; got != 1 {
-			t.Fatalf("the rename of an atomic save cost %d commits, want 1", got)
+			t.Fatalf("an atomic save cost %d commits, want 1", got)
 		}
 		vs := r.expectHistory("/x.md", "created:v1\n", "modified:v2\n")
 		if vs[1].Conflict {
@@ -156,6 +160,39 @@ var scenarios = []scenario{
 		r.advance(2 * grace)
 		r.expectHistory("/x.md", "created:v1\n", "modified:v2\n")
 	}},
+	{name: "AtomicSaveAbandoned", run: func(t *testing.T, r *rig) {
+		// A temporary file removed before Settle ends costs no commit.
+		before := r.writes
+		h := r.create("/sedAbc123", tool)
+		r.write(h, 0, "never kept")
+		r.close(h)
+		r.unlink("/sedAbc123")
+		r.advance(settle + grace)
+		if got := r.writes - before; got != 0 {
+			t.Fatalf("a temporary file removed before its row was due cost %d commits", got)
+		}
+		if _, ok := r.m.At("/sedAbc123"); ok {
+			t.Fatal("a removed temporary file is still shown")
+		}
+	}},
+	{name: "TemporaryRefusedWhenDue", params: versions.StoreParams{MaxHistoryBytes: 2000}, run: func(t *testing.T, r *rig) {
+		// Each fits the quota alone; the second's row, due after its
+		// close, would take the store past it with the first's.
+		for _, p := range []string{"/a.tmp", "/b.tmp"} {
+			h := r.create(p, tool)
+			if e := r.write(h, 0, strings.Repeat("p", 1200)); e != 0 {
+				t.Fatalf("write %s: %v", p, e)
+			}
+			r.close(h)
+			r.advance(settle)
+		}
+		if got := r.state("/a.tmp"); got != mirror.StateTemporary {
+			t.Fatalf("the first temporary file: %v", got)
+		}
+		if _, ok := r.m.At("/b.tmp"); ok {
+			t.Fatal("a temporary file whose row the quota refused is still shown")
+		}
+	}},
 	{name: "TemporaryGraceEnds", run: func(t *testing.T, r *rig) {
 		h := r.create("/notes.md.tmp", tool)
 		r.write(h, 0, "kept\n")
@@ -163,13 +200,14 @@ var scenarios = []scenario{
 		if _, ok := r.content("/notes.md.tmp"); ok {
 			t.Fatal("a temporary file is a memory before its grace ended")
 		}
-		r.advance(grace)
+		r.advance(settle + grace)
 		r.expectHistory("/notes.md.tmp", "created:kept\n")
 	}},
 	{name: "TemporaryRewrittenThenRenamed", run: func(t *testing.T, r *rig) {
 		h := r.create("/x.lock", tool)
 		r.write(h, 0, "a")
 		r.close(h)
+		r.advance(settle)
 		h = r.open("/x.lock", tool, true, false)
 		r.write(h, 1, "b")
 		r.close(h)
@@ -193,6 +231,7 @@ var scenarios = []scenario{
 			r.write(h, 0, p)
 			r.close(h)
 		}
+		r.advance(settle)
 		if e := r.rename("/y.tmp", "/x.tmp", tool); e != 0 {
 			t.Fatal(e)
 		}
@@ -207,6 +246,7 @@ var scenarios = []scenario{
 		h := r.create("/a.new", tool)
 		r.write(h, 0, "gone")
 		r.close(h)
+		r.advance(settle)
 		r.unlink("/a.new")
 		r.advance(2 * grace)
 		if _, ok := r.content("/a.new"); ok {
@@ -220,6 +260,7 @@ var scenarios = []scenario{
 		h := r.create("/b.tmp", tool)
 		r.write(h, 0, "x")
 		r.close(h)
+		r.advance(settle)
 		r.rename("/b.tmp", "/b.md~", tool)
 		r.advance(2 * grace)
 		if got := r.state("/b.md~"); got != mirror.StateScratch {
@@ -398,6 +439,7 @@ var scenarios = []scenario{
 		h := r.create("/l.tmp", tool)
 		r.write(h, 0, "l")
 		r.close(h)
+		r.advance(settle)
 		f, _ := r.m.File(r.file("/l.tmp"))
 		m, _, err := r.db.PublishPending(ctx, r.store, r.eng.Owner, f.Pending, "/l.tmp")
 		if err != nil {

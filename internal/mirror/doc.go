@@ -29,7 +29,8 @@
 //	memory     a memory the store has at the file's path
 //	new        created in this mount, nothing saved yet
 //	temporary  an atomic saver's temporary name, saved as a pending row
-//	           only this mount shows (durable at close, as a memory is)
+//	           only this mount shows (durable once Settle after its
+//	           close ends: a rename before then saves it in one commit)
 //	scratch    an editor's swap or backup name: never stored
 //	held       a memory renamed to a scratch name: the store keeps it at
 //	           its old path until the grace ends or a save there takes it
@@ -50,13 +51,14 @@
 //	new        flushed              save          memory
 //	new        fsynced              save          memory
 //	new        released             save          memory
-//	new        flushed              save-pending  temporary
-//	new        released             save-pending  temporary
+//	new        settled              save-pending  temporary
 //	new        released             -             gone
 //	new        renamed              -             scratch
 //	new        renamed              -             new
 //	new        renamed              save          memory
 //	new        unlinked             -             unlinked
+//	new        unlinked             -             gone
+//	new        refused              save-pending  gone
 //	new        truncated            save          memory
 //	temporary  flushed              save-pending  temporary
 //	temporary  renamed              save          memory
@@ -89,10 +91,13 @@
 //
 // When a row applies:
 //   - A new file's first save is at close of a handle that wrote, or at
-//     the release of its last handle (touch): save-pending under a
-//     temporary name, else save (a version of the memory held at its path,
-//     if one is, else a new memory). A save that failed leaves a new file
-//     nothing: its release drops it.
+//     the release of its last handle (touch): save (a version of the
+//     memory held at its path, if one is, else a new memory). Under a
+//     temporary name the close saves nothing: the file is due, and its
+//     pending row is written when Settle ends (settled), unless its rename
+//     saves it first, in one commit with no row, or an unlink drops it
+//     with none (an fsync writes the row at once). A save that failed
+//     leaves a new file nothing: its release drops it.
 //   - A handle that only truncated (O_TRUNC, ftruncate to 0) saves nothing
 //     at close: a shell's `> f` closes a duplicate of the descriptor
 //     before the write that follows. The write's close, or the release,
@@ -103,8 +108,8 @@
 //     is the version of the target the renaming process (its thread group)
 //     last opened, else the target's head when the temporary file was
 //     created; a conflict when the head moved on since, refused with ESTALE
-//     in strict mode. A temporary file's pending row goes in the same
-//     commit.
+//     in strict mode. A temporary file's pending row, if it has one,
+//     goes in the same commit.
 //   - A memory renamed to a scratch name is held; one renamed elsewhere is
 //     moved.
 //

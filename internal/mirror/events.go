@@ -123,6 +123,8 @@ type (
 	GraceEnded struct{ File ID }
 	// HoldEnded: the grace of the memory held at Path ended.
 	HoldEnded struct{ Path string }
+	// Settled: Options.Settle ended for a closed temporary file (Due).
+	Settled struct{ File ID }
 	// Answered is the engine's answer to Req: the memory it wrote (with its
 	// feed position in Mem.Seq), the pending row it saved, the content it
 	// loaded, the positions of what else it committed, or its error.
@@ -174,6 +176,7 @@ func (Rename) event() string             { return "renamed" }
 func (Unlink) event() string             { return "unlinked" }
 func (GraceEnded) event() string         { return "grace" }
 func (HoldEnded) event() string          { return "hold" }
+func (Settled) event() string            { return "settled" }
 func (Answered) event() string           { return "answered" }
 func (Foreign) event() string            { return "foreign" }
 func (PublishedElsewhere) event() string { return "published-elsewhere" }

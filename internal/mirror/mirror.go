@@ -81,6 +81,10 @@ type File struct {
 	// Saved is what a Temporary file's pending row holds: the content it
 	// goes back to when a later save fails and is discarded.
 	Saved string
+	// Due: a New file with a temporary name was closed; its pending row
+	// is written when Options.Settle ends, unless a rename saves it (in
+	// one commit, with no row) or an unlink drops it first.
+	Due bool
 	// Refused is sticky: a write was refused (past the size of a memory,
 	// not UTF-8, the guard, the quota, the backend offline) and every save
 	// of this content fails so until it is written again from its start.
@@ -137,6 +141,10 @@ type Options struct {
 	Temp    func(name string) bool // atomic savers' temporary names
 	Scratch func(name string) bool // editors' scratch names
 	Grace   time.Duration          // how long StateTemporary and StateHeld last
+	// Settle is how long a closed new file with a temporary name waits
+	// for its rename before its pending row is written (0: at close). A
+	// daemon killed meanwhile loses it, as an atomic save cut short.
+	Settle time.Duration
 	Strict  bool                   // a save over a newer head fails (ESTALE)
 	// FirstIno is the first inode number allocated (when Inos is nil).
 	FirstIno uint64
@@ -433,6 +441,9 @@ func (m *Mirror) move(f *File, to State, event string) {
 	if to == gone {
 		m.drop(f)
 		return
+	}
+	if to != StateNew {
+		f.Due = false
 	}
 	f.State = to
 }

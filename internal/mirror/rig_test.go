@@ -33,7 +33,10 @@ type rig struct {
 	moves   *[]mirror.Transition
 }
 
-const grace = 500 * time.Millisecond
+const (
+	grace  = 500 * time.Millisecond
+	settle = 100 * time.Millisecond
+)
 
 var (
 	tempNames    = mirror.Names(mirror.DefaultTempPatterns)
@@ -68,7 +71,7 @@ func newRig(t *testing.T, p versions.StoreParams, strict bool) *rig {
 		t.Fatal(err)
 	}
 	r := &rig{t: t, db: db, store: st.ID, now: time.Unix(1e9, 0), timers: map[mirror.Event]time.Time{}, pos: pos,
-		m:   mirror.New(mirror.Options{Temp: tempNames, Scratch: scratchNames, Grace: grace, Strict: strict}),
+		m:   mirror.New(mirror.Options{Temp: tempNames, Scratch: scratchNames, Grace: grace, Settle: settle, Strict: strict}),
 		eng: mirror.Engine{DB: db, Store: st.ID, Owner: lease.Owner(), Actor: versions.SessionActor("sesn_mirror")}}
 	r.do(mirror.StoreInfo{Guard: st.Guard, MaxMemoryBytes: st.MaxMemoryBytes, MaxHistoryBytes: st.MaxHistoryBytes, HistoryBytes: st.HistoryBytes})
 	return r

@@ -178,6 +178,23 @@ func (m *Mirror) temporaryUnder(dir string) *File {
 	return nil
 }
 
+// dueUnder is a closed temporary file below dir whose row is not yet
+// written (Due), nil when none.
+func (m *Mirror) dueUnder(dir string) *File {
+	for _, f := range m.local {
+		if f.Due && Below(f.Path, dir) && !m.tried[f.ID] {
+			return f
+		}
+	}
+	return nil
+}
+
+// writeDue writes f's pending row now, and asks again.
+func (m *Mirror) writeDue(f *File) Plan {
+	return Plan{Ask: &Request{Kind: AskSavePending, File: f.ID, Path: f.Path, Content: string(f.Buf), Cause: "settled"}, Again: true,
+		Timers: []Timer{{Event: Settled{f.ID}, Stop: true}}}
+}
+
 func (m *Mirror) publishFirst(f *File, cause string) Plan {
 	return Plan{Ask: &Request{Kind: AskPublish, File: f.ID, Pending: f.Pending, Path: f.Path, Cause: cause}, Again: true}
 }
@@ -185,6 +202,9 @@ func (m *Mirror) publishFirst(f *File, cause string) Plan {
 func (m *Mirror) removeDir(e RemoveDir) Plan {
 	if m.scratchUnder(e.Path) {
 		return Plan{Errno: syscall.ENOTEMPTY, Reason: "it holds scratch files (editors' swap or backup files); remove them first"}
+	}
+	if f := m.dueUnder(e.Path); f != nil {
+		return m.writeDue(f)
 	}
 	if f := m.temporaryUnder("/"); f != nil {
 		return m.publishFirst(f, "grace")
@@ -195,6 +215,9 @@ func (m *Mirror) removeDir(e RemoveDir) Plan {
 func (m *Mirror) renameDir(e RenameDir) Plan {
 	if m.scratchUnder(e.To) {
 		return Plan{Errno: syscall.ENOTEMPTY, Path: e.To, Reason: "the target directory holds scratch files (editors' swap or backup files); remove them first"}
+	}
+	if f := m.dueUnder(e.From); f != nil {
+		return m.writeDue(f)
 	}
 	if f := m.temporaryUnder(e.From); f != nil {
 		return m.publishFirst(f, "grace")
@@ -247,6 +270,9 @@ func (m *Mirror) unmounting() Plan {
 	m.going = true
 	if m.tried == nil {
 		m.tried = map[ID]bool{}
+	}
+	if f := m.dueUnder("/"); f != nil {
+		return m.writeDue(f)
 	}
 	if f := m.temporaryUnder("/"); f != nil {
 		return m.publishFirst(f, "grace")
