@@ -141,11 +141,11 @@ type Options struct {
 	Temp    func(name string) bool // atomic savers' temporary names
 	Scratch func(name string) bool // editors' scratch names
 	Grace   time.Duration          // how long StateTemporary and StateHeld last
+	Strict  bool                   // a save over a newer head fails (ESTALE)
 	// Settle is how long a closed new file with a temporary name waits
 	// for its rename before its pending row is written (0: at close). A
 	// daemon killed meanwhile loses it, as an atomic save cut short.
 	Settle time.Duration
-	Strict  bool                   // a save over a newer head fails (ESTALE)
 	// FirstIno is the first inode number allocated (when Inos is nil).
 	FirstIno uint64
 	// Inos hands out the numbers of files and directories, shared by a
