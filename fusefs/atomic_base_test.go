@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -193,23 +194,37 @@ func TestAtomicSaveOneCommit(t *testing.T) {
 	e := newEnv(t)
 	st := e.store(t, "Commits")
 	_, dir := e.mountStore(t, st, Options{})
-	if err := os.WriteFile(filepath.Join(dir, "x.md"), []byte("v1\n"), 0o644); err != nil {
+	target := filepath.Join(dir, "x.md")
+	if err := os.WriteFile(target, []byte("v1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tmp := filepath.Join(dir, ".tmp-7-commits")
-	if err := os.WriteFile(tmp, []byte("v2\n"), 0o644); err != nil {
-		t.Fatal(err)
+	// The whole save: the temporary file's create, write and close, then
+	// its rename. The fewest of several: the lease's renewal, on a timer
+	// of its own, may commit during one of them, and a rename later than
+	// Settle after the close (a loaded machine) makes two.
+	fewest := int64(-1)
+	for i := range 5 {
+		tmp := filepath.Join(dir, fmt.Sprintf(".tmp-%d-commits", i))
+		before := e.db.Writes()
+		if err := os.WriteFile(tmp, fmt.Appendf(nil, "v%d\n", i+2), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, target); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.db.Writes() - before; fewest < 0 || got < fewest {
+			fewest = got
+		}
 	}
-	before := e.db.Writes()
-	if err := os.Rename(tmp, filepath.Join(dir, "x.md")); err != nil {
-		t.Fatal(err)
-	}
-	if got := e.db.Writes() - before; got != 1 {
-		t.Errorf("the rename of an atomic save made %d commits, want 1", got)
+	if fewest != 1 {
+		t.Errorf("an atomic save made at least %d commits, want 1", fewest)
 	}
 	m := e.memory(t, st.ID, "/x.md")
-	if vs := e.versionsOf(t, st.ID, m.ID); len(vs) != 2 || vs[0].Conflict {
+	if vs := e.versionsOf(t, st.ID, m.ID); len(vs) != 6 || vs[0].Conflict {
 		t.Errorf("versions %s", ops(vs))
+	}
+	if files, err := e.db.PendingFiles(context.Background(), st.ID); err != nil || len(files) != 0 {
+		t.Errorf("pending rows %+v (%v), want none", files, err)
 	}
 }
 

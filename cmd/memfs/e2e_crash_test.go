@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,8 +19,9 @@ import (
 
 // TestE2EKillBetweenCloseAndRename plays an atomic-save tool against a real
 // daemon: it writes a temporary file, closes it, and the daemon is killed
-// with SIGKILL before the rename that would have followed. The close()
-// acknowledged the temporary content, so once the dead mount's lease
+// with SIGKILL before the rename that would have followed, once the file
+// is durable (its pending row is written Settle after the close; a kill
+// before then loses it, as an atomic save cut short). Once the dead mount's lease
 // lapses the CLI, with no mount running, publishes it as a file of its own
 // (one "created" version); a target that existed keeps its head, and
 // nothing else enters the history: no created-then-deleted temporary, no
@@ -61,6 +63,7 @@ func TestE2EKillBetweenCloseAndRename(t *testing.T) {
 				t.Fatalf("close of the temporary file: %v", err)
 			}
 			closed := time.Now()
+			awaitDurable(t, env, storeID, "/"+c.temp)
 			d.kill9(t) // instead of rename(temp, "notes.md")
 			t.Logf("killed %v after the close: %v", time.Since(closed), d.state)
 
@@ -196,6 +199,37 @@ func awaitCLI(t *testing.T, env *e2eEnv, within time.Duration, args ...string) (
 	}
 }
 
+// awaitDurable waits until a live mount has written the pending rows of
+// its temporary files at paths, which it does Settle after their close:
+// from then on a kill -9 loses none of them.
+func awaitDurable(t *testing.T, env *e2eEnv, store string, paths ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c := exec.Command(memfsBin, "--format", "json", "pending", "list", store)
+		c.Env = env.environ()
+		out, err := c.Output()
+		var list struct {
+			Data []versions.PendingFile `json:"data"`
+		}
+		missing := paths
+		if err == nil {
+			if err = json.Unmarshal(out, &list); err == nil {
+				missing = slices.DeleteFunc(slices.Clone(paths), func(p string) bool {
+					return slices.ContainsFunc(list.Data, func(f versions.PendingFile) bool { return f.Path == p })
+				})
+			}
+		}
+		if len(missing) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pending row for %v 10s after their close (%v)", missing, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // detachDead takes a killed daemon's mount off mnt.
 func detachDead(t *testing.T, mnt string) {
 	t.Helper()
@@ -231,6 +265,7 @@ func TestE2EKillAfterNewFileClose(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		awaitDurable(t, env, storeID, temp)
 		d.kill9(t)
 		killed := time.Now()
 		if got, _ := awaitCLI(t, env, 0, "memory", "get", storeID, ordinary); got != "saved "+ordinary {

@@ -229,6 +229,7 @@ func TestE2EStoppedMountTouchesNothingItDoesNotOwn(t *testing.T) {
 		}
 	}
 	// Within the grace: A still holds all three pending.
+	awaitDurable(t, env, store, "/.tmp-a-1", "/.tmp-a-2", "/.tmp-a-3")
 	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -383,6 +384,7 @@ func TestE2ERecoveryDoesNotStarve(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mnt, slug, ".tmp-1-saved"), []byte("saved before the kill"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	awaitDurable(t, env, other, "/.tmp-1-saved")
 	d.kill9(t)
 	detachDead(t, mnt)
 	cpu0 := cpuTime(t, i.cmd.Process.Pid)
