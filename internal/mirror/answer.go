@@ -247,6 +247,7 @@ func (m *Mirror) saved(e Answered, f *File) Plan {
 	if f.State == StateMemory && f.MemID != e.Mem.ID {
 		delete(m.memIno, f.MemID)
 	}
+	m.headChanging(f)
 	// The memory keeps the number the kernel and programs saw, also in
 	// a new node once the kernel forgot this one (an editor compares
 	// st_ino before it saves), and in listings.

@@ -157,6 +157,7 @@ func (m *Mirror) looked(e Lookup) Plan {
 // buffer is loaded again at the next open.
 func (m *Mirror) learnt(f *File, mem *versions.Memory) {
 	if f.Head != mem.VersionID {
+		m.headChanging(f)
 		f.PagesSync = false
 	}
 	f.Head, f.Size = mem.VersionID, int64(mem.ContentSize)
@@ -208,7 +209,7 @@ func (m *Mirror) created(e Create) Plan {
 		f.Mode = e.Mode & 0o777
 	}
 	if m.isTemp(e.Path) {
-		f.Siblings = m.siblings(e.Path)
+		f.Siblings = map[string]string{}
 	}
 	m.entriesChanged(parentOf(e.Path))
 	h := m.newHandle(f, e.Tgid, true, e.Append)
@@ -255,6 +256,9 @@ func (m *Mirror) load(f *File, reload bool, cause string) *Plan {
 func (m *Mirror) setLoaded(f *File, content, ver string) (syscall.Errno, string) {
 	if errno, why := m.grow(f, int64(len(content))); errno != 0 {
 		return errno, why
+	}
+	if ver != f.Head {
+		m.headChanging(f)
 	}
 	f.Buf, f.Loaded, f.Base, f.Head, f.Dirty, f.Stale = []byte(content), true, ver, ver, false, false
 	f.Stored, f.StoredAt, f.Size = content, ver, int64(len(content))

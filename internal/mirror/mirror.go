@@ -62,9 +62,10 @@ type File struct {
 	Pending int64
 	// HeldAt is a Held file's old path, where the store still has it.
 	HeldAt string
-	// Siblings are the heads of the memories beside a file created with a
-	// temporary name, as they were then: an atomic save's base when the
-	// renaming process opened nothing.
+	// Siblings are, for a file created with a temporary name, the heads
+	// the memories beside it had then, kept as each changes afterwards
+	// (headChanging; a name not in it is unchanged since): an atomic
+	// save's base when the renaming process opened nothing.
 	Siblings map[string]string
 
 	Buf      []byte
@@ -471,14 +472,20 @@ func (m *Mirror) setPath(f *File, p string) {
 func (m *Mirror) isTemp(p string) bool    { return m.o.Temp(path.Base(p)) }
 func (m *Mirror) isScratch(p string) bool { return m.o.Scratch(path.Base(p)) }
 
-// siblings are the heads of the memories the mirror knows in p's
-// directory.
-func (m *Mirror) siblings(p string) map[string]string {
-	out := map[string]string{}
-	for name, id := range m.names.inDir[path.Dir(p)] {
-		if f := m.files[id]; f != nil && f.State == StateMemory {
-			out[name] = f.Head
+// headChanging keeps f's head, about to change or leave its name, for the
+// temporary files beside it that have no record of that name yet: an
+// atomic save whose renaming process opened nothing is based on the
+// target's head when its temporary file was created (File.Siblings).
+func (m *Mirror) headChanging(f *File) {
+	if f.Path == "" || f.State != StateMemory {
+		return
+	}
+	dir, name := path.Dir(f.Path), path.Base(f.Path)
+	for _, t := range m.local {
+		if t != f && t.Siblings != nil && path.Dir(t.Path) == dir {
+			if _, ok := t.Siblings[name]; !ok {
+				t.Siblings[name] = f.Head
+			}
 		}
 	}
-	return out
 }

@@ -12,9 +12,8 @@ import (
 // opened: an atomic save (write a temporary file, rename it over the
 // target) is based on the version its process read. A FUSE request names
 // the calling thread, and runtimes such as Node read and rename from
-// different threads, so the rename looks in its thread group: the
-// renaming thread first, then the group's other threads (/proc), the most
-// recent open winning. An open costs a map update, no /proc read. Reads
+// different threads, so the rename looks in its thread group: the most
+// recent open by any of its threads wins (/proc tells a thread's group). An open costs a map update, no /proc read. Reads
 // the kernel serves from its page cache never reach the mount: "last
 // opened" is what can be known. Bounded: the oldest threads and entries
 // are forgotten first.
@@ -71,46 +70,31 @@ func (o *LastOpened) Note(tid int, mem, ver string) {
 }
 
 // Version is the version of mem that thread tid's thread group last
-// opened.
+// opened. /proc is read only when threads other than tid opened mem: for
+// each of them, whether it is in tid's group.
 func (o *LastOpened) Version(tid int, mem string) (string, bool) {
-	if v, ok := o.lookup([]int{tid}, mem); ok {
-		return v, true
-	}
-	return o.lookup(threadsOf(tid), mem)
-}
-
-func (o *LastOpened) lookup(tids []int, mem string) (string, bool) {
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	var best openedAt
-	for _, t := range tids {
-		if b := o.by[t]; b != nil {
-			if v, ok := b.ver[mem]; ok && v.tick > best.tick {
+	others := map[int]openedAt{}
+	for t, b := range o.by {
+		if v, ok := b.ver[mem]; ok {
+			if t == tid {
+				best = v
+			} else {
+				others[t] = v
+			}
+		}
+	}
+	o.mu.Unlock()
+	if len(others) > 0 && tid > 0 {
+		group := Tgid(uint32(tid))
+		for t, v := range others {
+			if v.tick > best.tick && Tgid(uint32(t)) == group {
 				best = v
 			}
 		}
 	}
 	return best.version, best.tick > 0
-}
-
-// threadsOf lists the threads of tid's thread group (/proc), its group
-// leader first; none when /proc cannot tell.
-func threadsOf(tid int) []int {
-	if tid <= 0 {
-		return nil
-	}
-	tgid := Tgid(uint32(tid))
-	out := []int{tgid}
-	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", tgid))
-	if err != nil {
-		return out
-	}
-	for _, e := range ents {
-		if n, err := strconv.Atoi(e.Name()); err == nil && n != tgid {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // Tgid is the thread group of thread pid, from /proc; pid itself when it

@@ -12,6 +12,7 @@ func (m *Mirror) replaced(f *File, cause string) {
 	if f == nil {
 		return
 	}
+	m.headChanging(f)
 	m.names.remove(f.Path, f.ID)
 	f.Path = ""
 	f.PagesSync = false
