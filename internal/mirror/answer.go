@@ -166,10 +166,6 @@ func (m *Mirror) failed(e Answered, f *File) Plan {
 	case lost && r.Kind == AskDrop:
 		// Recovery publishes it; the name goes from this mount all the same.
 		return m.answered(Answered{Req: r})
-	case r.Cause == "settled" && f != nil && f.Due && !m.going:
-		// The close succeeded long ago: the content stays in this mount
-		// and its row is tried again.
-		p.Timers = []Timer{{Event: Settled{f.ID}, After: PublishRetry}}
 	case r.Kind == AskPublish && f != nil && versions.ErrorCode(e.Err) == versions.CodeUnavailable:
 		// Saved durably already: published once the database is back.
 		p.Timers = []Timer{{Event: GraceEnded{f.ID}, After: PublishRetry}}
@@ -298,7 +294,7 @@ func (m *Mirror) movedDir(e Answered) Plan {
 	m.idx.Forget(r.Path)
 	// Collected first: setPath changes the names ranged over.
 	below := map[ID]string{}
-	for p, id := range m.names.at {
+	for p, id := range m.names {
 		if np, ok := moved(p, r.From, r.Path); ok {
 			below[id] = np
 		}
@@ -371,7 +367,7 @@ func (m *Mirror) clean(hid HandleID) {
 }
 
 func (m *Mirror) fileAt(p string, not *File) *File {
-	if id, ok := m.names.at[p]; ok && id != not.ID {
+	if id, ok := m.names[p]; ok && id != not.ID {
 		return m.files[id]
 	}
 	return nil

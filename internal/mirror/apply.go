@@ -119,7 +119,7 @@ func (Committed) event() string { return "committed" }
 // looked: with Mem nil, whether the mount has a file of its own at Path
 // (Plan.File) or hides the store's (ENOENT); else the store has Mem there.
 func (m *Mirror) looked(e Lookup) Plan {
-	id, ok := m.names.at[e.Path]
+	id, ok := m.names[e.Path]
 	var f *File
 	if ok {
 		f = m.files[id]
@@ -195,7 +195,7 @@ func (m *Mirror) created(e Create) Plan {
 			return Plan{Errno: syscall.ENOSPC, Reason: "the store holds its maximum of memories; delete some first"}
 		}
 	}
-	if id, ok := m.names.at[e.Path]; ok {
+	if id, ok := m.names[e.Path]; ok {
 		m.replaced(m.files[id], "replaced")
 	}
 	f := m.newFile(e.Path, 0)

@@ -28,10 +28,10 @@ func (m *Mirror) foreign(e Foreign) Plan {
 		return p
 	}
 	var f *File
-	if id, ok := m.names.at[c.Path]; ok && m.files[id].MemID == c.MemoryID {
+	if id, ok := m.names[c.Path]; ok && m.files[id].MemID == c.MemoryID {
 		f = m.files[id]
 	}
-	if id, ok := m.names.at[c.PrevPath]; ok && c.PrevPath != "" && m.files[id].MemID == c.MemoryID {
+	if id, ok := m.names[c.PrevPath]; ok && c.PrevPath != "" && m.files[id].MemID == c.MemoryID {
 		f = m.files[id]
 	}
 	if f == nil || f.State != StateMemory {

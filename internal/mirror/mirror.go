@@ -257,7 +257,7 @@ func New(o Options) *Mirror {
 	if o.Start.IsZero() {
 		o.Start = o.Now()
 	}
-	return &Mirror{o: o, files: map[ID]*File{}, names: newPathNames(), hs: map[HandleID]*Handle{},
+	return &Mirror{o: o, files: map[ID]*File{}, names: pathNames{}, hs: map[HandleID]*Handle{},
 		held: map[string]*hold{}, memIno: map[string]uint64{}, dirIno: map[string]uint64{},
 		opened: NewLastOpened(256, 1024), idx: NewIndex(), local: map[ID]*File{}, dirs: map[string]dirMeta{}}
 }
@@ -284,7 +284,7 @@ func (m *Mirror) File(id ID) (File, bool) {
 func (m *Mirror) At(p string) (ID, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	id, ok := m.names.at[p]
+	id, ok := m.names[p]
 	return id, ok
 }
 

@@ -24,13 +24,13 @@ func (m *Mirror) replaced(f *File, cause string) {
 }
 
 func (m *Mirror) renamed(e Rename) Plan {
-	sid, ok := m.names.at[e.From]
+	sid, ok := m.names[e.From]
 	if !ok {
 		return Plan{Errno: syscall.ENOENT}
 	}
 	src := m.files[sid]
 	var dst *File
-	if id, ok := m.names.at[e.To]; ok && id != sid {
+	if id, ok := m.names[e.To]; ok && id != sid {
 		dst = m.files[id]
 	}
 	toScratch, toTemp := m.isScratch(e.To), m.isTemp(e.To)
@@ -144,7 +144,7 @@ func (m *Mirror) saveOver(src, dst *File, e Rename, pending int64) *Request {
 }
 
 func (m *Mirror) unlinked(e Unlink) Plan {
-	id, ok := m.names.at[e.Path]
+	id, ok := m.names[e.Path]
 	if !ok {
 		return Plan{Errno: syscall.ENOENT}
 	}
@@ -224,7 +224,7 @@ func (m *Mirror) renameDir(e RenameDir) Plan {
 		return m.publishFirst(f, "grace")
 	}
 	r := &Request{Kind: AskMoveDir, From: e.From, Path: e.To, Cause: "renamed", NoReplace: e.NoReplace}
-	for p, id := range m.names.at {
+	for p, id := range m.names {
 		if f := m.files[id]; f.State == StateMemory && f.Loaded && Below(p, e.From) {
 			np, _ := moved(p, e.From, e.To)
 			r.Paths = append(r.Paths, np)
