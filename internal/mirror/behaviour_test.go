@@ -193,6 +193,23 @@ var scenarios = []scenario{
 			t.Fatal("a temporary file whose row the quota refused is still shown")
 		}
 	}},
+	{name: "RmdirLeavesOtherTemporaryFiles", run: func(t *testing.T, r *rig) {
+		// Only the temporary files in the directory removed are
+		// published first (the store must know it is not empty).
+		h := r.create("/a.tmp", tool)
+		r.write(h, 0, "elsewhere")
+		r.close(h)
+		r.advance(settle)
+		if _, e := r.do(mirror.MakeDir{Path: "/d", Mode: 0o755}); e != 0 {
+			t.Fatal(e)
+		}
+		if _, e := r.do(mirror.RemoveDir{Path: "/d"}); e != 0 {
+			t.Fatal(e)
+		}
+		if got := r.state("/a.tmp"); got != mirror.StateTemporary {
+			t.Fatalf("a temporary file elsewhere after an rmdir: %v", got)
+		}
+	}},
 	{name: "TemporaryGraceEnds", run: func(t *testing.T, r *rig) {
 		h := r.create("/notes.md.tmp", tool)
 		r.write(h, 0, "kept\n")

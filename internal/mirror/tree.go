@@ -207,7 +207,7 @@ func (m *Mirror) removeDir(e RemoveDir) Plan {
 	if f := m.dueUnder(e.Path); f != nil {
 		return m.writeDue(f)
 	}
-	if f := m.temporaryUnder("/"); f != nil {
+	if f := m.temporaryUnder(e.Path); f != nil {
 		return m.publishFirst(f, "grace")
 	}
 	return Plan{Ask: &Request{Kind: AskRemoveDir, Path: e.Path, Cause: "rmdir"}}
