@@ -87,6 +87,15 @@ func TestPostgresOutageServesWhatIsCached(t *testing.T) {
 	if err := os.WriteFile(fresh, []byte("fresh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Durable once its pending row is written, Settle after its close.
+	if err := eventually(5*time.Second, func() error {
+		if files, err := e.db.PendingFiles(context.Background(), st.ID); err != nil || len(files) != 1 {
+			return fmt.Errorf("pending rows %+v (%v), want fresh.tmp's", files, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 
 	srv.Stop(t, "immediate")
 	// The kernel forgets what it was told, as once its cache lapses:
