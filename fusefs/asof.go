@@ -118,7 +118,7 @@ func (h *historyRoot) loadAsOf(ctx context.Context, name string) (*asofView, sys
 	if sm == nil {
 		return nil, syscall.ENOENT
 	}
-	if sm.row.isGone() {
+	if sm.m.Gone() {
 		return nil, sm.refuseGone("lookup", historyName+"/"+name)
 	}
 	a, files, err := h.srv.db.StoreAsOf(detach(ctx), sm.id, when, versions.SnapshotOptions{})
@@ -181,7 +181,7 @@ func (h *historyRoot) lookupAsOf(ctx context.Context, name string, out *fuse.Ent
 func (h *historyRoot) asofEntries(ctx context.Context) []fuse.DirEntry {
 	var out []fuse.DirEntry
 	for _, sm := range h.srv.stores {
-		if sm.row.isGone() {
+		if sm.m.Gone() {
 			continue
 		}
 		cps, err := h.srv.db.ListCheckpoints(detach(ctx), sm.id)
@@ -297,7 +297,7 @@ func (n *asofFile) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 		return nil, 0, errno
 	}
 	sm := n.v.sm
-	if sm.row.isGone() {
+	if sm.m.Gone() {
 		return nil, 0, sm.refuseGone("open", n.show())
 	}
 	if !n.v.st.acquire() {

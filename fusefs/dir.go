@@ -106,7 +106,7 @@ func (n *dirNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttr
 
 func (n *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	dir, ok := n.path()
-	if !ok || n.sm.row.isGone() {
+	if !ok || n.sm.m.Gone() {
 		return nil, syscall.ENOENT
 	}
 	in, _, e := n.sm.lookup(ctx, &n.Inode, dir, name, out)
@@ -190,7 +190,7 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 		return fs.NewListDirStream(nil), 0
 	}
 	sm := n.sm
-	if sm.row.isGone() {
+	if sm.m.Gone() {
 		return nil, sm.refuseGone("readdir", dir)
 	}
 	// The mount's own files are taken before the store's listing: one
@@ -313,7 +313,7 @@ func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	if err := versions.ValidatePath(p); err != nil {
 		return nil, nil, 0, sm.errnoOf("create", p, err)
 	}
-	pl, e := sm.run(ctx, "create", at(p), mirror.Create{Path: p, Tgid: int(callerTID(ctx)), Append: flags&syscall.O_APPEND != 0, Mode: mode, Store: sm.info(ctx)})
+	pl, e := sm.run(ctx, "create", at(p), mirror.Create{Path: p, Tgid: int(callerTID(ctx)), Append: flags&syscall.O_APPEND != 0, Mode: mode})
 	if e != 0 {
 		return nil, nil, 0, e
 	}
@@ -381,10 +381,10 @@ func (n *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno
 func (sm *storeMount) statfs(ctx context.Context, out *fuse.StatfsOut) {
 	live := 0
 	if st, err := sm.srv.db.GetStore(detach(ctx), sm.id); err == nil {
-		sm.row.set(st)
+		sm.m.SetStore(st)
 		live = st.MemoryCount
 	}
-	maxMemories, maxBytes := sm.row.limits()
+	maxMemories, maxBytes := sm.m.Limits()
 	live += sm.m.Pending() // created here and not published yet
 	free := max(maxMemories-live, 0)
 	const bsize = 4096

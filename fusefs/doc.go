@@ -38,8 +38,8 @@ package fusefs
 //   - Every other lock is a leaf: held for a few map or field operations,
 //     never while calling the engine, taking another lock, or calling into
 //     go-fuse or the kernel. They are the mirror's own lock (Apply), its
-//     index's, content cache's and timers' (mirror.Timers), storeRow.mu
-//     (store.go), notifier.mu (notify.go). The unsaved budget, the
+//     index's, content cache's and timers' (mirror.Timers), and
+//     notifier.mu (notify.go). The unsaved budget, the
 //     scratch cap, the inode allocator and Server.offline are atomics.
 //
 // Under a file's lock any leaf may be taken, and go-fuse's own tree lock

@@ -77,7 +77,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 		if e := sm.writable("open", n.pathShown()); e != 0 {
 			return nil, 0, e
 		}
-	} else if sm.row.isGone() {
+	} else if sm.m.Gone() {
 		return nil, 0, sm.refuseGone("open", n.pathShown())
 	}
 	pl, e := sm.run(ctx, "open", n.pathShown, mirror.Open{File: n.id, Tgid: int(callerTID(ctx)), Write: write, Append: flags&syscall.O_APPEND != 0, Trunc: trunc}, n.id)
@@ -118,7 +118,7 @@ func (n *fileNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off i
 // here (internal/mirror's CheckWrite), and the content stays refused.
 func (n *fileNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
 	sm := n.sm
-	_, e := sm.run(ctx, "write", n.pathShown, mirror.Write{Handle: handleOf(f), Off: off, Data: data, Tid: callerTID(ctx), Store: sm.info(ctx)}, n.id)
+	_, e := sm.run(ctx, "write", n.pathShown, mirror.Write{Handle: handleOf(f), Off: off, Data: data, Tid: callerTID(ctx), Offline: sm.offline(ctx)}, n.id)
 	if e != 0 {
 		return 0, e
 	}
@@ -163,7 +163,7 @@ func (n *fileNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAtt
 	if e := sm.writable("setattr", p); e != 0 {
 		return e
 	}
-	ev := mirror.Setattr{File: n.id, Handle: handleOf(f), Store: sm.info(ctx)}
+	ev := mirror.Setattr{File: n.id, Handle: handleOf(f)}
 	if mode, ok := in.GetMode(); ok {
 		ev.Mode = &mode
 	}
@@ -193,3 +193,13 @@ func (n *fileNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errn
 }
 
 var _ = time.Now
+
+// callerTID is the thread that made the request, 0 when it cannot be told
+// (the kernel itself): the mirror maps it to its process to tell a
+// writer's close from a forked child's dropping its inherited copy.
+func callerTID(ctx context.Context) uint32 {
+	if c, ok := fuse.FromContext(ctx); ok {
+		return c.Pid
+	}
+	return 0
+}

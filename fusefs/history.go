@@ -100,7 +100,7 @@ func (h *historyRoot) Lookup(ctx context.Context, name string, out *fuse.EntryOu
 		return nil, syscall.ENOENT
 	}
 	d := ch.Operations().(*historyDir)
-	if d.sm.row.isGone() {
+	if d.sm.m.Gone() {
 		return nil, d.sm.refuseGone("lookup", historyName+"/"+name)
 	}
 	d.looked.Store(true)
@@ -133,7 +133,7 @@ func (s *Server) historyDirAttr(ino uint64, nlink uint32, a *fuse.Attr) {
 func (d *historyDir) show() string { return historyName + "/" + d.sm.slug + d.path }
 
 func (d *historyDir) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	if d.sm.row.isGone() {
+	if d.sm.m.Gone() {
 		return d.sm.refuseGone("stat", d.show())
 	}
 	d.sm.srv.historyDirAttr(d.StableAttr().Ino, 2, &out.Attr)
@@ -143,7 +143,7 @@ func (d *historyDir) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.Att
 
 func (d *historyDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	sm := d.sm
-	if sm.row.isGone() {
+	if sm.m.Gone() {
 		return nil, sm.refuseGone("lookup", d.show())
 	}
 	if id, ok := entryVersionID(name); ok {
@@ -209,7 +209,7 @@ func (h *historyDirHandle) Releasedir(ctx context.Context, flags uint32) {
 
 func (d *historyDir) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	sm := d.sm
-	if sm.row.isGone() {
+	if sm.m.Gone() {
 		return nil, sm.refuseGone("readdir", d.show())
 	}
 	st := &historyStream{d: d, ctx: detach(ctx), names: true}
@@ -343,14 +343,14 @@ func (e *historyEntry) version(ctx context.Context) (*entryVersion, syscall.Errn
 // load reads the version from the engine: what the entry shows of it, and
 // its content as the tree's shared copy.
 func (e *historyEntry) load(ctx context.Context, op string) (*entryVersion, *historyContent, syscall.Errno) {
-	if e.sm.row.isGone() {
+	if e.sm.m.Gone() {
 		return nil, nil, e.sm.refuseGone(op, e.show())
 	}
 	v, err := e.sm.srv.db.HistoryVersion(detach(ctx), e.sm.id, e.path, e.id)
 	if err != nil {
 		return nil, nil, e.sm.errnoOf(op, e.show(), err)
 	}
-	withheld := versions.WithheldFromHistory(e.sm.row.guardPolicy(), v)
+	withheld := versions.WithheldFromHistory(e.sm.m.Guard(), v)
 	c := &historyContent{}
 	if v.Content != nil && v.RedactedAt == nil && !withheld {
 		c.data = []byte(*v.Content)
@@ -362,7 +362,7 @@ func (e *historyEntry) load(ctx context.Context, op string) (*entryVersion, *his
 // keep records what the entry shows of v, a version read with its
 // content, and drops the content.
 func (e *historyEntry) keep(v *versions.Version) *entryVersion {
-	return e.keepWithheld(v, versions.WithheldFromHistory(e.sm.row.guardPolicy(), v))
+	return e.keepWithheld(v, versions.WithheldFromHistory(e.sm.m.Guard(), v))
 }
 
 func (e *historyEntry) keepWithheld(v *versions.Version, withheld bool) *entryVersion {

@@ -4,8 +4,6 @@ import (
 	"container/list"
 	"sync"
 	"syscall"
-
-	"github.com/memfs/memfs/versions"
 )
 
 // What the history tree holds in the daemon is bounded per mount, however
@@ -115,12 +113,4 @@ func (st *historyState) removeLocked(el *list.Element) {
 // tooManyHistoryHandles is the refusal of an open past historyMaxOpen.
 func (s *Server) tooManyHistoryHandles(op, path string) syscall.Errno {
 	return s.refuse(op, path, syscall.ENFILE, "the mount holds 4096 open files and directories of the history tree, its limit: close some and try again")
-}
-
-// guardPolicy is the store's credential guard, which decides what the
-// history tree withholds (versions.WithheldFromHistory).
-func (r *storeRow) guardPolicy() versions.GuardPolicy {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.st.Guard
 }

@@ -3,9 +3,7 @@ package fusefs
 import (
 	"context"
 	"strings"
-	"sync"
 	"syscall"
-	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 
@@ -26,7 +24,6 @@ type storeMount struct {
 	attach versions.Attachment
 	seq    versions.FeedPos // the change feed's position this mount has applied (watcher only)
 	top    *dirNode
-	row    storeRow // the cached store row: limits, archived
 	m      *mirror.Mirror
 	eng    mirror.Engine
 	ino    inos
@@ -40,15 +37,15 @@ type storeMount struct {
 }
 
 func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq versions.FeedPos) *storeMount {
-	sm := &storeMount{srv: s, id: a.StoreID, seq: seq, slug: a.Slug, readOnly: a.Access == versions.ReadOnly, attach: a,
-		row: storeRow{st: *st}}
+	sm := &storeMount{srv: s, id: a.StoreID, seq: seq, slug: a.Slug, readOnly: a.Access == versions.ReadOnly, attach: a}
 	if sm.slug == "" {
 		sm.slug = strings.TrimPrefix(a.MountPath, "/mnt/memory/")
 	}
 	sm.top = &dirNode{sm: sm}
 	sm.m = mirror.New(mirror.Options{Temp: mirror.Names(s.opts.TempPatterns), Scratch: mirror.Names(s.opts.ScratchPatterns),
 		Grace: s.opts.Grace, Settle: Settle, Strict: s.opts.Strict, Inos: s.inos, MemIno: fileIno, Budget: s.unsaved, ScratchCap: s.scratchCap,
-		Contents: s.contents, Start: s.started, Tgid: func(t uint32) int { return int(tgidOf(t)) }})
+		Contents: s.contents, Start: s.started})
+	sm.m.SetStore(st)
 	sm.ino = inos{sm.m}
 	sm.eng = mirror.Engine{DB: s.db, Store: a.StoreID, Actor: s.actor, Relet: s.lease.Renew}
 	sm.timers = mirror.NewTimers(func(e mirror.Event) {
@@ -69,7 +66,7 @@ func (x inos) dir(p string) uint64 { return x.m.DirIno(p) }
 // writable is 0 when the store may be changed through this mount, EROFS
 // for a read_only attachment or an archived store.
 func (sm *storeMount) writable(op, path string) syscall.Errno {
-	if sm.row.isGone() {
+	if sm.m.Gone() {
 		return sm.refuseGone(op, path)
 	}
 	if sm.readOnly {
@@ -78,7 +75,7 @@ func (sm *storeMount) writable(op, path string) syscall.Errno {
 	if !sm.attach.Writable(path) && !(op == "mkdir" && sm.attach.OnWritePath(path)) {
 		return sm.refuse(op, path, syscall.EROFS, "only "+sm.attach.WritePrefix+" is writable to this session: the rest of the store is read-only")
 	}
-	if sm.row.archived() {
+	if sm.m.Archived() {
 		return sm.refuse(op, path, syscall.EROFS, "the store is archived: archived stores are read-only")
 	}
 	return 0
@@ -123,9 +120,6 @@ func (sm *storeMount) carry(p mirror.Plan, where func() string) {
 	s := sm.srv
 	if p.Saved {
 		s.opts.Observer.Saved()
-	}
-	if p.History > 0 {
-		sm.row.addHistory(p.History)
 	}
 	if p.Finding != nil {
 		s.db.NoteGuardRefusal(versions.GuardEvent{StoreID: sm.id, Path: where(), Finding: *p.Finding, Refused: true})
@@ -221,107 +215,17 @@ func (sm *storeMount) storePages(id mirror.ID, p string) {
 	}
 }
 
-// info is the store as the mount knows it, for the refusals at write().
-func (sm *storeMount) info(ctx context.Context) *mirror.StoreInfo {
-	i := sm.row.refusals()
-	i.Offline = sm.srv.offline.Load() && !sm.srv.backOnline(ctx, sm.id)
-	return &i
-}
-
-// storeRow is the store row as the mount last read it. Its lock is a leaf.
-type storeRow struct {
-	mu sync.Mutex
-	st versions.Store
-	// gone: the store was deleted. Nothing the mount or the kernel cached
-	// of it may be served (a store deleted and imported again comes back
-	// through set).
-	gone bool
-}
-
-func (r *storeRow) isGone() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.gone
-}
-
-// markGone records that the watcher found the store deleted.
-func (r *storeRow) markGone() {
-	r.mu.Lock()
-	r.gone = true
-	r.mu.Unlock()
-}
-
-func (r *storeRow) archived() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.st.ArchivedAt != nil
-}
-
-func (r *storeRow) limits() (maxMemories, maxBytes int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	maxMemories, maxBytes = r.st.MaxMemories, r.st.MaxMemoryBytes
-	if maxMemories <= 0 {
-		maxMemories = versions.DefaultMaxMemories
-	}
-	if maxBytes <= 0 {
-		maxBytes = versions.DefaultMaxMemoryBytes
-	}
-	return
-}
-
-// addHistory counts n more bytes of retained history (a save seen by the
-// mount), so that writes past the quota are refused before their close.
-func (r *storeRow) addHistory(n int) {
-	r.mu.Lock()
-	r.st.HistoryBytes += n
-	r.mu.Unlock()
-}
-
-// overQuota records a save refused for the history quota.
-func (r *storeRow) overQuota() {
-	r.mu.Lock()
-	r.st.HistoryBytes = max(r.st.HistoryBytes, r.st.MaxHistoryBytes)
-	r.mu.Unlock()
-}
-
-// refusals is what a write is checked against before its close.
-func (r *storeRow) refusals() mirror.StoreInfo {
-	maxMemories, maxBytes := r.limits()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return mirror.StoreInfo{ID: r.st.ID, Guard: r.st.Guard, MaxMemories: maxMemories, MaxMemoryBytes: maxBytes, MaxHistoryBytes: r.st.MaxHistoryBytes, HistoryBytes: r.st.HistoryBytes}
-}
-
-// set replaces the cached row (the watcher refreshes it).
-func (r *storeRow) set(st *versions.Store) {
-	r.mu.Lock()
-	r.st = *st
-	r.gone = false
-	r.mu.Unlock()
-}
-
-// markArchived records an archive noticed through a refused write.
-func (r *storeRow) markArchived() {
-	r.mu.Lock()
-	if r.st.ArchivedAt == nil {
-		now := time.Now()
-		r.st.ArchivedAt = &now
-	}
-	r.mu.Unlock()
+// offline reports whether the database is known to be unreachable, for
+// the refusal at write().
+func (sm *storeMount) offline(ctx context.Context) bool {
+	return sm.srv.offline.Load() && !sm.srv.backOnline(ctx, sm.id)
 }
 
 // failed maps an engine error and notes what the mount's caches missed: an
 // archive, or a change made elsewhere that the watcher has not reported yet.
 func (sm *storeMount) failed(op, path string, err error) syscall.Errno {
-	switch versions.ErrorCode(err) {
-	case versions.CodeReadOnly:
-		sm.row.markArchived()
-	case versions.CodeNotFound, versions.CodePathConflict, versions.CodeNotDir, versions.CodeIsDir, versions.CodeNotEmpty:
-		sm.m.Index().Drop()
-	case versions.CodeOverQuota:
-		sm.row.overQuota()
-	case versions.CodeUnavailable:
+	sm.m.EngineRefused(err)
+	if isUnavailable(err) {
 		sm.srv.servingCached(err)
 	}
 	return sm.errnoOf(op, path, err)

@@ -80,9 +80,9 @@ func (sm *storeMount) poll(ctx context.Context) error {
 		st, err := s.db.GetStore(ctx, sm.id)
 		switch {
 		case err == nil:
-			sm.row.set(st)
+			sm.m.SetStore(st)
 		case versions.ErrorCode(err) == versions.CodeNotFound:
-			sm.row.markGone()
+			sm.m.StoreGone()
 		default:
 			return err
 		}
@@ -129,9 +129,6 @@ func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whol
 		pl := sm.m.Apply(mirror.Foreign{Change: c})
 		if pl.Own {
 			continue
-		}
-		if pl.History > 0 {
-			sm.row.addHistory(pl.History)
 		}
 		memory := c.MemoryID != ""
 		for _, p := range c.Paths() {
@@ -206,7 +203,7 @@ func (sm *storeMount) storeChanged() {
 	}
 	if slug, root := sm.top.Parent(); root != nil {
 		errno := root.NotifyEntry(slug)
-		sm.srv.log.Debug("the store changed as a whole: dropped what the kernel held of it", "store", sm.id, "gone", sm.row.isGone(), "nodes", len(known), "errno", errno)
+		sm.srv.log.Debug("the store changed as a whole: dropped what the kernel held of it", "store", sm.id, "gone", sm.m.Gone(), "nodes", len(known), "errno", errno)
 	}
 }
 

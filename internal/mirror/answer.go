@@ -40,7 +40,7 @@ func (m *Mirror) answered(e Answered) Plan {
 		}
 		return Plan{}
 	case AskCount:
-		m.live, m.liveOK = e.Store.MemoryCount, true
+		m.live, m.liveOK, m.row = e.Store.MemoryCount, true, *e.Store
 		return Plan{}
 	case AskResolve:
 		return m.resolved(f, e.Mem)
@@ -267,7 +267,7 @@ func (m *Mirror) saved(e Answered, f *File) Plan {
 	m.idx.Saved(r.Path, e.Mem)
 	if newVersion {
 		p.Saved = true
-		p.History = VersionCost(e.Mem.ContentSize, r.Path)
+		m.row.HistoryBytes += VersionCost(e.Mem.ContentSize, r.Path)
 	}
 	m.clean(r.Handle)
 	m.move(f, StateMemory, r.Cause)

@@ -89,9 +89,6 @@ func (m *Mirror) apply(e Event) Plan {
 		return m.foreign(e)
 	case PublishedElsewhere:
 		return m.publishedElsewhere(e)
-	case StoreInfo:
-		m.store = e
-		return Plan{}
 	case Committed:
 		m.own.add(e.MemSeqs, e.DirSeqs)
 		return Plan{}
@@ -179,19 +176,16 @@ func (m *Mirror) unload(f *File) {
 }
 
 func (m *Mirror) created(e Create) Plan {
-	if e.Store != nil {
-		m.store = *e.Store
-	}
 	scratch := m.isScratch(e.Path)
 	if scratch {
 		if errno, why := m.scratchRoom(); errno != 0 {
 			return Plan{Errno: errno, Reason: why}
 		}
-	} else if m.store.MaxMemories > 0 {
+	} else {
 		if !m.liveOK {
 			return Plan{Ask: &Request{Kind: AskCount, Path: e.Path, Cause: "created"}, Again: true}
 		}
-		if m.live+m.pendingLocked() >= m.store.MaxMemories {
+		if maxMemories, _ := m.limits(); m.live+m.pendingLocked() >= maxMemories {
 			return Plan{Errno: syscall.ENOSPC, Reason: "the store holds its maximum of memories; delete some first"}
 		}
 	}
@@ -358,10 +352,8 @@ func (m *Mirror) read(e Read) Plan {
 func stored(f *File) bool { return f.State != StateScratch && f.State != StateHeld }
 
 func (m *Mirror) maxBytes() int64 {
-	if m.store.MaxMemoryBytes > 0 {
-		return int64(m.store.MaxMemoryBytes)
-	}
-	return versions.DefaultMaxMemoryBytes
+	_, maxBytes := m.limits()
+	return int64(maxBytes)
 }
 
 func tooLarge(n int64) string {
@@ -372,9 +364,6 @@ func (m *Mirror) wrote(e Write) Plan {
 	h := m.hs[e.Handle]
 	if h == nil {
 		return Plan{Errno: syscall.EBADF}
-	}
-	if e.Store != nil {
-		m.store = *e.Store
 	}
 	f := m.files[h.File]
 	if p := m.load(f, false, "wrote"); p != nil {
@@ -409,9 +398,9 @@ func (m *Mirror) wrote(e Write) Plan {
 		if !utf8Write(f.Buf, e.Data, off) {
 			return refuse(syscall.EILSEQ, "the written bytes are not valid UTF-8: the write was refused, and this save fails whole (the previous version stays the head); write UTF-8 text")
 		}
-		if errno, why, found := CheckWrite(m.store, f.Path, f.Buf, e.Data, off, m.baseContent(f)); errno != 0 {
-			if m.store.ID != "" {
-				why = "memory store " + m.store.ID + ": " + why
+		if errno, why, found := CheckWrite(m.refusals(e.Offline), f.Path, f.Buf, e.Data, off, m.baseContent(f)); errno != 0 {
+			if m.row.ID != "" {
+				why = "memory store " + m.row.ID + ": " + why
 			}
 			p := refuse(errno, why)
 			p.Finding = found
@@ -695,9 +684,6 @@ func (m *Mirror) setattr(e Setattr) Plan {
 	f := m.files[e.File]
 	if f == nil {
 		return Plan{Errno: syscall.ENOENT}
-	}
-	if e.Store != nil {
-		m.store = *e.Store
 	}
 	now := m.o.Now()
 	if e.Mode != nil {

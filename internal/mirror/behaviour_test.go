@@ -312,9 +312,13 @@ var scenarios = []scenario{
 			t.Fatal("a file removed before its close was saved")
 		}
 	}},
-	{name: "NewRefusedAtRelease", params: versions.StoreParams{MaxMemories: 1}, run: func(t *testing.T, r *rig) {
+	{name: "NewRefusedAtRelease", params: versions.StoreParams{MaxMemories: 2}, run: func(t *testing.T, r *rig) {
 		r.writeFile("/one.md", "1", shell)
 		h := r.create("/two.md", shell)
+		// Elsewhere, after the create's check: the store is full.
+		if _, err := r.db.CreateMemory(ctx, r.store, "/three.md", "3", versions.UserActor("usr_other")); err != nil {
+			t.Fatal(err)
+		}
 		if e := r.release(h); e == 0 {
 			t.Fatal("a new file past the store's limit was saved")
 		}
@@ -480,7 +484,7 @@ var scenarios = []scenario{
 	{name: "RefusedAtWrite/quota", params: versions.StoreParams{MaxHistoryBytes: 2000}, run: func(t *testing.T, r *rig) {
 		r.writeFile("/q.md", strings.Repeat("q", 1500), shell)
 		st, _ := r.db.GetStore(ctx, r.store)
-		r.do(mirror.StoreInfo{Guard: st.Guard, MaxMemoryBytes: st.MaxMemoryBytes, MaxHistoryBytes: st.MaxHistoryBytes, HistoryBytes: st.HistoryBytes})
+		r.m.SetStore(st)
 		h := r.open("/q.md", shell, true, true)
 		if e := r.write(h, 0, strings.Repeat("r", 1000)); e != syscall.EDQUOT {
 			t.Fatalf("write past the history quota: %v, want EDQUOT", e)
@@ -558,9 +562,8 @@ var scenarios = []scenario{
 		}
 	}},
 	{name: "RefusedAtWrite/offline", run: func(t *testing.T, r *rig) {
-		r.do(mirror.StoreInfo{Offline: true})
 		h := r.create("/off.md", shell)
-		if e := r.write(h, 0, "x"); e != syscall.EIO {
+		if _, e := r.do(mirror.Write{Handle: h, Data: []byte("x"), Offline: true}); e != syscall.EIO {
 			t.Fatalf("write while the backend is offline: %v, want EIO", e)
 		}
 		r.release(h)

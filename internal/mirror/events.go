@@ -26,7 +26,6 @@ type (
 		Tgid   int
 		Append bool
 		Mode   uint32
-		Store  *StoreInfo
 	}
 	// Getattr: the kernel asks a file's attributes (Plan.Attr).
 	Getattr struct{ File ID }
@@ -44,7 +43,6 @@ type (
 		Mode         *uint32
 		Atime, Mtime *time.Time
 		Size         *int64
-		Store        *StoreInfo
 	}
 	// Open: open(2) of file File.
 	Open struct {
@@ -59,7 +57,8 @@ type (
 		Off    int64
 		Data   []byte
 		Tid    uint32
-		Store  *StoreInfo
+		// Offline: the database is known to be unreachable.
+		Offline bool
 	}
 	// Flush: close(2) of a descriptor of Handle (one per dup) by thread
 	// Tid (0: unknown).
@@ -151,18 +150,18 @@ type (
 		Pending int64
 		Mem     *versions.Memory
 	}
-	// StoreInfo is what the mount knows of the store and its backend, for
-	// the refusals at write().
-	StoreInfo struct {
-		ID              string // the store's, for the refusals' reasons
-		Guard           guard.Policy
-		MaxMemories     int
-		MaxMemoryBytes  int
-		MaxHistoryBytes int
-		HistoryBytes    int
-		Offline         bool
-	}
 )
+
+// StoreInfo is what the mount knows of the store and its backend, for the
+// refusals at write() (CheckWrite).
+type StoreInfo struct {
+	ID              string // the store's, for the refusals' reasons
+	Guard           guard.Policy
+	MaxMemoryBytes  int
+	MaxHistoryBytes int
+	HistoryBytes    int
+	Offline         bool
+}
 
 func (Lookup) event() string             { return "looked" }
 func (Create) event() string             { return "created" }
@@ -180,7 +179,6 @@ func (Settled) event() string            { return "settled" }
 func (Answered) event() string           { return "answered" }
 func (Foreign) event() string            { return "foreign" }
 func (PublishedElsewhere) event() string { return "published-elsewhere" }
-func (StoreInfo) event() string          { return "store" }
 func (Getattr) event() string            { return "getattr" }
 func (Read) event() string               { return "read" }
 func (Setattr) event() string            { return "truncated" }
@@ -290,10 +288,8 @@ type Plan struct {
 	// The answer to Open: keep the kernel's pages, or bypass them
 	// (direct I/O: the kernel believes another size).
 	KeepCache, DirectIO bool
-	// Saved: a version was written (for metrics). History: bytes it
-	// added to the store's retained history.
-	Saved   bool
-	History int
+	// Saved: a version was written (for metrics).
+	Saved bool
 	// Finding is a credential the guard refused at write().
 	Finding *guard.Finding
 	// Discarded: content whose save failed was dropped at the last close.

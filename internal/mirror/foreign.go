@@ -21,7 +21,7 @@ func (m *Mirror) foreign(e Foreign) Plan {
 		p.Notify = append(p.Notify, Notice{Path: at})
 	}
 	if c.MemoryID != "" && (c.Op == versions.ChangeCreated || c.Op == versions.ChangeModified) {
-		p.History = VersionCost(c.Size, c.Path)
+		m.row.HistoryBytes += VersionCost(c.Size, c.Path)
 	}
 	m.liveOK = false
 	if c.MemoryID == "" {

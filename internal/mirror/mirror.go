@@ -193,7 +193,10 @@ type Mirror struct {
 	dirIno map[string]uint64
 	opened *LastOpened
 	own    ownSet
-	store  StoreInfo
+	// row is the store's row as the mount knows it (store.go); gone:
+	// the store was deleted.
+	row    versions.Store
+	gone   bool
 	nextID ID
 	nextH  HandleID
 	idx    *Index

@@ -89,7 +89,7 @@ func (o *LastOpened) Version(tid int, mem string) (string, bool) {
 	if len(others) > 0 && tid > 0 {
 		group := Tgid(uint32(tid))
 		for t, v := range others {
-			if v.tick > best.tick && Tgid(uint32(t)) == group {
+			if group != 0 && v.tick > best.tick && Tgid(uint32(t)) == group {
 				best = v
 			}
 		}
@@ -97,15 +97,15 @@ func (o *LastOpened) Version(tid int, mem string) (string, bool) {
 	return best.version, best.tick > 0
 }
 
-// Tgid is the thread group of thread pid, from /proc; pid itself when it
-// cannot be read (the thread ended: its group is gone too).
+// Tgid is the thread group of thread pid, from /proc; 0 when it cannot
+// be told (the thread ended).
 func Tgid(pid uint32) int {
 	if pid == 0 {
 		return 0
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return int(pid)
+		return 0
 	}
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
@@ -114,5 +114,5 @@ func Tgid(pid uint32) int {
 			}
 		}
 	}
-	return int(pid)
+	return 0
 }

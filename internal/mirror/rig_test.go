@@ -73,7 +73,7 @@ func newRig(t *testing.T, p versions.StoreParams, strict bool) *rig {
 	r := &rig{t: t, db: db, store: st.ID, now: time.Unix(1e9, 0), timers: map[mirror.Event]time.Time{}, pos: pos,
 		m:   mirror.New(mirror.Options{Temp: tempNames, Scratch: scratchNames, Grace: grace, Settle: settle, Strict: strict}),
 		eng: mirror.Engine{DB: db, Store: st.ID, Owner: lease.Owner(), Actor: versions.SessionActor("sesn_mirror")}}
-	r.do(mirror.StoreInfo{Guard: st.Guard, MaxMemoryBytes: st.MaxMemoryBytes, MaxHistoryBytes: st.MaxHistoryBytes, HistoryBytes: st.HistoryBytes})
+	r.m.SetStore(st)
 	return r
 }
 

@@ -1,0 +1,92 @@
+package mirror
+
+import (
+	"github.com/memfs/memfs/guard"
+	"github.com/memfs/memfs/versions"
+)
+
+// The store's row as the mount last read it (SetStore: at the mount, when
+// the feed says the store changed as a whole, at statfs, at a count of
+// its memories), counted on as the mount sees versions written: the
+// limits, guard and history quota a write is checked against, and whether
+// the store is archived or deleted.
+
+// SetStore replaces the store's row; a store deleted and imported again
+// is served again.
+func (m *Mirror) SetStore(st *versions.Store) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.row, m.gone = *st, false
+}
+
+// StoreGone records that the store was deleted: nothing the mount or the
+// kernel holds of it is served any more.
+func (m *Mirror) StoreGone() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gone = true
+}
+
+func (m *Mirror) Gone() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.gone
+}
+
+func (m *Mirror) Archived() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.row.ArchivedAt != nil
+}
+
+// Guard is the store's credential guard, which also decides what the
+// history tree withholds (versions.WithheldFromHistory).
+func (m *Mirror) Guard() guard.Policy {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.row.Guard
+}
+
+// Limits are the store's limits, the defaults where it sets none.
+func (m *Mirror) Limits() (maxMemories, maxBytes int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.limits()
+}
+
+func (m *Mirror) limits() (maxMemories, maxBytes int) {
+	maxMemories, maxBytes = m.row.MaxMemories, m.row.MaxMemoryBytes
+	if maxMemories <= 0 {
+		maxMemories = versions.DefaultMaxMemories
+	}
+	if maxBytes <= 0 {
+		maxBytes = versions.DefaultMaxMemoryBytes
+	}
+	return
+}
+
+// EngineRefused notes what an engine error says the mount's view missed:
+// an archive, a change made elsewhere the feed has not brought yet, a
+// history quota reached.
+func (m *Mirror) EngineRefused(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch versions.ErrorCode(err) {
+	case versions.CodeReadOnly:
+		if m.row.ArchivedAt == nil {
+			now := m.o.Now()
+			m.row.ArchivedAt = &now
+		}
+	case versions.CodeNotFound, versions.CodePathConflict, versions.CodeNotDir, versions.CodeIsDir, versions.CodeNotEmpty:
+		m.idx.Drop()
+	case versions.CodeOverQuota:
+		m.row.HistoryBytes = max(m.row.HistoryBytes, m.row.MaxHistoryBytes)
+	}
+}
+
+// refusals is the store as a write is checked against it.
+func (m *Mirror) refusals(offline bool) StoreInfo {
+	_, maxBytes := m.limits()
+	return StoreInfo{ID: m.row.ID, Guard: m.row.Guard, MaxMemoryBytes: maxBytes,
+		MaxHistoryBytes: m.row.MaxHistoryBytes, HistoryBytes: m.row.HistoryBytes, Offline: offline}
+}
