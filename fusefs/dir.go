@@ -109,55 +109,38 @@ func (n *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if !ok || n.sm.m.Gone() {
 		return nil, syscall.ENOENT
 	}
-	in, _, e := n.sm.lookup(ctx, &n.Inode, dir, name, out)
-	return in, e
+	return n.sm.lookup(ctx, &n.Inode, dir, name, out)
 }
 
 // lookup is what is at dir/name: the mount's own file, else the store's
 // entry. The node is the one the kernel has, if it still stands for it.
-func (sm *storeMount) lookup(ctx context.Context, parent *fs.Inode, dir, name string, out *fuse.EntryOut) (*fs.Inode, mirror.ID, syscall.Errno) {
-	p := childPath(dir, name)
-	pl := sm.m.Apply(mirror.Lookup{Path: p})
-	if pl.Errno != 0 {
-		return nil, 0, pl.Errno // held: renamed to a scratch name
+func (sm *storeMount) lookup(ctx context.Context, parent *fs.Inode, dir, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	id, isDir, err := sm.resolve(ctx, dir, name)
+	if err != nil {
+		return nil, sm.errnoOf("lookup", childPath(dir, name), err)
 	}
-	if pl.File == 0 {
-		e, err := sm.lookupEntry(ctx, dir, name)
-		if err == nil && !e.Dir && e.Memory == nil {
-			err = errors.New("the engine returned a file entry without its memory")
-		}
-		if err != nil {
-			return nil, 0, sm.errnoOf("lookup", p, err)
-		}
-		if e.Dir {
-			if known := parent.GetChild(name); known != nil {
-				if d, ok := known.Operations().(*dirNode); ok {
-					d.fillAttr(ctx, &out.Attr)
-					out.SetAttrTimeout(cacheTimeout)
-					return known, 0, 0
-				}
+	out.SetAttrTimeout(cacheTimeout)
+	if isDir {
+		if known := parent.GetChild(name); known != nil {
+			if d, ok := known.Operations().(*dirNode); ok {
+				d.fillAttr(ctx, &out.Attr)
+				return known, 0
 			}
-			ino := sm.m.DirIno(e.Path)
-			sm.dirAttr(ctx, e.Path, ino, &out.Attr)
-			out.SetAttrTimeout(cacheTimeout)
-			return parent.NewInode(ctx, &dirNode{sm: sm}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0, 0
 		}
-		pl = sm.m.Apply(mirror.Lookup{Path: p, Mem: e.Memory})
+		p := childPath(dir, name)
+		ino := sm.m.DirIno(p)
+		sm.dirAttr(ctx, p, ino, &out.Attr)
+		return parent.NewInode(ctx, &dirNode{sm: sm}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0
 	}
-	return sm.fileInode(ctx, parent, name, pl.File, pl.Ino, &out.Attr), pl.File, 0
-}
-
-// fileInode is the kernel's node of mirror file id, numbered ino.
-func (sm *storeMount) fileInode(ctx context.Context, parent *fs.Inode, name string, id mirror.ID, ino uint64, out *fuse.Attr) *fs.Inode {
 	if known := parent.GetChild(name); known != nil {
 		if f, ok := known.Operations().(*fileNode); ok && f.id == id {
-			f.attr(out)
-			return known
+			f.attr(&out.Attr)
+			return known, 0
 		}
 	}
 	f := &fileNode{sm: sm, id: id}
-	f.attr(out)
-	return parent.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: ino})
+	f.attr(&out.Attr)
+	return parent.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: out.Attr.Ino}), 0
 }
 
 // resolve makes sure the mirror knows what is at dir/name: the file's id,
@@ -313,7 +296,7 @@ func (n *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	if err := versions.ValidatePath(p); err != nil {
 		return nil, nil, 0, sm.errnoOf("create", p, err)
 	}
-	pl, e := sm.run(ctx, "create", at(p), mirror.Create{Path: p, Tgid: int(callerTID(ctx)), Append: flags&syscall.O_APPEND != 0, Mode: mode})
+	pl, e := sm.run(ctx, "create", at(p), mirror.Create{Path: p, Tid: int(callerTID(ctx)), Append: flags&syscall.O_APPEND != 0, Mode: mode})
 	if e != 0 {
 		return nil, nil, 0, e
 	}

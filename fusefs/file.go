@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"syscall"
-	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -80,7 +79,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint3
 	} else if sm.m.Gone() {
 		return nil, 0, sm.refuseGone("open", n.pathShown())
 	}
-	pl, e := sm.run(ctx, "open", n.pathShown, mirror.Open{File: n.id, Tgid: int(callerTID(ctx)), Write: write, Append: flags&syscall.O_APPEND != 0, Trunc: trunc}, n.id)
+	pl, e := sm.run(ctx, "open", n.pathShown, mirror.Open{File: n.id, Tid: int(callerTID(ctx)), Write: write, Append: flags&syscall.O_APPEND != 0, Trunc: trunc}, n.id)
 	if e != 0 {
 		return nil, 0, e
 	}
@@ -144,11 +143,10 @@ func (n *fileNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) sys
 // saved is saved now (touch), and content whose save failed is discarded.
 func (n *fileNode) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	sm := n.sm
-	p := n.pathShown()
-	pl, _ := sm.run(ctx, "release", at(p), mirror.Release{Handle: handleOf(f)}, n.id)
+	pl, _ := sm.run(ctx, "release", n.pathShown, mirror.Release{Handle: handleOf(f)}, n.id)
 	if pl.Discarded {
 		// As many as the refused saves before it, so rate-limited like them.
-		sm.srv.refusals.Log(sm.srv.log, slog.LevelWarn, ratelog.Kind{Op: "release", Errno: 0, Store: sm.slug}, "unsaved content discarded: its save failed and the last handle closed", sm.where(), "path", guard.NameShown(p))
+		sm.srv.refusals.Log(sm.srv.log, slog.LevelWarn, ratelog.Kind{Op: "release", Errno: 0, Store: sm.slug}, "unsaved content discarded: its save failed and the last handle closed", sm.where(), "path", guard.NameShown(n.pathShown()))
 	}
 	return 0
 }
@@ -191,8 +189,6 @@ func (n *fileNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errn
 	n.sm.statfs(ctx, out)
 	return 0
 }
-
-var _ = time.Now
 
 // callerTID is the thread that made the request, 0 when it cannot be told
 // (the kernel itself): the mirror maps it to its process to tell a

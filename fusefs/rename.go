@@ -62,6 +62,6 @@ func (n *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	if err == nil && flags&renameNoReplace != 0 {
 		return sm.refuse("rename", to, syscall.EEXIST, "the target exists and the rename must not replace it")
 	}
-	_, e := sm.run(ctx, "rename", at(from+" -> "+to), mirror.Rename{From: from, To: to, Tgid: int(callerTID(ctx))}, src, dst)
+	_, e := sm.run(ctx, "rename", at(from+" -> "+to), mirror.Rename{From: from, To: to, Tid: int(callerTID(ctx))}, src, dst)
 	return e
 }

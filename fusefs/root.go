@@ -18,7 +18,7 @@ type rootNode struct {
 
 func (r *rootNode) OnAdd(ctx context.Context) {
 	for _, sm := range r.srv.stores {
-		ch := r.NewPersistentInode(ctx, sm.top, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: sm.ino.dir("/")})
+		ch := r.NewPersistentInode(ctx, sm.top, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: sm.m.DirIno("/")})
 		r.AddChild(sm.slug, ch, false)
 	}
 	if !r.srv.opts.HideHistory {
@@ -66,7 +66,7 @@ func (r *rootNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	list := make([]fuse.DirEntry, 0, len(r.srv.stores)+2)
 	list = append(list, dotEntries(&r.Inode)...)
 	for _, sm := range r.srv.stores {
-		list = append(list, fuse.DirEntry{Name: sm.slug, Mode: syscall.S_IFDIR, Ino: sm.ino.dir("/")})
+		list = append(list, fuse.DirEntry{Name: sm.slug, Mode: syscall.S_IFDIR, Ino: sm.m.DirIno("/")})
 	}
 	if !r.srv.opts.HideHistory {
 		list = append(list, fuse.DirEntry{Name: historyName, Mode: syscall.S_IFDIR, Ino: historyDirIno("", "/")})

@@ -26,7 +26,6 @@ type storeMount struct {
 	top    *dirNode
 	m      *mirror.Mirror
 	eng    mirror.Engine
-	ino    inos
 	// history is the store's directory in the history tree, nil when the
 	// mount shows none (history.go); set before the mount serves.
 	history *historyDir
@@ -46,7 +45,6 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 		Grace: s.opts.Grace, Settle: Settle, Strict: s.opts.Strict, Inos: s.inos, MemIno: fileIno, Budget: s.unsaved, ScratchCap: s.scratchCap,
 		Contents: s.contents, Start: s.started})
 	sm.m.SetStore(st)
-	sm.ino = inos{sm.m}
 	sm.eng = mirror.Engine{DB: s.db, Store: a.StoreID, Actor: s.actor, Relet: s.lease.Renew}
 	sm.timers = mirror.NewTimers(func(e mirror.Event) {
 		var id mirror.ID
@@ -57,11 +55,6 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 	})
 	return sm
 }
-
-// inos answers the history tree's and the root's questions about numbers.
-type inos struct{ m *mirror.Mirror }
-
-func (x inos) dir(p string) uint64 { return x.m.DirIno(p) }
 
 // writable is 0 when the store may be changed through this mount, EROFS
 // for a read_only attachment or an archived store.

@@ -40,7 +40,7 @@ func (m *Mirror) answered(e Answered) Plan {
 		}
 		return Plan{}
 	case AskCount:
-		m.live, m.liveOK, m.row = e.Store.MemoryCount, true, *e.Store
+		m.row, m.liveOK = *e.Store, true
 		return Plan{}
 	case AskResolve:
 		return m.resolved(f, e.Mem)
@@ -74,7 +74,7 @@ func (m *Mirror) answered(e Answered) Plan {
 	case AskDelete:
 		m.o.Contents.Forget(r.MemID)
 		m.idx.Removed(r.Path)
-		m.live--
+		m.row.MemoryCount--
 		delete(m.memIno, r.MemID)
 		if r.Cause == "hold" {
 			delete(m.held, r.Path)
@@ -92,7 +92,7 @@ func (m *Mirror) answered(e Answered) Plan {
 	case AskMove:
 		if r.Over != 0 && r.Over != r.File {
 			if o := m.files[r.Over]; o != nil && o.State == StateMemory {
-				m.live--
+				m.row.MemoryCount--
 			}
 			m.replaced(m.files[r.Over], "replaced")
 		}
@@ -238,7 +238,7 @@ func (m *Mirror) saved(e Answered, f *File) Plan {
 	}
 	wasLocal := f.State != StateMemory
 	if wasLocal && e.Created {
-		m.live++
+		m.row.MemoryCount++
 	}
 	if f.State == StateMemory && f.MemID != e.Mem.ID {
 		delete(m.memIno, f.MemID)
@@ -280,7 +280,7 @@ func (m *Mirror) saved(e Answered, f *File) Plan {
 		pages := f.Loaded && f.PagesSync
 		m.unload(f)
 		if pages {
-			p.Notify = append(p.Notify, Notice{File: f.ID, Path: f.Path, Ino: f.Ino, Pages: true})
+			p.Notify = append(p.Notify, Notice{File: f.ID, Path: f.Path, Pages: true})
 		}
 	}
 	return m.after(f, r, p)

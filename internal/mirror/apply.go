@@ -87,11 +87,6 @@ func (m *Mirror) apply(e Event) Plan {
 		return m.answered(e)
 	case Foreign:
 		return m.foreign(e)
-	case PublishedElsewhere:
-		return m.publishedElsewhere(e)
-	case Committed:
-		m.own.add(e.MemSeqs, e.DirSeqs)
-		return Plan{}
 	case Unmounting:
 		return m.unmounting()
 	case StoreChanged:
@@ -105,13 +100,6 @@ func (m *Mirror) apply(e Event) Plan {
 	}
 	return Plan{Errno: syscall.ENOSYS}
 }
-
-// Committed: this mount committed changes outside a file's plan (a
-// directory made, removed or moved) at these feed positions; the feed
-// brings them back and they are not news.
-type Committed struct{ MemSeqs, DirSeqs []int64 }
-
-func (Committed) event() string { return "committed" }
 
 // looked: with Mem nil, whether the mount has a file of its own at Path
 // (Plan.File) or hides the store's (ENOENT); else the store has Mem there.
@@ -185,7 +173,7 @@ func (m *Mirror) created(e Create) Plan {
 		if !m.liveOK {
 			return Plan{Ask: &Request{Kind: AskCount, Path: e.Path, Cause: "created"}, Again: true}
 		}
-		if maxMemories, _ := m.limits(); m.live+m.pendingLocked() >= maxMemories {
+		if maxMemories, _ := m.limits(); m.row.MemoryCount+m.pendingLocked() >= maxMemories {
 			return Plan{Errno: syscall.ENOSPC, Reason: "the store holds its maximum of memories; delete some first"}
 		}
 	}
@@ -206,14 +194,14 @@ func (m *Mirror) created(e Create) Plan {
 		f.Siblings = map[string]string{}
 	}
 	m.entriesChanged(parentOf(e.Path))
-	h := m.newHandle(f, e.Tgid, true, e.Append)
+	h := m.newHandle(f, e.Tid, true, e.Append)
 	h.Wrote = true
 	return Plan{File: f.ID, Ino: f.Ino, Handle: h.ID, Attr: m.attr(f)}
 }
 
 func (m *Mirror) newHandle(f *File, tid int, write, app bool) *Handle {
 	m.nextH++
-	h := &Handle{ID: m.nextH, File: f.ID, Tgid: tid, Write: write, Append: app}
+	h := &Handle{ID: m.nextH, File: f.ID, Write: write, Append: app}
 	if write && tid > 0 {
 		h.Users = map[uint32]bool{uint32(tid): true}
 	}
@@ -286,9 +274,9 @@ func (m *Mirror) openFile(e Open) Plan {
 	if f.State == StateMemory {
 		// By path: the rename that ends an atomic save names its target
 		// by path, whether or not the mirror still has a file there.
-		m.opened.Note(e.Tgid, f.Path, f.Base)
+		m.opened.Note(e.Tid, f.Path, f.Base)
 	}
-	h := m.newHandle(f, e.Tgid, e.Write, e.Append)
+	h := m.newHandle(f, e.Tid, e.Write, e.Append)
 	if e.Trunc {
 		f.Refused = 0
 		if len(f.Buf) > 0 {
@@ -301,7 +289,7 @@ func (m *Mirror) openFile(e Open) Plan {
 	return pl
 }
 
-func (m *Mirror) contentNotice(f *File) Notice { return Notice{File: f.ID, Path: f.Path, Ino: f.Ino} }
+func (m *Mirror) contentNotice(f *File) Notice { return Notice{File: f.ID, Path: f.Path} }
 
 func (m *Mirror) modified(f *File) {
 	now := m.o.Now()
@@ -658,7 +646,7 @@ func (m *Mirror) close(f *File, h *Handle) Plan {
 			// The next open of the unchanged file reads nothing from the
 			// daemon: the kernel is given the head as its pages (a write
 			// of less than a page left them incomplete).
-			p.Notify = append(p.Notify, Notice{File: f.ID, Path: f.Path, Ino: f.Ino, Pages: true})
+			p.Notify = append(p.Notify, Notice{File: f.ID, Path: f.Path, Pages: true})
 		}
 	default:
 		m.settle(f)

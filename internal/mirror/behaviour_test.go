@@ -462,11 +462,11 @@ var scenarios = []scenario{
 		r.close(h)
 		r.advance(settle)
 		f, _ := r.m.File(r.file("/l.tmp"))
-		m, _, err := r.db.PublishPending(ctx, r.store, r.eng.Owner, f.Pending, "/l.tmp")
-		if err != nil {
+		// Recovery, elsewhere, published the row; the mount finds it no
+		// longer its own when its grace ends.
+		if _, _, err := r.db.PublishPending(ctx, r.store, r.eng.Owner, f.Pending, "/l.tmp"); err != nil {
 			t.Fatal(err)
 		}
-		r.do(mirror.PublishedElsewhere{Pending: f.Pending, Mem: m})
 		r.advance(2 * grace)
 		r.expectHistory("/l.tmp", "created:l")
 		if got := r.state("/l.tmp"); got != mirror.StateMemory {
@@ -608,7 +608,7 @@ func runScenarios(t *testing.T) []mirror.Transition {
 		t.Run(s.name, func(t *testing.T) {
 			r := newRig(t, s.params, s.strict)
 			s.run(t, r)
-			all = append(all, r.m.Moves()...)
+			all = append(all, r.moves...)
 		})
 	}
 	return all

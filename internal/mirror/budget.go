@@ -22,9 +22,6 @@ type Budget struct {
 	full atomic.Bool
 }
 
-// Used is how many bytes are held.
-func (b *Budget) Used() int64 { return b.used.Load() }
-
 func (b *Budget) take(n int64) bool {
 	if n <= 0 {
 		return true
@@ -49,9 +46,6 @@ type Cap struct {
 	Max int64
 	n   atomic.Int64
 }
-
-// Files is how many it counts.
-func (c *Cap) Files() int64 { return c.n.Load() }
 
 // grow reserves what taking f's buffer to size bytes adds to its charge.
 func (m *Mirror) grow(f *File, size int64) (syscall.Errno, string) {

@@ -117,7 +117,7 @@
 // committed for this mount; a change the feed brings at such a position is
 // this mount's own and changes nothing. There is no time window.
 //
-// Lease events (carried by the leases work): PublishedElsewhere is a
-// pending row another handle published after this mount's lease lapsed;
-// the file is that memory now.
+// A temporary file whose pending row others published (its mount's lease
+// lapsed) is the memory they made of it from this mount's next request on
+// it: the engine finds the row no longer this mount's (resolved).
 package mirror

@@ -19,11 +19,11 @@ type (
 		Path string
 		Mem  *versions.Memory
 	}
-	// Create: create(2) of a new file at Path with mode Mode (0: 0644);
-	// Store, when set, is the store as the mount knows it now.
+	// Create: create(2) of a new file at Path with mode Mode (0: 0644) by
+	// thread Tid (each event names its caller's thread, 0 when unknown).
 	Create struct {
 		Path   string
-		Tgid   int
+		Tid    int
 		Append bool
 		Mode   uint32
 	}
@@ -47,7 +47,7 @@ type (
 	// Open: open(2) of file File.
 	Open struct {
 		File          ID
-		Tgid          int
+		Tid           int
 		Write, Append bool
 		Trunc         bool
 	}
@@ -79,7 +79,7 @@ type (
 	// Rename: rename(2) of From to To (files only).
 	Rename struct {
 		From, To string
-		Tgid     int
+		Tid      int
 	}
 	// Unlink: unlink(2) of Path.
 	Unlink struct{ Path string }
@@ -144,12 +144,6 @@ type (
 	}
 	// Foreign is a change the feed brought.
 	Foreign struct{ Change versions.Change }
-	// PublishedElsewhere: the pending row Pending was published by another
-	// handle (this mount's lease lapsed): the file is memory Mem now.
-	PublishedElsewhere struct {
-		Pending int64
-		Mem     *versions.Memory
-	}
 )
 
 // StoreInfo is what the mount knows of the store and its backend, for the
@@ -163,34 +157,33 @@ type StoreInfo struct {
 	Offline         bool
 }
 
-func (Lookup) event() string             { return "looked" }
-func (Create) event() string             { return "created" }
-func (Open) event() string               { return "opened" }
-func (Write) event() string              { return "wrote" }
-func (Flush) event() string              { return "flushed" }
-func (Fsync) event() string              { return "fsynced" }
-func (Release) event() string            { return "released" }
-func (Truncate) event() string           { return "truncated" }
-func (Rename) event() string             { return "renamed" }
-func (Unlink) event() string             { return "unlinked" }
-func (GraceEnded) event() string         { return "grace" }
-func (HoldEnded) event() string          { return "hold" }
-func (Settled) event() string            { return "settled" }
-func (Answered) event() string           { return "answered" }
-func (Foreign) event() string            { return "foreign" }
-func (PublishedElsewhere) event() string { return "published-elsewhere" }
-func (Getattr) event() string            { return "getattr" }
-func (Read) event() string               { return "read" }
-func (Setattr) event() string            { return "truncated" }
-func (MakeDir) event() string            { return "mkdir" }
-func (RemoveDir) event() string          { return "rmdir" }
-func (RenameDir) event() string          { return "renamed" }
-func (SetDirAttr) event() string         { return "setattr" }
-func (StorePages) event() string         { return "pages" }
-func (Unmounting) event() string         { return "unmount" }
-func (StoreChanged) event() string       { return "store-changed" }
-func (DirsChanged) event() string        { return "dirs-changed" }
-func (DirGone) event() string            { return "dir-gone" }
+func (Lookup) event() string       { return "looked" }
+func (Create) event() string       { return "created" }
+func (Open) event() string         { return "opened" }
+func (Write) event() string        { return "wrote" }
+func (Flush) event() string        { return "flushed" }
+func (Fsync) event() string        { return "fsynced" }
+func (Release) event() string      { return "released" }
+func (Truncate) event() string     { return "truncated" }
+func (Rename) event() string       { return "renamed" }
+func (Unlink) event() string       { return "unlinked" }
+func (GraceEnded) event() string   { return "grace" }
+func (HoldEnded) event() string    { return "hold" }
+func (Settled) event() string      { return "settled" }
+func (Answered) event() string     { return "answered" }
+func (Foreign) event() string      { return "foreign" }
+func (Getattr) event() string      { return "getattr" }
+func (Read) event() string         { return "read" }
+func (Setattr) event() string      { return "truncated" }
+func (MakeDir) event() string      { return "mkdir" }
+func (RemoveDir) event() string    { return "rmdir" }
+func (RenameDir) event() string    { return "renamed" }
+func (SetDirAttr) event() string   { return "setattr" }
+func (StorePages) event() string   { return "pages" }
+func (Unmounting) event() string   { return "unmount" }
+func (StoreChanged) event() string { return "store-changed" }
+func (DirsChanged) event() string  { return "dirs-changed" }
+func (DirGone) event() string      { return "dir-gone" }
 
 // Kind is what a Request asks of the engine.
 type Kind uint8
@@ -302,11 +295,10 @@ type Plan struct {
 	Path string
 }
 
-// Notice is a kernel notification: the entry at Path, or the content of
-// Ino, is no longer what the kernel holds.
+// Notice is a kernel notification: the entry at Path is no longer what
+// the kernel holds.
 type Notice struct {
 	Path string
-	Ino  uint64
 	// File: the content of this file, at Path, is no longer what the
 	// kernel holds (Path "" when it has none).
 	File ID

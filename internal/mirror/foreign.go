@@ -80,18 +80,6 @@ func (m *Mirror) FileOf(id ID) (memID, head string, s State, ok bool) {
 	return f.MemID, f.Head, f.State, true
 }
 
-func (m *Mirror) publishedElsewhere(e PublishedElsewhere) Plan {
-	for _, f := range m.files {
-		if f.State == StateTemporary && f.Pending == e.Pending {
-			f.MemID, f.Head, f.Base, f.Pending = e.Mem.ID, e.Mem.VersionID, e.Mem.VersionID, 0
-			m.memIno[e.Mem.ID] = f.Ino
-			m.move(f, StateMemory, "published-elsewhere")
-			return Plan{Timers: []Timer{{Event: GraceEnded{f.ID}, Stop: true}}}
-		}
-	}
-	return Plan{}
-}
-
 // storeChanged: the store was deleted or imported again. Nothing the
 // kernel holds of it is to be trusted.
 func (m *Mirror) storeChanged() Plan {

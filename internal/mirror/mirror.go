@@ -122,7 +122,6 @@ type Attr struct {
 type Handle struct {
 	ID     HandleID
 	File   ID
-	Tgid   int
 	Write  bool
 	Append bool
 	// Wrote: data was written through it since its last save.
@@ -166,6 +165,9 @@ type Options struct {
 	Tgid func(tid uint32) int
 	// Start is the time of directories nothing has changed since.
 	Start time.Time
+	// OnMove, when set, is told of each change of a file's state, under
+	// the mirror's lock (the transition table's test).
+	OnMove func(Transition)
 }
 
 // Mirror is one store as this mount shows it. Apply is the only way its
@@ -205,16 +207,12 @@ type Mirror struct {
 	// know of.
 	local map[ID]*File
 	dirs  map[string]dirMeta
-	// live is the store's count of memories as far as the mount knows,
-	// valid when liveOK (changes from elsewhere make it recount).
-	live   int
+	// liveOK: row.MemoryCount is the store's count of memories as far as
+	// the mount knows (changes from elsewhere make it count again).
 	liveOK bool
 	going  bool // the mount is going away: no timer is set any more
 	tried  map[ID]bool
 	serial serial
-	// moves records each change of state, checked against the table by
-	// the tests (Moves).
-	moves []Transition
 }
 
 type hold struct {
@@ -352,14 +350,6 @@ func (m *Mirror) Listing(dir string) (local []Local, hidden map[string]bool) {
 	return local, hidden
 }
 
-// Under reports a scratch or held file anywhere below directory dir:
-// the store does not know them, and the directory is not empty.
-func (m *Mirror) Under(dir string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.scratchUnder(dir)
-}
-
 func (m *Mirror) scratchUnder(dir string) bool {
 	for _, f := range m.local {
 		if (f.State == StateScratch || f.State == StateHeld) && Below(f.Path, dir) {
@@ -384,13 +374,6 @@ func (m *Mirror) pendingLocked() int {
 		}
 	}
 	return n
-}
-
-// Moves returns the changes of state so far.
-func (m *Mirror) Moves() []Transition {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]Transition(nil), m.moves...)
 }
 
 func (m *Mirror) allocIno() uint64 { return m.o.Inos.Files + m.o.Inos.files.Add(1) - 1 }
@@ -429,7 +412,9 @@ func (m *Mirror) newFile(p string, s State) *File {
 // against the mount's cap, and a file that leaves the mirror gives back
 // its budget.
 func (m *Mirror) move(f *File, to State, event string) {
-	m.moves = append(m.moves, Transition{From: f.State, To: to, Event: event})
+	if m.o.OnMove != nil {
+		m.o.OnMove(Transition{From: f.State, To: to, Event: event})
+	}
 	scratch := func(s State) bool { return s == StateScratch || s == StateHeld }
 	switch {
 	case scratch(to) && !scratch(f.State):

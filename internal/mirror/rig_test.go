@@ -30,7 +30,7 @@ type rig struct {
 	// asked counts the engine's write transactions by the plans.
 	writes  int64
 	notices []mirror.Notice
-	moves   *[]mirror.Transition
+	moves   []mirror.Transition
 }
 
 const (
@@ -71,8 +71,9 @@ func newRig(t *testing.T, p versions.StoreParams, strict bool) *rig {
 		t.Fatal(err)
 	}
 	r := &rig{t: t, db: db, store: st.ID, now: time.Unix(1e9, 0), timers: map[mirror.Event]time.Time{}, pos: pos,
-		m:   mirror.New(mirror.Options{Temp: tempNames, Scratch: scratchNames, Grace: grace, Settle: settle, Strict: strict}),
 		eng: mirror.Engine{DB: db, Store: st.ID, Owner: lease.Owner(), Actor: versions.SessionActor("sesn_mirror")}}
+	r.m = mirror.New(mirror.Options{Temp: tempNames, Scratch: scratchNames, Grace: grace, Settle: settle, Strict: strict,
+		OnMove: func(t mirror.Transition) { r.moves = append(r.moves, t) }})
 	r.m.SetStore(st)
 	return r
 }
@@ -192,7 +193,7 @@ func (r *rig) file(p string) mirror.ID {
 
 func (r *rig) create(p string, tgid int) mirror.HandleID {
 	r.t.Helper()
-	pl, e := r.do(mirror.Create{Path: p, Tgid: tgid})
+	pl, e := r.do(mirror.Create{Path: p, Tid: tgid})
 	if e != 0 {
 		r.t.Fatalf("create %s: %v", p, e)
 	}
@@ -201,7 +202,7 @@ func (r *rig) create(p string, tgid int) mirror.HandleID {
 
 func (r *rig) open(p string, tgid int, write, trunc bool) mirror.HandleID {
 	r.t.Helper()
-	pl, e := r.do(mirror.Open{File: r.file(p), Tgid: tgid, Write: write, Trunc: trunc})
+	pl, e := r.do(mirror.Open{File: r.file(p), Tid: tgid, Write: write, Trunc: trunc})
 	if e != 0 {
 		r.t.Fatalf("open %s: %v", p, e)
 	}
@@ -231,7 +232,7 @@ func (r *rig) close(h mirror.HandleID) syscall.Errno {
 }
 
 func (r *rig) rename(from, to string, tgid int) syscall.Errno {
-	_, e := r.do(mirror.Rename{From: from, To: to, Tgid: tgid})
+	_, e := r.do(mirror.Rename{From: from, To: to, Tid: tgid})
 	return e
 }
 

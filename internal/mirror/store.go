@@ -16,7 +16,7 @@ import (
 func (m *Mirror) SetStore(st *versions.Store) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.row, m.gone = *st, false
+	m.row, m.gone, m.liveOK = *st, false, true
 }
 
 // StoreGone records that the store was deleted: nothing the mount or the

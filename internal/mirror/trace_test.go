@@ -119,7 +119,7 @@ func replay(t *testing.T, r *rig, tr trace) {
 				continue
 			}
 			o, f := nodeOut.FindStringSubmatch(out), fhOut.FindStringSubmatch(out)
-			pl, e := r.do(mirror.Create{Path: p, Tgid: pid, Append: strings.Contains(args, "APPEND")})
+			pl, e := r.do(mirror.Create{Path: p, Tid: pid, Append: strings.Contains(args, "APPEND")})
 			if e != 0 {
 				t.Fatalf("%s: %v", l, e)
 			}
@@ -131,7 +131,7 @@ func replay(t *testing.T, r *rig, tr trace) {
 			}
 			flags := args[:strings.IndexByte(args, '}')]
 			f := fhOut.FindStringSubmatch(out)
-			pl, e := r.do(mirror.Open{File: r.file(p), Tgid: pid, Write: strings.Contains(flags, "WRONLY") || strings.Contains(flags, "RDWR"),
+			pl, e := r.do(mirror.Open{File: r.file(p), Tid: pid, Write: strings.Contains(flags, "WRONLY") || strings.Contains(flags, "RDWR"),
 				Trunc: strings.Contains(flags, "TRUNC"), Append: strings.Contains(flags, "APPEND")})
 			if e != 0 {
 				t.Fatalf("%s: %v", l, e)

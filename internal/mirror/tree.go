@@ -120,7 +120,7 @@ func (m *Mirror) renamed(e Rename) Plan {
 // consuming src's pending row in the same commit.
 func (m *Mirror) saveOver(src, dst *File, e Rename, pending int64) *Request {
 	r := &Request{Kind: AskSave, File: src.ID, Path: e.To, From: e.From, Content: string(src.Buf), Pending: pending, Cause: "renamed", Strict: m.o.Strict, Dirty: src.Dirty}
-	if v, ok := m.opened.Version(e.Tgid, e.To); ok {
+	if v, ok := m.opened.Version(e.Tid, e.To); ok {
 		r.Base = v
 	} else if v, ok := src.Siblings[path.Base(e.To)]; ok {
 		r.Base = v
