@@ -204,6 +204,11 @@ func ScanChange(before, after string) []Finding {
 	return scan(after, lo, len(after)-hi)
 }
 
+// ScanRange returns the credentials whose match touches the lines of
+// content that hold content[lo:hi] (a write's region), found as
+// ScanChange finds those of a change.
+func ScanRange(content string, lo, hi int) []Finding { return scan(content, lo, hi) }
+
 // ScanName returns the credentials in a path's names (each segment, and
 // each part of a segment between dots, as a line of its own, so that a
 // token used as a file name with an extension is found). Their lines are

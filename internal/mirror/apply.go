@@ -386,7 +386,7 @@ func (m *Mirror) wrote(e Write) Plan {
 		if !utf8Write(f.Buf, e.Data, off) {
 			return refuse(syscall.EILSEQ, "the written bytes are not valid UTF-8: the write was refused, and this save fails whole (the previous version stays the head); write UTF-8 text")
 		}
-		if errno, why, found := CheckWrite(m.refusals(e.Offline), f.Path, f.Buf, e.Data, off, m.baseContent(f)); errno != 0 {
+		if errno, why, found := checkWrite(m.refusals(f, e.Offline), f.Buf, e.Data, off, m.baseContent(f)); errno != 0 {
 			if m.row.ID != "" {
 				why = "memory store " + m.row.ID + ": " + why
 			}

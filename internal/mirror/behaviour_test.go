@@ -175,20 +175,18 @@ var scenarios = []scenario{
 			t.Fatal("a removed temporary file is still shown")
 		}
 	}},
-	{name: "TemporaryRefusedWhenDue", params: versions.StoreParams{MaxHistoryBytes: 2000}, run: func(t *testing.T, r *rig) {
-		// Each fits the quota alone; the second's row, due after its
-		// close, would take the store past it with the first's.
-		for _, p := range []string{"/a.tmp", "/b.tmp"} {
-			h := r.create(p, tool)
-			if e := r.write(h, 0, strings.Repeat("p", 1200)); e != 0 {
-				t.Fatalf("write %s: %v", p, e)
-			}
-			r.close(h)
-			r.advance(settle)
+	{name: "TemporaryRefusedWhenDue", params: versions.StoreParams{MaxHistoryBytes: 3000}, run: func(t *testing.T, r *rig) {
+		// It fit the quota when written; the store filled elsewhere before
+		// its row was due.
+		h := r.create("/b.tmp", tool)
+		if e := r.write(h, 0, strings.Repeat("p", 1200)); e != 0 {
+			t.Fatalf("write: %v", e)
 		}
-		if got := r.state("/a.tmp"); got != mirror.StateTemporary {
-			t.Fatalf("the first temporary file: %v", got)
+		r.close(h)
+		if _, err := r.db.CreateMemory(ctx, r.store, "/elsewhere.md", strings.Repeat("e", 2000), versions.UserActor("usr_other")); err != nil {
+			t.Fatal(err)
 		}
+		r.advance(settle)
 		if _, ok := r.m.At("/b.tmp"); ok {
 			t.Fatal("a temporary file whose row the quota refused is still shown")
 		}

@@ -146,17 +146,6 @@ type (
 	Foreign struct{ Change versions.Change }
 )
 
-// StoreInfo is what the mount knows of the store and its backend, for the
-// refusals at write() (CheckWrite).
-type StoreInfo struct {
-	ID              string // the store's, for the refusals' reasons
-	Guard           guard.Policy
-	MaxMemoryBytes  int
-	MaxHistoryBytes int
-	HistoryBytes    int
-	Offline         bool
-}
-
 func (Lookup) event() string       { return "looked" }
 func (Create) event() string       { return "created" }
 func (Open) event() string         { return "opened" }

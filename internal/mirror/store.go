@@ -84,9 +84,21 @@ func (m *Mirror) EngineRefused(err error) {
 	}
 }
 
-// refusals is the store as a write is checked against it.
-func (m *Mirror) refusals(offline bool) StoreInfo {
-	_, maxBytes := m.limits()
-	return StoreInfo{ID: m.row.ID, Guard: m.row.Guard, MaxMemoryBytes: maxBytes,
-		MaxHistoryBytes: m.row.MaxHistoryBytes, HistoryBytes: m.row.HistoryBytes, Offline: offline}
+// storeInfo is what a write is checked against (checkWrite): the store's
+// row, the bytes this mount's other temporary files hold (as the versions
+// they become), and whether the database is known to be unreachable.
+type storeInfo struct {
+	row     versions.Store
+	pending int
+	offline bool
+}
+
+func (m *Mirror) refusals(f *File, offline bool) storeInfo {
+	pending := 0
+	for _, l := range m.local {
+		if l != f && (l.State == StateTemporary || l.Due) {
+			pending += VersionCost(len(l.Buf), l.Path)
+		}
+	}
+	return storeInfo{row: m.row, pending: pending, offline: offline}
 }
