@@ -7,6 +7,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 
+	"github.com/memfs/memfs/guard"
 	"github.com/memfs/memfs/internal/mirror"
 	"github.com/memfs/memfs/versions"
 )
@@ -47,11 +48,16 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 	sm.m.SetStore(st)
 	sm.eng = mirror.Engine{DB: s.db, Store: a.StoreID, Actor: s.actor, Relet: s.lease.Renew}
 	sm.timers = mirror.NewTimers(func(e mirror.Event) {
-		var id mirror.ID
-		if g, ok := e.(mirror.GraceEnded); ok {
-			id = g.File
+		op, id, where := "publish", mirror.ID(0), at("")
+		switch e := e.(type) {
+		case mirror.GraceEnded:
+			id = e.File
+		case mirror.Settled:
+			op, id = "save", e.File
+		case mirror.HoldEnded:
+			op, where = "delete", at(e.Path)
 		}
-		sm.run(context.Background(), "publish", at(""), e, id)
+		sm.run(context.Background(), op, where, e, id)
 	})
 	return sm
 }
@@ -99,7 +105,7 @@ func (sm *storeMount) run(ctx context.Context, op string, where func() string, e
 		case p.Errno != 0:
 			errno = sm.refuse(op, where(), p.Errno, p.Reason)
 		case p.Err != nil:
-			errno = sm.failed(op, where(), p.Err)
+			errno = sm.failed(op, orPlanPath(where(), p), p.Err)
 		}
 	}, ids...)
 	return p, errno
@@ -107,6 +113,15 @@ func (sm *storeMount) run(ctx context.Context, op string, where func() string, e
 
 // at names a request's path for run, which needs it only for an error.
 func at(p string) func() string { return func() string { return p } }
+
+// orPlanPath is a request's path, or for one with none (a timer's end, the
+// unmount) the path of the engine request its plan made.
+func orPlanPath(where string, p mirror.Plan) string {
+	if where == "" {
+		return p.Path
+	}
+	return where
+}
 
 // carry does what a plan says besides its engine request.
 func (sm *storeMount) carry(p mirror.Plan, where func() string) {
@@ -118,7 +133,7 @@ func (sm *storeMount) carry(p mirror.Plan, where func() string) {
 		s.db.NoteGuardRefusal(versions.GuardEvent{StoreID: sm.id, Path: where(), Finding: *p.Finding, Refused: true})
 	}
 	if p.Log != "" {
-		s.log.Warn(p.Log, "store", sm.slug)
+		s.log.Warn(p.Log, "store", sm.slug, "path", guard.NameShown(orPlanPath(where(), p)), "err", p.Err)
 	}
 	if p.Ask != nil {
 		s.log.Debug("asking the engine", "store", sm.slug, "kind", p.Ask.Kind.String(), "path", p.Ask.Path, "cause", p.Ask.Cause)

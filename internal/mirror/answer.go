@@ -136,7 +136,7 @@ func (m *Mirror) answered(e Answered) Plan {
 // failed is the answer of a request the engine refused.
 func (m *Mirror) failed(e Answered, f *File) Plan {
 	r := e.Req
-	p := Plan{Err: e.Err}
+	p := Plan{Err: e.Err, Path: r.Path}
 	if (r.Kind == AskPublish || r.Cause == "settled") && m.going && f != nil {
 		m.tried[f.ID] = true // tried once at the unmount: left to recovery
 	}
@@ -171,7 +171,7 @@ func (m *Mirror) failed(e Answered, f *File) Plan {
 		p.Timers = []Timer{{Event: GraceEnded{f.ID}, After: PublishRetry}}
 		p.Log = "a file saved in this mount cannot be published yet: the database cannot be reached; it stays pending and is published when it is back"
 	case r.Kind == AskSave && f != nil && f.State == StateMemory && r.From == "" && versions.ErrorCode(e.Err) == versions.CodeNotFound:
-		p = Plan{Errno: syscall.ESTALE, Reason: "the memory was deleted or replaced elsewhere while open: nothing was saved; open the file again"}
+		p = Plan{Errno: syscall.ESTALE, Reason: "the memory was deleted or replaced elsewhere while open: nothing was saved, and what was written goes when the file is closed; write it to another file first, or open the file again and redo the change"}
 	case r.Kind == AskDelete && r.Cause == "hold":
 		// It stays in the store: the mount shows it again.
 		delete(m.held, r.Path)

@@ -174,7 +174,7 @@ func (m *Mirror) created(e Create) Plan {
 			return Plan{Ask: &Request{Kind: AskCount, Path: e.Path, Cause: "created"}, Again: true}
 		}
 		if maxMemories, _ := m.limits(); m.row.MemoryCount+m.pendingLocked() >= maxMemories {
-			return Plan{Errno: syscall.ENOSPC, Reason: "the store holds its maximum of memories; delete some first"}
+			return Plan{Errno: syscall.ENOSPC, Reason: fmt.Sprintf("the store holds its maximum of %d memories: delete some first, or raise it with `memfs store update STORE --max-memories N`", maxMemories)}
 		}
 	}
 	if id, ok := m.names[e.Path]; ok {

@@ -280,7 +280,8 @@ type Plan struct {
 	Own bool
 	// Log is a line for the daemon's log (a warning).
 	Log string
-	// Path is the path Errno concerns, when not the request's own.
+	// Path is the path Errno concerns, when not the request's own, or
+	// the path of the engine request that failed with Err.
 	Path string
 }
 
