@@ -120,34 +120,28 @@ func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whol
 		}
 	}
 	for i, c := range changes {
-		// What the mount showed is read before the mirror forgets it; it
-		// forgets first, as the kernel asks again as soon as it is told.
-		shown := map[string][]shownEntry{}
-		for _, p := range c.Paths() {
-			shown[p] = sm.shownAlong(p)
-		}
 		pl := sm.m.Apply(mirror.Foreign{Change: c})
 		if pl.Own {
 			continue
 		}
-		memory := c.MemoryID != ""
-		for _, p := range c.Paths() {
-			if done[p] {
-				continue
+		if !c.At.IsZero() {
+			sm.srv.opts.Observer.FeedLag(time.Since(c.At))
+		}
+		for _, n := range pl.Notify {
+			p := n.Path
+			if n.File != 0 || done[p] {
+				continue // a file's content: invalidate below tells the kernel
 			}
 			done[p] = true
-			if !c.At.IsZero() {
-				sm.srv.opts.Observer.FeedLag(time.Since(c.At))
-			}
 			if whole {
 				continue
 			}
 			var now *versions.Memory
-			if memory && p == c.Path && last[p] == i && c.Op != versions.ChangeDeleted {
+			if c.MemoryID != "" && p == c.Path && last[p] == i && c.Op != versions.ChangeDeleted {
 				now = &versions.Memory{ID: c.MemoryID, StoreID: c.StoreID, Path: c.Path, VersionID: c.VersionID,
 					ContentSHA256: c.SHA256, ContentSize: c.Size, UpdatedAt: c.At}
 			}
-			if err := sm.invalidate(ctx, p, shown[p], now); err != nil {
+			if err := sm.invalidate(ctx, p, n.Along, now); err != nil {
 				return err
 			}
 		}
@@ -207,25 +201,6 @@ func (sm *storeMount) storeChanged() {
 	}
 }
 
-// shownEntry is what the mount's index said of one name on a changed path
-// before the change was applied.
-type shownEntry struct {
-	e versions.Entry
-	r mirror.Listed
-}
-
-// shownAlong is what the index says of each name on path p, from the top.
-func (sm *storeMount) shownAlong(p string) []shownEntry {
-	segs := pathSegments(p)
-	out := make([]shownEntry, len(segs))
-	dir := "/"
-	for i, seg := range segs {
-		out[i].e, out[i].r = sm.m.Index().Lookup(dir, seg)
-		dir = childPath(dir, seg)
-	}
-	return out
-}
-
 func pathSegments(p string) []string {
 	if p == "/" || p == "" {
 		return nil
@@ -243,7 +218,7 @@ func pathSegments(p string) []string {
 // change then fails the kernel's mtime check at the next opendir. Only
 // the engine saying NotFound makes something vanished: on any other error
 // nothing is dropped and the error is returned, to try again.
-func (sm *storeMount) invalidate(ctx context.Context, path string, shown []shownEntry, now *versions.Memory) error {
+func (sm *storeMount) invalidate(ctx context.Context, path string, shown []mirror.Shown, now *versions.Memory) error {
 	segs := pathSegments(path)
 	// The kernel-known directories from the top down to the changed name.
 	dirs := []*fs.Inode{&sm.top.Inode}
@@ -352,15 +327,15 @@ func (sm *storeMount) dropVanished(dirs []*fs.Inode, dir string, n int) {
 // mount showed: a name that appeared or went, or a file now another memory
 // or a directory. Only a file the mount showed needs asking the engine (a
 // save elsewhere changes no listing); anything else counts as changed.
-func (sm *storeMount) listingChanged(ctx context.Context, p string, was shownEntry, now *versions.Memory) bool {
-	if was.r != mirror.Found || was.e.Dir || was.e.Memory == nil {
+func (sm *storeMount) listingChanged(ctx context.Context, p string, was mirror.Shown, now *versions.Memory) bool {
+	if was.Listed != mirror.Found || was.Entry.Dir || was.Entry.Memory == nil {
 		return true
 	}
 	if now != nil {
-		return now.ID != was.e.Memory.ID // the change says what is there
+		return now.ID != was.Entry.Memory.ID // the change says what is there
 	}
 	e, err := sm.srv.db.Stat(detach(ctx), sm.id, p)
-	return err != nil || e.Dir || e.Memory == nil || e.Memory.ID != was.e.Memory.ID
+	return err != nil || e.Dir || e.Memory == nil || e.Memory.ID != was.Entry.Memory.ID
 }
 
 // entriesChangedElsewhere records that the entries of the kernel-known

@@ -289,6 +289,10 @@ type Plan struct {
 // the kernel holds.
 type Notice struct {
 	Path string
+	// Along is, for a change the feed brought, what the index said of
+	// each name on Path, from the top, before it forgot them: what the
+	// kernel may still hold of them.
+	Along []Shown
 	// File: the content of this file, at Path, is no longer what the
 	// kernel holds (Path "" when it has none).
 	File ID

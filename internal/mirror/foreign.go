@@ -17,8 +17,8 @@ func (m *Mirror) foreign(e Foreign) Plan {
 	}
 	var p Plan
 	for _, at := range c.Paths() {
+		p.Notify = append(p.Notify, Notice{Path: at, Along: m.idx.Along(at)})
 		m.idx.Forget(at)
-		p.Notify = append(p.Notify, Notice{Path: at})
 	}
 	if c.MemoryID != "" && (c.Op == versions.ChangeCreated || c.Op == versions.ChangeModified) {
 		m.row.HistoryBytes += VersionCost(c.Size, c.Path)

@@ -60,6 +60,27 @@ func (x *Index) Lookup(dir, name string) (versions.Entry, Listed) {
 	return e, Found
 }
 
+// Shown is what the index said of one name.
+type Shown struct {
+	Entry  versions.Entry
+	Listed Listed
+}
+
+// Along is what the index says of each name on path p, from the top.
+func (x *Index) Along(p string) []Shown {
+	if p == "/" || p == "" {
+		return nil
+	}
+	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	out := make([]Shown, len(segs))
+	dir := "/"
+	for i, seg := range segs {
+		out[i].Entry, out[i].Listed = x.Lookup(dir, seg)
+		dir = path.Join(dir, seg)
+	}
+	return out
+}
+
 // list returns dir's entries sorted by name, or false when not loaded. The
 // slice is shared: callers must not change it.
 func (x *Index) List(dir string) ([]versions.Entry, bool) {
