@@ -13,6 +13,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/memfs/memfs/internal/mirror"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -97,7 +98,7 @@ func asofFileIno(key, versionID string) uint64 {
 	h.Write([]byte(key))
 	h.Write([]byte{0})
 	h.Write([]byte(versionID))
-	return pendingInoBit | lowMemoryInoBit | h.Sum64()&(lowMemoryInoBit-1)
+	return mirror.LocalInoBit | mirror.LowMemoryInoBit | h.Sum64()&(mirror.LowMemoryInoBit-1)
 }
 
 // loadAsOf reads the view name (<slug>@<when>) names, or returns ENOENT.

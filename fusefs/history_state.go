@@ -2,8 +2,11 @@ package fusefs
 
 import (
 	"container/list"
+	"hash/fnv"
 	"sync"
 	"syscall"
+
+	"github.com/memfs/memfs/internal/mirror"
 )
 
 // What the history tree holds in the daemon is bounded per mount, however
@@ -113,4 +116,24 @@ func (st *historyState) removeLocked(el *list.Element) {
 // tooManyHistoryHandles is the refusal of an open past historyMaxOpen.
 func (s *Server) tooManyHistoryHandles(op, path string) syscall.Errno {
 	return s.refuse(op, path, syscall.ENFILE, "the mount holds 4096 open files and directories of the history tree, its limit: close some and try again")
+}
+
+// historyDirIno is the number of a directory of the history tree; store
+// "" is the tree's top (internal/mirror/inos.go has the mount's layout).
+func historyDirIno(store, path string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(".history\x00"))
+	h.Write([]byte(store))
+	h.Write([]byte{0})
+	h.Write([]byte(path))
+	return h.Sum64() | mirror.DirInoBit
+}
+
+// historyEntryIno is the number of a version's file in the history tree:
+// the numbers of files created in the mount count up from 1 and never
+// reach 2^61.
+func historyEntryIno(versionID string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(versionID))
+	return mirror.LocalInoBit | mirror.LowMemoryInoBit | h.Sum64()&(mirror.LowMemoryInoBit-1)
 }

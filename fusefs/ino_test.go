@@ -5,11 +5,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/memfs/memfs/internal/mirror"
 	"github.com/memfs/memfs/versions"
 )
 
 // Every node of a mount shows a number from its range of the layout in
-// ino.go, the root included (go-fuse leaves it 0 unless told).
+// internal/mirror/inos.go, the root included (go-fuse leaves it 0 unless told).
 func TestInodeLayout(t *testing.T) {
 	e := newEnv(t)
 	a, b := e.store(t, "A"), e.store(t, "B")
@@ -22,29 +23,29 @@ func TestInodeLayout(t *testing.T) {
 		mems = append(mems, mem)
 	}
 	m := e.mount(t, Options{}, versions.AttachmentParams{StoreID: a.ID}, versions.AttachmentParams{StoreID: b.ID})
-	if got := statOf(t, m.root).Ino; got != rootIno {
-		t.Errorf("mount root: ino %d, want %d", got, rootIno)
+	if got := statOf(t, m.root).Ino; got != mirror.RootIno {
+		t.Errorf("mount root: ino %d, want %d", got, mirror.RootIno)
 	}
 	topA, topB := statOf(t, m.dir(0)).Ino, statOf(t, m.dir(1)).Ino
-	if topA&dirInoBit == 0 || topB&dirInoBit == 0 || topA == topB {
+	if topA&mirror.DirInoBit == 0 || topB&mirror.DirInoBit == 0 || topA == topB {
 		t.Errorf("store directories: inos %#x and %#x, want distinct numbers with the top bit set", topA, topB)
 	}
 	d := filepath.Join(m.dir(0), "d")
 	if err := os.Mkdir(d, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got := statOf(t, d).Ino; got&dirInoBit == 0 || got == topA {
+	if got := statOf(t, d).Ino; got&mirror.DirInoBit == 0 || got == topA {
 		t.Errorf("a directory: ino %#x, want the top bit set", got)
 	}
 	f := filepath.Join(d, "new.md")
 	write(t, f, "new")
-	if got := statOf(t, f).Ino; got&pendingInoBit == 0 || got&dirInoBit != 0 {
+	if got := statOf(t, f).Ino; got&mirror.LocalInoBit == 0 || got&mirror.DirInoBit != 0 {
 		t.Errorf("a file created in the mount: ino %#x, want bit 62 (pending) set", got)
 	}
 	for _, mem := range mems {
 		want := mem.Ino
 		if mem.Ino <= 1 {
-			want = lowMemoryInoBit | mem.Ino // off the root's number
+			want = mirror.LowMemoryInoBit | mem.Ino // off the root's number
 		}
 		if got := statOf(t, filepath.Join(m.dir(1), mem.Path)).Ino; got != want {
 			t.Errorf("memory %s (engine Ino %d): ino %#x, want %#x", mem.Path, mem.Ino, got, want)

@@ -179,7 +179,7 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 	s := &Server{db: db, sess: sess, actor: versions.SessionActor(sess.ID), opts: o,
 		log: o.Logger.With("mount", mnt, "session", sess.ID), mnt: mnt, started: time.Now(), contents: mirror.NewContents(),
 		unsaved: &mirror.Budget{Max: o.MaxUnsavedBytes}, scratchCap: &mirror.Cap{Max: int64(o.MaxScratchFiles)},
-		inos: &mirror.Inos{Files: pendingInoBit | 1, Dirs: dirInoBit | 1}}
+		inos: mirror.NewInos()}
 	if err := fusemount.Recover(mnt, s.log); err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 		sm := newStoreMount(s, a, st, seq)
 		s.stores = append(s.stores, sm)
 	}
-	fo, err := fusemount.Options(o.UID, o.GID, rootIno, cacheTimeout, o.Debug, func(r any) {
+	fo, err := fusemount.Options(o.UID, o.GID, mirror.RootIno, cacheTimeout, o.Debug, func(r any) {
 		s.log.Error("internal error: a request panicked; it failed with EIO and the mount goes on", "panic", r, "stack", string(debug.Stack()))
 	})
 	if err != nil {

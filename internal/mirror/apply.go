@@ -186,7 +186,7 @@ func (m *Mirror) created(e Create) Plan {
 		to = StateScratch
 	}
 	m.move(f, to, "created")
-	f.Ino, f.Loaded, f.PagesSync, f.KernelSize = m.allocIno(), true, true, 0
+	f.Ino, f.Loaded, f.PagesSync, f.KernelSize = m.o.Inos.file(), true, true, 0
 	if e.Mode != 0 {
 		f.Mode = e.Mode & 0o777
 	}

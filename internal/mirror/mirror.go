@@ -3,7 +3,6 @@ package mirror
 import (
 	"path"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -146,13 +145,9 @@ type Options struct {
 	// for its rename before its pending row is written (0: at close). A
 	// daemon killed meanwhile loses it, as an atomic save cut short.
 	Settle time.Duration
-	// FirstIno is the first inode number allocated (when Inos is nil).
-	FirstIno uint64
-	// Inos hands out the numbers of files and directories, shared by a
-	// mount's stores; MemIno, when set, is a memory's own number (else one
-	// is allocated on first sight).
-	Inos   *Inos
-	MemIno func(*versions.Memory) uint64
+	// Inos hands out the numbers of files and directories (inos.go),
+	// shared by a mount's stores (nil: the mirror's own).
+	Inos *Inos
 	// Budget bounds the unsaved bytes of the mount (shared by its
 	// stores); Scratch files are counted against ScratchCap; Contents
 	// keeps versions' content between opens. nil: unbounded, none.
@@ -234,11 +229,8 @@ func New(o Options) *Mirror {
 	if o.Scratch == nil {
 		o.Scratch = func(string) bool { return false }
 	}
-	if o.FirstIno == 0 {
-		o.FirstIno = 2
-	}
 	if o.Inos == nil {
-		o.Inos = &Inos{Files: o.FirstIno, Dirs: 1 << 63}
+		o.Inos = NewInos()
 	}
 	if o.Budget == nil {
 		o.Budget = &Budget{Max: 1 << 62}
@@ -310,7 +302,7 @@ func (m *Mirror) dirInoLocked(p string) uint64 {
 	if ino, ok := m.dirIno[p]; ok {
 		return ino
 	}
-	ino := m.o.Inos.Dirs + m.o.Inos.dirs.Add(1) - 1
+	ino := m.o.Inos.dir()
 	m.dirIno[p] = ino
 	return ino
 }
@@ -376,25 +368,12 @@ func (m *Mirror) pendingLocked() int {
 	return n
 }
 
-func (m *Mirror) allocIno() uint64 { return m.o.Inos.Files + m.o.Inos.files.Add(1) - 1 }
-
-// Inos hands out inode numbers from two ranges: files', directories'.
-type Inos struct {
-	Files, Dirs uint64
-	files, dirs atomic.Uint64
-}
-
 // memoryIno is the number of memory mem, kept while the mount runs.
 func (m *Mirror) memoryIno(mem *versions.Memory) uint64 {
 	if ino, ok := m.memIno[mem.ID]; ok {
 		return ino
 	}
-	var ino uint64
-	if m.o.MemIno != nil {
-		ino = m.o.MemIno(mem)
-	} else {
-		ino = m.allocIno()
-	}
+	ino := ownIno(mem)
 	m.memIno[mem.ID] = ino
 	return ino
 }
