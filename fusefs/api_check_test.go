@@ -56,3 +56,33 @@ var (
 	_ = (fs.NodeRemovexattrer)((*fileNode)(nil))
 	_ = (fs.NodeStatfser)((*fileNode)(nil))
 )
+
+// Every node of the read-only trees refuses each change here, and says
+// where it is.
+var (
+	_ = (fs.NodeCreater)((*readOnlyDir)(nil))
+	_ = (fs.NodeMkdirer)((*readOnlyDir)(nil))
+	_ = (fs.NodeMknoder)((*readOnlyDir)(nil))
+	_ = (fs.NodeSymlinker)((*readOnlyDir)(nil))
+	_ = (fs.NodeLinker)((*readOnlyDir)(nil))
+	_ = (fs.NodeUnlinker)((*readOnlyDir)(nil))
+	_ = (fs.NodeRmdirer)((*readOnlyDir)(nil))
+	_ = (fs.NodeRenamer)((*readOnlyDir)(nil))
+	_ = (fs.NodeSetattrer)((*readOnlyDir)(nil))
+	_ = (fs.NodeSetxattrer)((*readOnlyDir)(nil))
+	_ = (fs.NodeRemovexattrer)((*readOnlyDir)(nil))
+	_ = (fs.NodeGetxattrer)((*readOnlyDir)(nil))
+	_ = (fs.NodeListxattrer)((*readOnlyDir)(nil))
+	_ = (fs.NodeWriter)((*readOnlyFile)(nil))
+	_ = (fs.NodeAllocater)((*readOnlyFile)(nil))
+	_ = (fs.NodeSetattrer)((*readOnlyFile)(nil))
+	_ = (fs.NodeSetxattrer)((*readOnlyFile)(nil))
+	_ = (fs.NodeRemovexattrer)((*readOnlyFile)(nil))
+
+	_ readOnlyPlace = (*rootNode)(nil)
+	_ readOnlyPlace = (*historyRoot)(nil)
+	_ readOnlyPlace = (*historyDir)(nil)
+	_ readOnlyPlace = (*historyEntry)(nil)
+	_ readOnlyPlace = (*asofDir)(nil)
+	_ readOnlyPlace = (*asofFile)(nil)
+)

@@ -16,34 +16,12 @@ package fusefs
 // watcher (watch.go) gives the mirror each change of the feed, and the
 // unmount flush is the event mirror.Unmounting.
 //
-// Locks. A request may wait on the engine (SQLite's busy timeout, a
-// PostgreSQL round trip) for a long time, so what it holds meanwhile must
-// stop as little else as possible.
+// Locks: the mirror's (internal/mirror, in their order), then go-fuse's
+// own tree lock (Inode.Parent, GetChild), which may be taken under a
+// file's lock, and notifier.mu (notify.go), a leaf. Server.offline is an
+// atomic.
 //
-//   - A file's lock (mirror.Mirror.Lock, a mutex per mirror.ID inside the
-//     mirror) is the only one held while calling the engine: run takes the
-//     locks of the files a request names before its first Apply and holds
-//     them until its plan is carried out, so that one file's writes, saves,
-//     loads, publications and drops are ordered. A plan asking the engine
-//     about another file takes that file's lock and applies the event again
-//     under it. Two files' locks are held together only by a rename,
-//     source then destination; the kernel holds the parent directories'
-//     locks for a rename and files have one parent, so no two renames
-//     take the same two files in opposite orders.
-//   - The mirror's inflight lock: held shared by Run from an engine
-//     request to its answer's Apply (never while waiting for a file's
-//     lock), and alone by the watcher's Apply of a change from the feed, so
-//     that this mount's own commit is known as its own before the feed's
-//     copy of it is applied. Taken before the mirror's own lock.
-//   - Every other lock is a leaf: held for a few map or field operations,
-//     never while calling the engine, taking another lock, or calling into
-//     go-fuse or the kernel. They are the mirror's own lock (Apply), its
-//     index's, content cache's and timers' (mirror.Timers), and
-//     notifier.mu (notify.go). The unsaved budget, the
-//     scratch cap, the inode allocator and Server.offline are atomics.
-//
-// Under a file's lock any leaf may be taken, and go-fuse's own tree lock
-// (Inode.Parent, GetChild). Nothing is held while the kernel is notified:
+// Nothing is held while the kernel is notified:
 // a notification waits for the requests on the inodes it names, which may
 // wait for a file's lock. One exception: storePages (store.go) holds a
 // file's lock while the kernel stores the file's pages, and only while no

@@ -17,33 +17,28 @@ import (
 // only sees the errno, so every refusal is also logged with the store, the
 // path in it and the engine's message, which says what to do; anything
 // unexpected becomes EIO and is logged as an error. The log is
-// rate-limited per kind of refusal (refusallog.go); the Observer counts
+// rate-limited per kind of refusal (internal/ratelog); the Observer counts
 // every one.
 func (sm *storeMount) errnoOf(op, path string, err error) syscall.Errno {
 	if err == nil {
 		return 0
 	}
-	s, where := sm.srv, sm.where()
 	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		s.opts.Observer.Refused(errno)
-		s.refusals.Log(s.log, slog.LevelWarn, ratelog.Kind{Op: op, Errno: errno, Store: where.Value.String()}, "refused", "op", op, where, "path", guard.NameShown(path), "errno", errnoName(errno), "reason", err.Error())
-		return errno
+	switch {
+	case errors.As(err, &errno):
+	case isUnavailable(err):
+		return sm.srv.unavailable(op, sm.where(), path, err)
+	default:
+		errno = mirror.CodeErrno(versions.ErrorCode(err))
 	}
-	if isUnavailable(err) {
-		return s.unavailable(op, where, path, err)
+	switch {
+	case errno == syscall.EIO:
+		sm.srv.report(slog.LevelError, op, sm.where(), path, errno, "internal error", "err", err)
+	case errno == syscall.ENOENT && (op == "lookup" || op == "stat"):
+		// a miss, not a refusal
+	default:
+		sm.srv.report(slog.LevelWarn, op, sm.where(), path, errno, "refused", "errno", errnoName(errno), "reason", err.Error())
 	}
-	errno = mirror.CodeErrno(versions.ErrorCode(err))
-	if errno == syscall.EIO {
-		s.opts.Observer.Refused(errno)
-		s.refusals.Log(s.log, slog.LevelError, ratelog.Kind{Op: op, Errno: errno, Store: where.Value.String()}, "internal error", "op", op, where, "path", guard.NameShown(path), "err", err)
-		return errno
-	}
-	if errno == syscall.ENOENT && (op == "lookup" || op == "stat") {
-		return errno // a miss, not a refusal
-	}
-	s.opts.Observer.Refused(errno)
-	s.refusals.Log(s.log, slog.LevelWarn, ratelog.Kind{Op: op, Errno: errno, Store: where.Value.String()}, "refused", "op", op, where, "path", guard.NameShown(path), "errno", errnoName(errno), "reason", err.Error())
 	return errno
 }
 
@@ -61,9 +56,15 @@ func (s *Server) refuse(op, path string, errno syscall.Errno, reason string) sys
 }
 
 func (s *Server) refuseAt(op string, where slog.Attr, path string, errno syscall.Errno, reason string) syscall.Errno {
-	s.opts.Observer.Refused(errno)
-	s.refusals.Log(s.log, slog.LevelWarn, ratelog.Kind{Op: op, Errno: errno, Store: where.Value.String()}, "refused", "op", op, where, "path", guard.NameShown(path), "errno", errnoName(errno), "reason", reason)
+	s.report(slog.LevelWarn, op, where, path, errno, "refused", "errno", errnoName(errno), "reason", reason)
 	return errno
+}
+
+// report counts a request answered with errno and logs it, rate-limited
+// per kind (internal/ratelog).
+func (s *Server) report(level slog.Level, op string, where slog.Attr, path string, errno syscall.Errno, msg string, attrs ...any) {
+	s.opts.Observer.Refused(errno)
+	s.refusals.Log(s.log, level, ratelog.Kind{Op: op, Errno: errno, Store: where.Value.String()}, msg, append([]any{"op", op, where, "path", guard.NameShown(path)}, attrs...)...)
 }
 
 // errnoName is the symbolic name of an errno for logs ("EROFS"), which is

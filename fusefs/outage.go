@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"syscall"
 
-	"github.com/memfs/memfs/guard"
-	"github.com/memfs/memfs/internal/ratelog"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -46,8 +44,7 @@ func (s *Server) backOnline(ctx context.Context, storeID string) bool {
 // unavailable is the EIO of a request that needed the database while it
 // cannot be reached; err says where the database is and what to do.
 func (s *Server) unavailable(op string, where slog.Attr, path string, err error) syscall.Errno {
-	s.opts.Observer.Refused(syscall.EIO)
-	s.refusals.Log(s.log, slog.LevelError, ratelog.Kind{Op: op, Errno: syscall.EIO, Store: where.Value.String()}, "failed with EIO: the database cannot be reached", "op", op, where, "path", guard.NameShown(path), "err", err)
+	s.report(slog.LevelError, op, where, path, syscall.EIO, "failed with EIO: the database cannot be reached", "err", err)
 	return syscall.EIO
 }
 

@@ -2,7 +2,7 @@ package fusefs
 
 import (
 	"context"
-	"strings"
+	"path"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -45,17 +45,9 @@ func (n *readOnlyNode) refuse(op, name string) syscall.Errno {
 	}
 	s, shown, why := p.readOnlyPlace()
 	if name != "" {
-		shown = shownChild(shown, name)
+		shown = path.Join(shown, name)
 	}
 	return s.refuse(op, shown, syscall.EROFS, why)
-}
-
-// shownChild is the path of name in the directory shown as dir.
-func shownChild(dir, name string) string {
-	if strings.HasSuffix(dir, "/") {
-		return dir + name
-	}
-	return dir + "/" + name
 }
 
 func (n *readOnlyNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
@@ -136,33 +128,3 @@ func (f *readOnlyFile) Write(ctx context.Context, fh fs.FileHandle, data []byte,
 func (f *readOnlyFile) Allocate(ctx context.Context, fh fs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
 	return f.refuse("fallocate", "")
 }
-
-// Every node of the read-only trees refuses each change here, and says
-// where it is.
-var (
-	_ = (fs.NodeCreater)((*readOnlyDir)(nil))
-	_ = (fs.NodeMkdirer)((*readOnlyDir)(nil))
-	_ = (fs.NodeMknoder)((*readOnlyDir)(nil))
-	_ = (fs.NodeSymlinker)((*readOnlyDir)(nil))
-	_ = (fs.NodeLinker)((*readOnlyDir)(nil))
-	_ = (fs.NodeUnlinker)((*readOnlyDir)(nil))
-	_ = (fs.NodeRmdirer)((*readOnlyDir)(nil))
-	_ = (fs.NodeRenamer)((*readOnlyDir)(nil))
-	_ = (fs.NodeSetattrer)((*readOnlyDir)(nil))
-	_ = (fs.NodeSetxattrer)((*readOnlyDir)(nil))
-	_ = (fs.NodeRemovexattrer)((*readOnlyDir)(nil))
-	_ = (fs.NodeGetxattrer)((*readOnlyDir)(nil))
-	_ = (fs.NodeListxattrer)((*readOnlyDir)(nil))
-	_ = (fs.NodeWriter)((*readOnlyFile)(nil))
-	_ = (fs.NodeAllocater)((*readOnlyFile)(nil))
-	_ = (fs.NodeSetattrer)((*readOnlyFile)(nil))
-	_ = (fs.NodeSetxattrer)((*readOnlyFile)(nil))
-	_ = (fs.NodeRemovexattrer)((*readOnlyFile)(nil))
-
-	_ readOnlyPlace = (*rootNode)(nil)
-	_ readOnlyPlace = (*historyRoot)(nil)
-	_ readOnlyPlace = (*historyDir)(nil)
-	_ readOnlyPlace = (*historyEntry)(nil)
-	_ readOnlyPlace = (*asofDir)(nil)
-	_ readOnlyPlace = (*asofFile)(nil)
-)

@@ -3,6 +3,7 @@ package fusefs
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -85,7 +86,7 @@ func TestReadOnlyTreesRefuseEveryChange(t *testing.T) {
 			t.Fatalf("stat %s: %v", pdir, err)
 		}
 		at := func(name string) string { return filepath.Join(pdir, name) }
-		in := func(name string) string { return shownChild(p.shown, name) }
+		in := func(name string) string { return path.Join(p.shown, name) }
 		check(p.shown+": create", os.WriteFile(at("new.md"), []byte("x"), 0o644), "create", in("new.md"), p.why)
 		check(p.shown+": mkdir", os.Mkdir(at("d"), 0o755), "mkdir", in("d"), p.why)
 		check(p.shown+": mknod", unix.Mknod(at("fifo"), syscall.S_IFIFO|0o644, 0), "mknod", in("fifo"), p.why)

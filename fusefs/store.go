@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"context"
+	"path"
 	"strings"
 	"syscall"
 
@@ -176,7 +177,7 @@ func (sm *storeMount) notice(n mirror.Notice) {
 		return
 	}
 	s.notes.async(func() {
-		dir, name := splitPath(n.Path)
+		dir, name := path.Dir(n.Path), path.Base(n.Path)
 		if in := sm.inodeAt(dir); in != nil {
 			in.NotifyEntry(name)
 		}
@@ -195,14 +196,6 @@ func (sm *storeMount) inodeAt(p string) *fs.Inode {
 		}
 	}
 	return in
-}
-
-func splitPath(p string) (dir, name string) {
-	i := strings.LastIndexByte(p, '/')
-	if i <= 0 {
-		return "/", p[i+1:]
-	}
-	return p[:i], p[i+1:]
 }
 
 // storePages gives the kernel a file's head as its pages (FUSE_NOTIFY_STORE)

@@ -234,7 +234,7 @@ func (sm *storeMount) invalidate(ctx context.Context, path string, shown []mirro
 			if i == len(segs)-1 {
 				at = now
 			}
-			if sm.listingChanged(ctx, p, shown[i], at) {
+			if sm.eng.ListingChanged(detach(ctx), p, shown[i], at) {
 				sm.entriesChangedElsewhere(parent, dir)
 			}
 			return nil
@@ -256,7 +256,7 @@ func (sm *storeMount) invalidate(ctx context.Context, path string, shown []mirro
 			if versions.ErrorCode(err) != versions.CodeNotFound {
 				return err
 			}
-			if vanished, err = sm.vanishedAbove(ctx, dirs, dir); err != nil {
+			if vanished, err = sm.eng.Vanished(detach(ctx), dir, len(dirs)-1); err != nil {
 				return err
 			}
 		}
@@ -290,29 +290,8 @@ func (sm *storeMount) invalidate(ctx context.Context, path string, shown []mirro
 	return nil
 }
 
-// vanishedAbove counts the kernel-known directories, from dir up, that
-// left the store with what they held (a directory is implied by the
-// memories below it): dirs are the known inodes from the top to dir. It
-// asks the engine before anything is dropped, so that an error drops
-// nothing.
-func (sm *storeMount) vanishedAbove(ctx context.Context, dirs []*fs.Inode, dir string) (int, error) {
-	n := 0
-	for i := len(dirs) - 1; i > 0; i-- {
-		e, err := sm.srv.db.Stat(detach(ctx), sm.id, dir)
-		if err == nil && e.Dir {
-			break
-		}
-		if err != nil && versions.ErrorCode(err) != versions.CodeNotFound {
-			return 0, err
-		}
-		n++
-		dir = path.Dir(dir)
-	}
-	return n, nil
-}
-
 // dropVanished drops the n deepest of the kernel-known directories dirs,
-// down to dir, that vanishedAbove found gone.
+// down to dir, that Engine.Vanished found gone.
 func (sm *storeMount) dropVanished(dirs []*fs.Inode, dir string, n int) {
 	for i := len(dirs) - 1; i > len(dirs)-1-n; i-- {
 		up := path.Dir(dir)
@@ -321,21 +300,6 @@ func (sm *storeMount) dropVanished(dirs []*fs.Inode, dir string, n int) {
 		sm.entriesChangedElsewhere(dirs[i-1], up)
 		dir = up
 	}
-}
-
-// listingChanged reports whether the entry at p may differ from what the
-// mount showed: a name that appeared or went, or a file now another memory
-// or a directory. Only a file the mount showed needs asking the engine (a
-// save elsewhere changes no listing); anything else counts as changed.
-func (sm *storeMount) listingChanged(ctx context.Context, p string, was mirror.Shown, now *versions.Memory) bool {
-	if was.Listed != mirror.Found || was.Entry.Dir || was.Entry.Memory == nil {
-		return true
-	}
-	if now != nil {
-		return now.ID != was.Entry.Memory.ID // the change says what is there
-	}
-	e, err := sm.srv.db.Stat(detach(ctx), sm.id, p)
-	return err != nil || e.Dir || e.Memory == nil || e.Memory.ID != was.Entry.Memory.ID
 }
 
 // entriesChangedElsewhere records that the entries of the kernel-known

@@ -19,10 +19,28 @@
 // bookkeeping after a commit) and may ask again. Timers runs the plans'
 // timers, whose ends are applied like requests.
 //
-// Locks. The mirror's lock is a leaf: held by Apply and the read
-// accessors only, never while the engine is asked or the kernel told. The
-// engine calls of one file are ordered by its own lock (Lock, a mutex per
-// ID), which Run holds from the first Apply until the plan is carried out.
+// Locks, in the order they are taken. A request may wait on the engine
+// (SQLite's busy timeout, a PostgreSQL round trip) for a long time, so
+// what it holds meanwhile must stop as little else as possible.
+//
+//   - A file's lock (Lock, a mutex per ID) is the only one held while
+//     calling the engine: Run takes the locks of the files a request names
+//     before its first Apply and holds them until its plan is carried
+//     out, so that one file's writes, saves, loads, publications and drops
+//     are ordered. A plan asking the engine about another file takes that
+//     file's lock and applies the event again under it. Two files' locks
+//     are held together only by a rename, source then destination; the
+//     kernel holds the parent directories' locks for a rename and files
+//     have one parent, so no two renames take the same two files in
+//     opposite orders.
+//   - inflight: held shared by Run from an engine request to its answer's
+//     Apply (never while waiting for a file's lock), and alone by the
+//     Apply of a change from the feed, so that this mount's own commit is
+//     known as its own before the feed's copy of it is applied.
+//   - The mirror's own lock (Apply and the read accessors), never held
+//     while the engine is asked or the kernel told; under it, the
+//     leaves: the index's, the content cache's, LastOpened's. Timers' lock
+//     is a leaf too. The budget, the scratch cap and Inos are atomics.
 //
 // States of a file (State):
 //

@@ -67,3 +67,38 @@ func AbsentError(storeID, p string) error {
 	}
 	return &versions.Error{Code: versions.CodeNotFound, Message: "no file or directory " + p + " in store " + storeID}
 }
+
+// Vanished counts the directories, from dir up (at most limit of them),
+// that left the store with what they held: a directory is only implied by
+// the memories below it. An error counts nothing, so that nothing is
+// dropped on it.
+func (g Engine) Vanished(ctx context.Context, dir string, limit int) (int, error) {
+	n := 0
+	for ; n < limit; n++ {
+		e, err := g.DB.Stat(ctx, g.Store, dir)
+		if err == nil && e.Dir {
+			break
+		}
+		if err != nil && versions.ErrorCode(err) != versions.CodeNotFound {
+			return 0, err
+		}
+		dir = path.Dir(dir)
+	}
+	return n, nil
+}
+
+// ListingChanged reports whether the entry at p may differ from what the
+// mount showed there (was): a name that appeared or went, or a file now
+// another memory or a directory. Only a file it showed needs asking the
+// engine (a save elsewhere changes no listing); now, when known, is what
+// the change says is there.
+func (g Engine) ListingChanged(ctx context.Context, p string, was Shown, now *versions.Memory) bool {
+	if was.Listed != Found || was.Entry.Dir || was.Entry.Memory == nil {
+		return true
+	}
+	if now != nil {
+		return now.ID != was.Entry.Memory.ID
+	}
+	e, err := g.DB.Stat(ctx, g.Store, p)
+	return err != nil || e.Dir || e.Memory == nil || e.Memory.ID != was.Entry.Memory.ID
+}
