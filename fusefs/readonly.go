@@ -63,7 +63,7 @@ func (n *readOnlyNode) Removexattr(ctx context.Context, attr string) syscall.Err
 }
 
 // readOnlyDir is a directory of a read-only tree: no name in it can be
-// made, removed or renamed, and it has no xattrs.
+// made, removed or renamed, and it has no xattrs (go-fuse answers so).
 type readOnlyDir struct{ readOnlyNode }
 
 func (d *readOnlyDir) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
@@ -96,14 +96,6 @@ func (d *readOnlyDir) Rmdir(ctx context.Context, name string) syscall.Errno {
 
 func (d *readOnlyDir) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
 	return d.refuse("rename", name)
-}
-
-func (d *readOnlyDir) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	return 0, syscall.ENODATA
-}
-
-func (d *readOnlyDir) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	return 0, 0
 }
 
 // readOnlyFile is a file of a read-only tree: it opens for reading only,

@@ -17,17 +17,13 @@ import (
 // mirror (every file's state, internal/mirror) and what carries the
 // mirror's plans out: the engine, the timers, the kernel's notifications.
 type storeMount struct {
-	srv      *Server
-	id       string
-	slug     string
-	readOnly bool // a read_only attachment
-	// attach is the session's attachment: its write prefix, if any, is
-	// the only folder writable through this mount.
-	attach versions.Attachment
-	seq    versions.FeedPos // the change feed's position this mount has applied (watcher only)
-	top    *dirNode
-	m      *mirror.Mirror
-	eng    mirror.Engine
+	srv  *Server
+	id   string
+	slug string
+	seq  versions.FeedPos // the change feed's position this mount has applied (watcher only)
+	top  *dirNode
+	m    *mirror.Mirror
+	eng  mirror.Engine
 	// history is the store's directory in the history tree, nil when the
 	// mount shows none (history.go); set before the mount serves.
 	history *historyDir
@@ -38,13 +34,13 @@ type storeMount struct {
 }
 
 func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq versions.FeedPos) *storeMount {
-	sm := &storeMount{srv: s, id: a.StoreID, seq: seq, slug: a.Slug, readOnly: a.Access == versions.ReadOnly, attach: a}
+	sm := &storeMount{srv: s, id: a.StoreID, seq: seq, slug: a.Slug}
 	if sm.slug == "" {
 		sm.slug = strings.TrimPrefix(a.MountPath, "/mnt/memory/")
 	}
 	sm.top = &dirNode{sm: sm}
 	sm.m = mirror.New(mirror.Options{Temp: mirror.Names(s.opts.TempPatterns), Scratch: mirror.Names(s.opts.ScratchPatterns),
-		Grace: s.opts.Grace, Settle: Settle, Strict: s.opts.Strict, Inos: s.inos, Budget: s.unsaved, ScratchCap: s.scratchCap,
+		Attach: a, Grace: s.opts.Grace, Settle: Settle, Strict: s.opts.Strict, Inos: s.inos, Budget: s.unsaved, ScratchCap: s.scratchCap,
 		Contents: s.contents, Start: s.started})
 	sm.m.SetStore(st)
 	sm.eng = mirror.Engine{DB: s.db, Store: a.StoreID, Actor: s.actor, Relet: s.lease.Renew}
@@ -63,27 +59,18 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 	return sm
 }
 
-// writable is 0 when the store may be changed through this mount, EROFS
-// for a read_only attachment or an archived store.
+// writable is 0 when path may be changed through this mount, else the
+// refusal (mirror.Mirror.Writable).
 func (sm *storeMount) writable(op, path string) syscall.Errno {
-	if sm.m.Gone() {
-		return sm.refuseGone(op, path)
-	}
-	if sm.readOnly {
-		return sm.refuse(op, path, syscall.EROFS, "the store is attached read_only to this session")
-	}
-	if !sm.attach.Writable(path) && !(op == "mkdir" && sm.attach.OnWritePath(path)) {
-		return sm.refuse(op, path, syscall.EROFS, "only "+sm.attach.WritePrefix+" is writable to this session: the rest of the store is read-only")
-	}
-	if sm.m.Archived() {
-		return sm.refuse(op, path, syscall.EROFS, "the store is archived: archived stores are read-only")
+	if e, why := sm.m.Writable(path, op == "mkdir"); e != 0 {
+		return sm.refuse(op, path, e, why)
 	}
 	return 0
 }
 
 // refuseGone is the ENOENT of any request in a store deleted elsewhere.
 func (sm *storeMount) refuseGone(op, path string) syscall.Errno {
-	return sm.refuse(op, path, syscall.ENOENT, "the store was deleted: nothing of it can be read or written any more; import it again to bring it back")
+	return sm.refuse(op, path, syscall.ENOENT, mirror.GoneReason)
 }
 
 // run applies e and carries its plan out (mirror.Mirror.Run): engine
@@ -99,7 +86,7 @@ func (sm *storeMount) run(ctx context.Context, op string, where func() string, e
 		switch {
 		case errno != 0:
 		case p.Errno != 0 && p.Reason == "":
-			s.opts.Observer.Refused(p.Errno) // logged once per burst
+			s.opts.Observer.Refused(p.Errno) // a miss, or logged once per burst
 			errno = p.Errno
 		case p.Errno != 0 && p.Path != "":
 			errno = sm.refuse(op, p.Path, p.Errno, p.Reason)

@@ -70,21 +70,11 @@ func (n *fileNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
 	return syscall.ENODATA
 }
 
-func (n *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	return 0, syscall.ENODATA
-}
-
-func (n *dirNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	return 0, 0
-}
-
+// A directory has no attributes: go-fuse answers getxattr, listxattr and
+// removexattr so.
 func (n *dirNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
 	p, _ := n.path()
 	return n.sm.setxattr(p, attr)
-}
-
-func (n *dirNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
-	return syscall.ENODATA
 }
 
 // setxattr refuses every attribute: memfs's own are read-only (EPERM), no

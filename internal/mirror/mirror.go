@@ -145,6 +145,9 @@ type Options struct {
 	// for its rename before its pending row is written (0: at close). A
 	// daemon killed meanwhile loses it, as an atomic save cut short.
 	Settle time.Duration
+	// Attach is the session's attachment of the store: read_only, or
+	// writable only below its write prefix (Writable).
+	Attach versions.Attachment
 	// Inos hands out the numbers of files and directories (inos.go),
 	// shared by a mount's stores (nil: the mirror's own).
 	Inos *Inos

@@ -1,6 +1,8 @@
 package mirror
 
 import (
+	"syscall"
+
 	"github.com/memfs/memfs/guard"
 	"github.com/memfs/memfs/versions"
 )
@@ -101,4 +103,28 @@ func (m *Mirror) refusals(f *File, offline bool) storeInfo {
 		}
 	}
 	return storeInfo{row: m.row, pending: pending, offline: offline}
+}
+
+// GoneReason is why nothing of a store deleted elsewhere is served.
+const GoneReason = "the store was deleted: nothing of it can be read or written any more; import it again to bring it back"
+
+// Writable is 0 when path p may be changed through this mount, else the
+// errno and why: the store is deleted (ENOENT), attached read_only, p lies
+// outside the session's write prefix (a mkdir on the way to it is
+// allowed), or the store is archived (EROFS).
+func (m *Mirror) Writable(p string, mkdir bool) (syscall.Errno, string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.o.Attach
+	switch {
+	case m.gone:
+		return syscall.ENOENT, GoneReason
+	case a.Access == versions.ReadOnly:
+		return syscall.EROFS, "the store is attached read_only to this session"
+	case !a.Writable(p) && !(mkdir && a.OnWritePath(p)):
+		return syscall.EROFS, "only " + a.WritePrefix + " is writable to this session: the rest of the store is read-only"
+	case m.row.ArchivedAt != nil:
+		return syscall.EROFS, "the store is archived: archived stores are read-only"
+	}
+	return 0, ""
 }
