@@ -165,20 +165,6 @@ func storeCommands(app *cli.App) []string {
 	return out
 }
 
-// completionDB is the database the completion commands read, nil where
-// there is none: a completion prints nothing rather than an error.
-func completionDB(c *cli.Context) *versions.DB {
-	path, err := dbPath(c)
-	if err != nil {
-		return nil
-	}
-	db, err := versions.Open(path, versions.Options{})
-	if err != nil {
-		return nil
-	}
-	return db
-}
-
 // storeNamesCommand prints the names of the live stores, one a line, for
 // the completion scripts; it prints nothing where there is no database.
 func storeNamesCommand() *cli.Command {
@@ -186,9 +172,9 @@ func storeNamesCommand() *cli.Command {
 		Name:   "__store-names",
 		Hidden: true,
 		Action: func(c *cli.Context) error {
-			db := completionDB(c)
-			if db == nil {
-				return nil
+			db, err := openDB(c)
+			if err != nil {
+				return nil // no database: a completion offers nothing rather than an error
 			}
 			defer db.Close()
 			page, err := db.ListStores(ctx(c), versions.StoreListOptions{Limit: versions.MaxPageSize})
@@ -247,9 +233,9 @@ func memoryPathsCommand() *cli.Command {
 		Name:   "__memory-paths",
 		Hidden: true,
 		Action: func(c *cli.Context) error {
-			db := completionDB(c)
-			if db == nil {
-				return nil
+			db, err := openDB(c)
+			if err != nil {
+				return nil // no database: a completion offers nothing rather than an error
 			}
 			defer db.Close()
 			s, err := db.ResolveStore(ctx(c), c.Args().Get(0))
