@@ -40,16 +40,13 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// start makes a session for keyID and returns its cookie value. The
-// sign-ins that have lapsed go first, so that the table holds only live
-// ones and those lapsed since the last sign-in.
+// start makes a session for keyID and returns its cookie value; the
+// sign-ins that have lapsed end with it.
 func (s *sessions) start(ctx context.Context, keyID string) (string, error) {
 	now := s.now()
-	if _, err := s.db.EndStaleUISessions(ctx, now.Add(-s.idle), now.Add(-s.maxLife)); err != nil {
-		return "", err
-	}
 	token := randomToken()
-	err := s.db.CreateUISession(ctx, token, versions.UISession{KeyID: keyID, CSRF: randomToken(), CreatedAt: now, LastSeenAt: now})
+	err := s.db.CreateUISession(ctx, token, versions.UISession{KeyID: keyID, CSRF: randomToken(), CreatedAt: now, LastSeenAt: now},
+		now.Add(-s.idle), now.Add(-s.maxLife))
 	return token, err
 }
 
