@@ -23,9 +23,15 @@ type UISession struct {
 const MaxUISessionsPerKey = 100
 
 // CreateUISession records a sign-in whose cookie is token. The key must
-// exist.
-func (db *DB) CreateUISession(ctx context.Context, token string, s UISession) error {
+// exist. In the same transaction it ends the sign-ins that have lapsed,
+// last used before idleSince or begun before startedBefore, so that the
+// table holds only live ones and those lapsed since the last sign-in, and
+// the key's oldest beyond MaxUISessionsPerKey.
+func (db *DB) CreateUISession(ctx context.Context, token string, s UISession, idleSince, startedBefore time.Time) error {
 	return db.write(ctx, "record web page sign-in", func(r *run) error {
+		if _, err := r.exec("DELETE FROM ui_sessions WHERE last_seen_at < ? OR created_at < ?", idleSince.UnixNano(), startedBefore.UnixNano()); err != nil {
+			return err
+		}
 		if _, err := r.exec("INSERT INTO ui_sessions (token_hash, key_id, csrf, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)",
 			hashKey(token), s.KeyID, s.CSRF, s.CreatedAt.UnixNano(), s.LastSeenAt.UnixNano()); err != nil {
 			return err
@@ -74,19 +80,4 @@ func (db *DB) EndUISession(ctx context.Context, token string) error {
 		_, err := r.exec("DELETE FROM ui_sessions WHERE token_hash = ?", hashKey(token))
 		return err
 	})
-}
-
-// EndStaleUISessions ends the sign-ins last used before idleSince or begun
-// before startedBefore, and says how many.
-func (db *DB) EndStaleUISessions(ctx context.Context, idleSince, startedBefore time.Time) (int64, error) {
-	var n int64
-	err := db.write(ctx, "end stale web page sign-ins", func(r *run) error {
-		res, err := r.exec("DELETE FROM ui_sessions WHERE last_seen_at < ? OR created_at < ?", idleSince.UnixNano(), startedBefore.UnixNano())
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return n, err
 }

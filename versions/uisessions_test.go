@@ -9,7 +9,7 @@ import (
 
 // The web page's sign-ins in the database (on PostgreSQL too with
 // MEMFS_TEST_POSTGRES): found by their cookie only, touched, ended one at a
-// time, when stale, beyond a key's limit, and all at once when their key
+// time, when stale at another's start, beyond a key's limit, and all at once when their key
 // is revoked.
 func TestUISessions(t *testing.T) {
 	db := openDB(t)
@@ -22,11 +22,18 @@ func TestUISessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
-	start := func(token, keyID string, at time.Time) {
+	// startEnding starts a sign-in and ends those last used before
+	// idleSince or begun before startedBefore; start ends none.
+	startEnding := func(token, keyID string, at, idleSince, startedBefore time.Time) {
 		t.Helper()
-		if err := db.CreateUISession(ctx, token, versions.UISession{KeyID: keyID, CSRF: "csrf-" + token, CreatedAt: at, LastSeenAt: at}); err != nil {
+		if err := db.CreateUISession(ctx, token, versions.UISession{KeyID: keyID, CSRF: "csrf-" + token, CreatedAt: at, LastSeenAt: at}, idleSince, startedBefore); err != nil {
 			t.Fatalf("CreateUISession %s: %v", token, err)
 		}
+	}
+	longAgo := t0.Add(-24 * time.Hour)
+	start := func(token, keyID string, at time.Time) {
+		t.Helper()
+		startEnding(token, keyID, at, longAgo, longAgo)
 	}
 	live := func(token string) *versions.UISession {
 		t.Helper()
@@ -70,19 +77,20 @@ func TestUISessions(t *testing.T) {
 		t.Fatalf("ending twice: %v", err)
 	}
 
-	// Stale: idle since before t1, or begun before t0.
+	// A sign-in ends the stale ones: idle since before t1, or begun
+	// before t0.
 	start("idle", key.ID, t0)
 	start("old", key.ID, t0.Add(-time.Hour))
-	start("fresh", key.ID, t1)
+	start("recent", key.ID, t1)
 	if err := db.TouchUISession(ctx, "old", t1); err != nil {
 		t.Fatal(err)
 	}
-	n, err := db.EndStaleUISessions(ctx, t1, t0)
-	if err != nil || n != 2 {
-		t.Fatalf("EndStaleUISessions = %d, %v; want 2", n, err)
+	startEnding("fresh", key.ID, t1, t1, t0)
+	if live("idle") != nil || live("old") != nil || live("recent") == nil || live("fresh") == nil {
+		t.Fatal("a sign-in ended the wrong stale sign-ins")
 	}
-	if live("idle") != nil || live("old") != nil || live("fresh") == nil {
-		t.Fatal("EndStaleUISessions ended the wrong sign-ins")
+	if err := db.EndUISession(ctx, "recent"); err != nil {
+		t.Fatal(err)
 	}
 
 	// A key's oldest sign-ins go beyond the limit; another key's stay.
@@ -109,7 +117,7 @@ func TestUISessions(t *testing.T) {
 	}
 
 	// A sign-in needs a key that exists.
-	if err := db.CreateUISession(ctx, "missing-key", versions.UISession{KeyID: "apikey_none", CSRF: "x", CreatedAt: t0, LastSeenAt: t0}); err == nil {
+	if err := db.CreateUISession(ctx, "missing-key", versions.UISession{KeyID: "apikey_none", CSRF: "x", CreatedAt: t0, LastSeenAt: t0}, longAgo, longAgo); err == nil {
 		t.Fatal("a sign-in of no key was recorded")
 	}
 }

@@ -16,21 +16,13 @@ import (
 // cookieName is the sign-in cookie; it is scoped to the UI's paths.
 const cookieName = "memfs_ui"
 
-// uiSession is one signed-in browser. It holds the key's id, never the key:
-// the key itself is read once, at sign-in, and each request reads the key
-// by id again (versions.DB.GetAPIKey), so that a revocation or a change of
-// scope takes effect at once.
-type uiSession struct {
-	keyID    string
-	csrf     string
-	lastSeen time.Time
-	started  time.Time
-}
-
 // sessions are the signed-in browsers. They are kept in the database
 // (versions.UISession), so that every `memfs serve` on it knows them:
 // several behind one address, or one restarted. The cookie is a random
-// token of which the database keeps only the SHA-256.
+// token of which the database keeps only the SHA-256. A session holds the
+// key's id, never the key: the key itself is read once, at sign-in, and
+// each request reads the key by id again (versions.DB.GetAPIKey), so that
+// a revocation or a change of scope takes effect at once.
 type sessions struct {
 	db      *versions.DB
 	idle    time.Duration
@@ -48,16 +40,13 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// start makes a session for keyID and returns its cookie value. The
-// sign-ins that have lapsed go first, so that the table holds only live
-// ones and those lapsed since the last sign-in.
+// start makes a session for keyID and returns its cookie value; the
+// sign-ins that have lapsed end with it.
 func (s *sessions) start(ctx context.Context, keyID string) (string, error) {
 	now := s.now()
-	if _, err := s.db.EndStaleUISessions(ctx, now.Add(-s.idle), now.Add(-s.maxLife)); err != nil {
-		return "", err
-	}
 	token := randomToken()
-	err := s.db.CreateUISession(ctx, token, versions.UISession{KeyID: keyID, CSRF: randomToken(), CreatedAt: now, LastSeenAt: now})
+	err := s.db.CreateUISession(ctx, token, versions.UISession{KeyID: keyID, CSRF: randomToken(), CreatedAt: now, LastSeenAt: now},
+		now.Add(-s.idle), now.Add(-s.maxLife))
 	return token, err
 }
 
@@ -72,7 +61,7 @@ func (s *sessions) touchEvery() time.Duration { return min(time.Minute, s.idle/1
 
 // get returns the live session of a cookie value, or nil; touch marks it
 // used (a person's request does, a live page's wait does not).
-func (s *sessions) get(ctx context.Context, token string, touch bool) (*uiSession, error) {
+func (s *sessions) get(ctx context.Context, token string, touch bool) (*versions.UISession, error) {
 	u, err := s.db.GetUISession(ctx, token)
 	if versions.ErrorCode(err) == versions.CodeNotFound {
 		return nil, nil
@@ -90,7 +79,7 @@ func (s *sessions) get(ctx context.Context, token string, touch bool) (*uiSessio
 		}
 		u.LastSeenAt = now
 	}
-	return &uiSession{keyID: u.KeyID, csrf: u.CSRF, lastSeen: u.LastSeenAt, started: u.CreatedAt}, nil
+	return u, nil
 }
 
 // end forgets a session (sign-out, or it lapsed).
@@ -170,7 +159,7 @@ func private(r *http.Request) bool {
 // who is the signed-in browser of a request: its session and its key.
 type who struct {
 	token string
-	sess  *uiSession
+	sess  *versions.UISession
 	key   *versions.APIKey
 }
 
@@ -197,7 +186,7 @@ func (u *UI) signedIn(ctx context.Context, r *http.Request, touch bool) (*who, e
 	if sess == nil || err != nil {
 		return nil, err
 	}
-	k, err := u.db.GetAPIKey(ctx, sess.keyID)
+	k, err := u.db.GetAPIKey(ctx, sess.KeyID)
 	if versions.ErrorCode(err) == versions.CodeNotFound {
 		// Revoked: revoking ended the key's sign-ins already.
 		return nil, u.sessions.end(ctx, c.Value)
@@ -211,7 +200,7 @@ func (u *UI) signedIn(ctx context.Context, r *http.Request, touch bool) (*who, e
 // csrfOK checks a change's form token against the session's.
 func (w *who) csrfOK(r *http.Request) bool {
 	got := r.PostFormValue("csrf")
-	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(w.sess.csrf)) == 1
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(w.sess.CSRF)) == 1
 }
 
 // sameOrigin refuses a POST another site's page sent: browsers name the

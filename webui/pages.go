@@ -210,8 +210,9 @@ func (u *UI) historyPage(w http.ResponseWriter, r *http.Request, me *who) error 
 	}
 	lines := make([]historyLine, 0, len(page.Data))
 	for _, v := range page.Data {
-		// A rename records the path it moved from (as `memfs log` shows
-		// it), so a page needs no query per row to find renames.
+		// A rename's version carries the path it moved from: the line
+		// links to that path's history, as `memfs log` names it, so that
+		// a memory's story can be followed across its renames.
 		l := historyLine{Version: v, Head: head != nil && head.VersionID == v.ID}
 		if v.Path != nil && v.PreviousPath != "" && v.PreviousPath != *v.Path {
 			l.PrevPath = v.PreviousPath

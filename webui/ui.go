@@ -205,7 +205,7 @@ func (u *UI) renderLive(w http.ResponseWriter, r *http.Request, me *who, status 
 	v := view{Title: title, Live: live, Data: data}
 	if me != nil {
 		v.Me = &viewer{KeyID: me.key.ID, KeyName: me.key.Name, ReadOnly: me.key.ReadOnly, AllStores: me.key.AllStores()}
-		v.CSRF = me.sess.csrf
+		v.CSRF = me.sess.CSRF
 	}
 	var buf bytes.Buffer
 	if err := u.pages[name].ExecuteTemplate(&buf, "layout", v); err != nil {

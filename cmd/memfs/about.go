@@ -143,9 +143,9 @@ func commandPaths(app *cli.App) map[string][]string {
 	return paths
 }
 
-// storeCommands lists the command paths whose first argument is a STORE:
-// completion offers the database's store names there.
-func storeCommands(app *cli.App) []string {
+// commandsWhere lists, sorted, the paths of the visible commands whose
+// argument usage match accepts.
+func commandsWhere(app *cli.App, match func(usage string) bool) []string {
 	var out []string
 	var walk func(prefix string, cmds []*cli.Command)
 	walk = func(prefix string, cmds []*cli.Command) {
@@ -154,7 +154,7 @@ func storeCommands(app *cli.App) []string {
 				continue
 			}
 			p := strings.TrimSpace(prefix + " " + c.Name)
-			if strings.HasPrefix(c.ArgsUsage, "STORE") {
+			if match(c.ArgsUsage) {
 				out = append(out, p)
 			}
 			walk(p, c.Subcommands)
@@ -165,18 +165,20 @@ func storeCommands(app *cli.App) []string {
 	return out
 }
 
-// completionDB is the database the completion commands read, nil where
-// there is none: a completion prints nothing rather than an error.
-func completionDB(c *cli.Context) *versions.DB {
-	path, err := dbPath(c)
-	if err != nil {
-		return nil
-	}
-	db, err := versions.Open(path, versions.Options{})
-	if err != nil {
-		return nil
-	}
-	return db
+// storeCommands lists the command paths whose first argument is a STORE:
+// completion offers the database's store names there.
+func storeCommands(app *cli.App) []string {
+	return commandsWhere(app, func(usage string) bool { return strings.HasPrefix(usage, "STORE") })
+}
+
+// pathCommands lists the command paths whose second argument names a
+// memory by its path (a PATH, MEMORY or VERSION after the STORE):
+// completion offers the store's paths there.
+func pathCommands(app *cli.App) []string {
+	return commandsWhere(app, func(usage string) bool {
+		rest, ok := strings.CutPrefix(usage, "STORE")
+		return ok && (strings.Contains(rest, "PATH") || strings.Contains(rest, "MEMORY") || strings.Contains(rest, "VERSION"))
+	})
 }
 
 // storeNamesCommand prints the names of the live stores, one a line, for
@@ -186,9 +188,9 @@ func storeNamesCommand() *cli.Command {
 		Name:   "__store-names",
 		Hidden: true,
 		Action: func(c *cli.Context) error {
-			db := completionDB(c)
-			if db == nil {
-				return nil
+			db, err := openDB(c)
+			if err != nil {
+				return nil // no database: a completion offers nothing rather than an error
 			}
 			defer db.Close()
 			page, err := db.ListStores(ctx(c), versions.StoreListOptions{Limit: versions.MaxPageSize})
@@ -206,37 +208,6 @@ func storeNamesCommand() *cli.Command {
 	}
 }
 
-// pathCommands lists the command paths whose second argument names a
-// memory by its path (a PATH, MEMORY or VERSION after the STORE):
-// completion offers the store's paths there.
-func pathCommands(app *cli.App) []string {
-	var out []string
-	for _, p := range storeCommands(app) {
-		c := findPath(app.Commands, strings.Fields(p))
-		if c == nil {
-			continue
-		}
-		rest := strings.TrimPrefix(c.ArgsUsage, "STORE")
-		if strings.Contains(rest, "PATH") || strings.Contains(rest, "MEMORY") || strings.Contains(rest, "VERSION") {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func findPath(cmds []*cli.Command, names []string) *cli.Command {
-	for _, c := range cmds {
-		if c.Name != names[0] {
-			continue
-		}
-		if len(names) == 1 {
-			return c
-		}
-		return findPath(c.Subcommands, names[1:])
-	}
-	return nil
-}
-
 // memoryPathsCommand prints the paths of a store's memories that begin
 // with a prefix, a directory's as DIR/ once, one a line, as a shell
 // completes a file name a level at a time; it prints nothing where there
@@ -247,9 +218,9 @@ func memoryPathsCommand() *cli.Command {
 		Name:   "__memory-paths",
 		Hidden: true,
 		Action: func(c *cli.Context) error {
-			db := completionDB(c)
-			if db == nil {
-				return nil
+			db, err := openDB(c)
+			if err != nil {
+				return nil // no database: a completion offers nothing rather than an error
 			}
 			defer db.Close()
 			s, err := db.ResolveStore(ctx(c), c.Args().Get(0))

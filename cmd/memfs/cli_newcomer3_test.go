@@ -399,7 +399,7 @@ func TestNewcomer3CompletePaths(t *testing.T) {
 			t.Errorf("completing %q: %q, want %q", tc.words, got, tc.want)
 		}
 	}
-	// The store itself still completes as before.
+	// Before a path, the first argument completes to a store's name.
 	if got := complete("memfs", "log", "My"); len(got) != 2 || got[0] != `My\` || got[1] != "Notes" {
 		t.Errorf("completing a store name: %q, want My\\ Notes", got)
 	}

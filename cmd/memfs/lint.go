@@ -88,7 +88,7 @@ func lintStores(c *cli.Context) error {
 			confirm(c, "no finding in %s", counted(len(ids), "store", "stores"))
 			return nil
 		}
-		confirm(c, "%d findings", len(found))
+		confirm(c, "%s", counted(len(found), "finding", "findings"))
 		return cli.Exit("", exitFound)
 	})
 }

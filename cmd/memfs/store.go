@@ -211,25 +211,22 @@ func storeGet(c *cli.Context) error {
 
 // storeDetail is what store get shows, for scripts: the API's store
 // object with memfs fields the hosted API has not (its limits, what it
-// holds and its guard), so that a quota can be watched.
+// holds and its guard), so that a quota can be watched. The API's fields
+// are versions.Store's own marshalling, so that the CLI and the server
+// show one object.
 type storeDetail struct{ *versions.Store }
 
 func (d storeDetail) MarshalJSON() ([]byte, error) {
 	s := d.Store
+	api, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
 	var quota *int // null: no quota
 	if s.MaxHistoryBytes > 0 {
 		quota = &s.MaxHistoryBytes
 	}
-	type plain versions.Store
-	md := s.Metadata
-	if md == nil {
-		md = map[string]string{}
-	}
-	p := plain(*s)
-	p.Metadata = md
-	return json.Marshal(struct {
-		Type string `json:"type"`
-		plain
+	extra, err := json.Marshal(struct {
 		MaxMemories     int                  `json:"max_memories"`
 		MaxMemoryBytes  int                  `json:"max_memory_bytes"`
 		MaxDirectories  int                  `json:"max_directories"`
@@ -237,7 +234,12 @@ func (d storeDetail) MarshalJSON() ([]byte, error) {
 		MemoryCount     int                  `json:"memory_count"`
 		HistoryBytes    int                  `json:"history_bytes"`
 		Guard           versions.GuardPolicy `json:"guard"`
-	}{"memory_store", p, s.MaxMemories, s.MaxMemoryBytes, s.MaxDirectories, quota, s.MemoryCount, s.HistoryBytes, s.Guard})
+	}{s.MaxMemories, s.MaxMemoryBytes, s.MaxDirectories, quota, s.MemoryCount, s.HistoryBytes, s.Guard})
+	if err != nil {
+		return nil, err
+	}
+	// Both are objects with fields: one object of the API's fields, then ours.
+	return append(append(api[:len(api)-1], ','), extra[1:]...), nil
 }
 
 func printStore(w io.Writer, s *versions.Store) {
