@@ -89,15 +89,7 @@ func (n *dirNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttr
 		return n.sm.refuse("truncate", p, syscall.EISDIR, "a directory has no content")
 	}
 	ev := mirror.SetDirAttr{Path: p}
-	if mode, ok := in.GetMode(); ok {
-		ev.Mode = &mode
-	}
-	if t, ok := in.GetATime(); ok {
-		ev.Atime = &t
-	}
-	if t, ok := in.GetMTime(); ok {
-		ev.Mtime = &t
-	}
+	ev.Mode, ev.Atime, ev.Mtime = attrChanges(in)
 	n.sm.m.Apply(ev)
 	n.fillAttr(ctx, &out.Attr)
 	out.SetTimeout(cacheTimeout)
@@ -176,26 +168,18 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	if sm.m.Gone() {
 		return nil, sm.refuseGone("readdir", dir)
 	}
-	// The mount's own files are taken before the store's listing: one
-	// published in between is then in one or the other, never neither.
-	local, hidden := sm.m.Listing(dir)
+	local := sm.m.Local(dir)
 	entries, err := sm.listDir(ctx, dir)
 	if err != nil {
 		return nil, sm.errnoOf("readdir", dir, err)
 	}
-	list := make([]fuse.DirEntry, 0, len(entries)+len(local)+2)
-	list = append(list, dotEntries(&n.Inode)...)
-	for _, e := range entries {
-		switch {
-		case hidden[e.Name]:
-		case e.Dir:
-			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFDIR, Ino: sm.m.DirIno(e.Path)})
-		case e.Memory != nil:
-			list = append(list, fuse.DirEntry{Name: e.Name, Mode: syscall.S_IFREG, Ino: sm.m.MemoryIno(e.Memory)})
+	list := dotEntries(&n.Inode)
+	for _, l := range sm.m.Listing(local, entries) {
+		mode := uint32(syscall.S_IFREG)
+		if l.Dir {
+			mode = syscall.S_IFDIR
 		}
-	}
-	for _, l := range local {
-		list = append(list, fuse.DirEntry{Name: l.Name, Mode: syscall.S_IFREG, Ino: l.Ino})
+		list = append(list, fuse.DirEntry{Name: l.Name, Mode: mode, Ino: l.Ino})
 	}
 	return fs.NewListDirStream(list), 0
 }
@@ -260,13 +244,7 @@ func (n *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 	if e != 0 {
 		return nil, e
 	}
-	pl, e := sm.run(ctx, "mkdir", at(p), mirror.MakeDir{Path: p, Mode: mode})
-	if e != 0 {
-		if versions.ErrorCode(pl.Err) == versions.CodePathConflict {
-			// Made elsewhere since the kernel looked: it must look again
-			// (not from inside this request, which holds the directory).
-			sm.srv.notifyEntry(&n.Inode, name)
-		}
+	if _, e := sm.run(ctx, "mkdir", at(p), mirror.MakeDir{Path: p, Mode: mode}); e != 0 {
 		return nil, e
 	}
 	ino := sm.m.DirIno(p)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"syscall"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -162,15 +163,7 @@ func (n *fileNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAtt
 		return e
 	}
 	ev := mirror.Setattr{File: n.id, Handle: handleOf(f)}
-	if mode, ok := in.GetMode(); ok {
-		ev.Mode = &mode
-	}
-	if t, ok := in.GetATime(); ok {
-		ev.Atime = &t
-	}
-	if t, ok := in.GetMTime(); ok {
-		ev.Mtime = &t
-	}
+	ev.Mode, ev.Atime, ev.Mtime = attrChanges(in)
 	if size, ok := in.GetSize(); ok {
 		s := int64(min(size, 1<<62))
 		ev.Size = &s
@@ -198,4 +191,19 @@ func callerTID(ctx context.Context) uint32 {
 		return c.Pid
 	}
 	return 0
+}
+
+// attrChanges are the mode and times a setattr request sets, nil where it
+// sets none.
+func attrChanges(in *fuse.SetAttrIn) (mode *uint32, atime, mtime *time.Time) {
+	if m, ok := in.GetMode(); ok {
+		mode = &m
+	}
+	if t, ok := in.GetATime(); ok {
+		atime = &t
+	}
+	if t, ok := in.GetMTime(); ok {
+		mtime = &t
+	}
+	return
 }

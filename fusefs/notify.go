@@ -3,8 +3,6 @@ package fusefs
 import (
 	"sync"
 	"sync/atomic"
-
-	"github.com/hanwen/go-fuse/v2/fs"
 )
 
 // notifier runs the kernel notifications a request decides on. They must
@@ -45,16 +43,4 @@ func (nt *notifier) stop() {
 	nt.stopped = true
 	nt.mu.Unlock()
 	nt.running.Wait()
-}
-
-// notifyEntry makes the kernel forget name in parent, from outside the
-// request that found it wrong.
-func (s *Server) notifyEntry(parent *fs.Inode, name string) {
-	s.notes.async(func() { parent.NotifyEntry(name) })
-}
-
-// notifyContent makes the kernel forget in's attributes and cached pages,
-// from outside the request that changed them.
-func (s *Server) notifyContent(in *fs.Inode) {
-	s.notes.async(func() { in.NotifyContent(0, 0) })
 }

@@ -170,6 +170,9 @@ func (m *Mirror) failed(e Answered, f *File) Plan {
 		// Saved durably already: published once the database is back.
 		p.Timers = []Timer{{Event: GraceEnded{f.ID}, After: PublishRetry}}
 		p.Log = "a file saved in this mount cannot be published yet: the database cannot be reached; it stays pending and is published when it is back"
+	case r.Kind == AskMakeDir && versions.ErrorCode(e.Err) == versions.CodePathConflict:
+		// Made elsewhere since the kernel looked: it must look again.
+		p.Notify = []Notice{{Path: r.Path}}
 	case r.Kind == AskSave && f != nil && f.State == StateMemory && r.From == "" && versions.ErrorCode(e.Err) == versions.CodeNotFound:
 		p = Plan{Errno: syscall.ESTALE, Reason: "the memory was deleted or replaced elsewhere while open: nothing was saved, and what was written goes when the file is closed; write it to another file first, or open the file again and redo the change"}
 	case r.Kind == AskDelete && r.Cause == "hold":

@@ -310,39 +310,59 @@ func (m *Mirror) dirInoLocked(p string) uint64 {
 	return ino
 }
 
-// MemoryIno is the inode number of memory mem (a listing's).
-func (m *Mirror) MemoryIno(mem *versions.Memory) uint64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.memoryIno(mem)
-}
-
-// Local is a file only this mount has, by name, for a listing.
-type Local struct {
+// ListEntry is a name a directory's listing shows, with its inode number.
+type ListEntry struct {
 	Name string
+	Dir  bool
 	Ino  uint64
 }
 
-// Listing is what the mount shows in directory dir beside the store's
+// Local is what the mount shows in a directory beside the store's
 // entries: its own files (new, temporary, scratch, held backups), and the
-// store's names it hides (held at, or shadowed by a scratch file).
-func (m *Mirror) Listing(dir string) (local []Local, hidden map[string]bool) {
+// store's names it hides (held at, or shadowed by a scratch file). It is
+// taken before the store's listing is read: a file published in between is
+// then in one or the other, never neither.
+type Local struct {
+	dir    string
+	files  []ListEntry
+	hidden map[string]bool
+}
+
+func (m *Mirror) Local(dir string) Local {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	hidden = map[string]bool{}
+	l := Local{dir: dir, hidden: map[string]bool{}}
 	for p := range m.held {
 		if path.Dir(p) == dir {
-			hidden[path.Base(p)] = true
+			l.hidden[path.Base(p)] = true
 		}
 	}
 	for _, f := range m.local {
 		if f.Path == "" || path.Dir(f.Path) != dir {
 			continue
 		}
-		local = append(local, Local{Name: path.Base(f.Path), Ino: f.Ino})
-		hidden[path.Base(f.Path)] = true
+		l.files = append(l.files, ListEntry{Name: path.Base(f.Path), Ino: f.Ino})
+		l.hidden[path.Base(f.Path)] = true
 	}
-	return local, hidden
+	return l
+}
+
+// Listing is the directory's listing: the store's entries, as local
+// shows them, then the mount's own files.
+func (m *Mirror) Listing(local Local, entries []versions.Entry) []ListEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]ListEntry, 0, len(entries)+len(local.files))
+	for _, e := range entries {
+		switch {
+		case local.hidden[e.Name]:
+		case e.Dir:
+			out = append(out, ListEntry{Name: e.Name, Dir: true, Ino: m.dirInoLocked(e.Path)})
+		case e.Memory != nil:
+			out = append(out, ListEntry{Name: e.Name, Ino: m.memoryIno(e.Memory)})
+		}
+	}
+	return append(out, local.files...)
 }
 
 func (m *Mirror) scratchUnder(dir string) bool {
