@@ -620,7 +620,7 @@ func (db *DB) retry(ctx context.Context, fn func() error) error {
 			attempt--
 			continue
 		}
-		if err == nil || !db.d.transient(err) && !errors.Is(err, errStaleRead) || attempt == 6 {
+		if err == nil || !db.d.transient(err) || attempt == 6 {
 			return err
 		}
 		select {

@@ -3,7 +3,6 @@ package versions
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"strings"
 )
 
@@ -229,12 +228,6 @@ func storeAndMemory(r *run, storeID, ref string, writable bool) (*storeRow, *mem
 	m, err := lookupMemory(r, s, ref)
 	return s, m, err
 }
-
-// errStaleRead: a memory's row changed between the read a save decided on
-// and its write; the save runs again. Writers of a store are serialized,
-// so this guards a rule (read after the store's lock) rather than a race
-// expected to happen.
-var errStaleRead = errors.New("the memory changed while the save read it")
 
 // memoryAt returns the live memory at path, or nil.
 func memoryAt(r *run, storeSeq int64, storeID, path string) (*memRow, error) {
