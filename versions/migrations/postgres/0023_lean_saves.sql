@@ -22,11 +22,14 @@ INSERT INTO actor_memories (actor_id, memory_id)
 DROP INDEX IF EXISTS versions_actor;
 
 -- A version id as the engine makes it (versionID in ids.go): the ULID
--- of the creation millisecond, the tag 0x5e90 and the row number.
+-- of the creation millisecond, the tag 0x5e90 and the row number. A
+-- millisecond before 1970 is clamped to the ULID's last (2^48 - 1), as
+-- versionID does.
 CREATE FUNCTION memfs_version_id(seq BIGINT, nanos BIGINT) RETURNS TEXT
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE
-	b    BYTEA := substring(int8send(nanos / 1000000) from 3 for 6) || '\x5e90'::bytea || int8send(seq);
+	ms   BIGINT := CASE WHEN nanos / 1000000 < 0 THEN 281474976710655 ELSE nanos / 1000000 END;
+	b    BYTEA := substring(int8send(ms) from 3 for 6) || '\x5e90'::bytea || int8send(seq);
 	bits BIT(130) := B'00' || ('x' || encode(b, 'hex'))::bit(128);
 	out  TEXT := 'memver_';
 BEGIN
