@@ -92,12 +92,7 @@ func knownSaveOf(db *DB, f storeFacts, req SaveReq, head int64) (knownSave, bool
 		}
 	}
 	k.at = db.nowNanos()
-	if req.By.Type != "" {
-		k.actorType, k.actorID = req.By.Type, req.By.ID
-	}
-	if req.By.Via != "" {
-		k.via = req.By.Via
-	}
+	k.actorType, k.actorID, k.via = actorArgs(req.By)
 	return k, true
 }
 
@@ -197,13 +192,7 @@ func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by 
 		q = deleteByPathQuery
 	}
 	lo, hi := versionRange(storeSeq)
-	var actorType, actorID, via any
-	if by.Type != "" {
-		actorType, actorID = by.Type, by.ID
-	}
-	if by.Via != "" {
-		via = by.Via
-	}
+	actorType, actorID, via := actorArgs(by)
 	var path string
 	var kept bool
 	err = r.scan(q, []any{lo, hi, storeSeq, r.db.nowNanos(), actorType, actorID, r.db.originNum,
@@ -230,13 +219,7 @@ func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by 
 // memory, a precondition that fails, or a directory to keep).
 func (db *DB) pgFastDelete(ctx context.Context, storeID, ref string, d MemoryDelete, by Actor) (ok bool, err error) {
 	db.maybeSweep(ctx)
-	var actorType, actorID, via any
-	if by.Type != "" {
-		actorType, actorID = by.Type, by.ID
-	}
-	if by.Via != "" {
-		via = by.Via
-	}
+	actorType, actorID, via := actorArgs(by)
 	var seq sql.NullInt64
 	err = db.retry(ctx, func() error {
 		return db.inTx(ctx, db.wp, "", true, func(r *run) error {
