@@ -139,19 +139,17 @@ func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
 // 0023) in a statement of its own, which commits it and notifies the
 // feed's listeners, one round trip. ok is false when nothing was written.
 func (db *DB) pgFastSave(ctx context.Context, k knownSave, ch *Change) (ok bool, err error) {
-	db.maybeSweep(ctx)
 	var seq, ino, created sql.NullInt64
-	err = db.retry(ctx, func() error {
-		return db.inTx(ctx, db.wp, "", true, func(r *run) error {
-			return r.scan("SELECT * FROM memfs_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.f.seq, k.req.MemoryID, k.head,
-				k.req.Path, k.at, k.actorType, k.actorID, k.conflict, db.originNum, k.sha, len(k.req.Content),
-				db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
-		})
+	err = db.writeStatement(ctx, "save", func(r *run) error {
+		err := r.scan("SELECT * FROM memfs_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.f.seq, k.req.MemoryID, k.head,
+			k.req.Path, k.at, k.actorType, k.actorID, k.conflict, db.originNum, k.sha, len(k.req.Content),
+			db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
+		r.changed = seq.Valid
+		return err
 	})
 	if err != nil || !seq.Valid {
-		return false, db.wrap("save", err)
+		return false, err
 	}
-	db.writes.Add(1)
 	*ch = k.change(db, seq.Int64)
 	k.memory(ch, ino.Int64, created.Int64)
 	return true, nil
@@ -218,23 +216,21 @@ func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by 
 // when nothing was written and the deletion must read and decide (no such
 // memory, a precondition that fails, or a directory to keep).
 func (db *DB) pgFastDelete(ctx context.Context, storeID, ref string, d MemoryDelete, by Actor) (ok bool, err error) {
-	db.maybeSweep(ctx)
 	actorType, actorID, via := actorArgs(by)
 	var seq sql.NullInt64
-	err = db.retry(ctx, func() error {
-		return db.inTx(ctx, db.wp, "", true, func(r *run) error {
-			storeSeq, err := db.storeSeq(r, storeID)
-			if err != nil {
-				return err
-			}
-			return r.scan("SELECT memfs_delete(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{storeSeq, strings.HasPrefix(ref, "/"), ref,
-				d.IfSHA256, db.nowNanos(), actorType, actorID, db.originNum, versionCost(0, "", by.ID), via, d.KeepParentDir}, &seq)
-		})
+	err = db.writeStatement(ctx, "delete memory", func(r *run) error {
+		storeSeq, err := db.storeSeq(r, storeID)
+		if err != nil {
+			return err
+		}
+		err = r.scan("SELECT memfs_delete(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{storeSeq, strings.HasPrefix(ref, "/"), ref,
+			d.IfSHA256, db.nowNanos(), actorType, actorID, db.originNum, versionCost(0, "", by.ID), via, d.KeepParentDir}, &seq)
+		r.changed = seq.Valid
+		return err
 	})
 	if err != nil || !seq.Valid {
-		return false, db.wrap("delete memory", err)
+		return false, err
 	}
-	db.writes.Add(1)
 	if d.Seq != nil {
 		*d.Seq = seq.Int64
 	}

@@ -125,7 +125,7 @@ func (db *DB) Save(ctx context.Context, req SaveReq) (Change, error) {
 			k, known = knownSaveOf(db, f, req, headSeq)
 		}
 	}
-	if known && db.d.name == "postgres" && !db.readOnly {
+	if known && db.d.name == "postgres" {
 		if done, err := db.pgFastSave(ctx, k, &ch); done || err != nil {
 			return ch, err
 		}
