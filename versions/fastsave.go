@@ -156,8 +156,7 @@ func (db *DB) pgFastSave(ctx context.Context, k knownSave, ch *Change) (ok bool,
 }
 
 // deleteQuery appends the deleted version of memory ?10 (by id; by path
-// with deleteByPathQuery) and returns its row, its path, and whether
-// anything else is left in the memory's directory (SQLite; see
+// with deleteByPathQuery) and returns its row and path (SQLite; see
 // fastDelete). A deletion is never refused for the store's limits.
 const deleteQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, operation, created_at, actor_type,
 	actor_id, conflict, origin, path, hist, live, via_key)
@@ -168,12 +167,7 @@ const deleteQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, oper
 		coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?8
 			+ 2 * coalesce((SELECT length(CAST(m.path AS BLOB)) FROM memories m WHERE m.store = ?3 AND m.%[1]s = ?10), 0),
 		coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) - 1, ?9)
-	RETURNING seq, path, rtrim(path, replace(path, '/', '')) = '/'
-		OR EXISTS (SELECT 1 FROM memories o WHERE o.store = ?3 AND o.path > rtrim(versions.path, replace(versions.path, '/', ''))
-			AND o.path < substr(rtrim(versions.path, replace(versions.path, '/', '')), 1, length(rtrim(versions.path, replace(versions.path, '/', ''))) - 1) || '0'
-			AND o.id <> versions.memory_id)
-		OR EXISTS (SELECT 1 FROM dirs d WHERE d.store = ?3 AND d.path > rtrim(versions.path, replace(versions.path, '/', ''))
-			AND d.path < substr(rtrim(versions.path, replace(versions.path, '/', '')), 1, length(rtrim(versions.path, replace(versions.path, '/', ''))) - 1) || '0')`
+	RETURNING seq, path`
 
 var (
 	deleteByIDQuery   = strings.ReplaceAll(deleteQuery, "%[1]s", "id")
@@ -181,7 +175,7 @@ var (
 )
 
 // fastDelete is DeleteMemory's one statement (a second one keeps the
-// memory's directory when it empties it and keepParent asks). ok is false
+// memory's directory, if it emptied it, when d.KeepParentDir asks). ok is false
 // when the deletion must read and decide: no such memory, or its content
 // not d.IfSHA256.
 func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by Actor) (ok bool, seq int64, err error) {
@@ -192,9 +186,8 @@ func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by 
 	lo, hi := versionRange(storeSeq)
 	actorType, actorID, via := actorArgs(by)
 	var path string
-	var kept bool
 	err = r.scan(q, []any{lo, hi, storeSeq, r.db.nowNanos(), actorType, actorID, r.db.originNum,
-		versionCost(0, "", by.ID), via, ref, d.IfSHA256}, &seq, &path, &kept)
+		versionCost(0, "", by.ID), via, ref, d.IfSHA256}, &seq, &path)
 	if err == sql.ErrNoRows {
 		return false, 0, nil
 	}
@@ -202,7 +195,7 @@ func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by 
 		return false, 0, err
 	}
 	r.changed = true
-	if d.KeepParentDir && !kept {
+	if d.KeepParentDir {
 		s := &storeRow{Store: Store{ID: storeID}, seq: storeSeq}
 		if err := keepDir(r, s, parentOf(path)); err != nil {
 			return false, 0, err

@@ -126,7 +126,10 @@ END $$;
 -- NULL, and nothing written, when there is no such memory, its content is
 -- not p_if_sha (unless ''), or p_keep asks to keep a directory the
 -- deletion empties (the caller then deletes in a transaction that keeps
--- it). Deletions are never refused for the store's limits.
+-- it). Deletions are never refused for the store's limits. The check
+-- for p_keep is here, not a keepDir after the call, because the call
+-- commits alone: a directory kept after it would be a second round trip,
+-- and a commit in which the directory had vanished.
 CREATE FUNCTION memfs_delete(p_store BIGINT, p_by_path BOOLEAN, p_ref TEXT, p_if_sha TEXT, p_at BIGINT,
 	p_actor_type TEXT, p_actor_id TEXT, p_origin BIGINT, p_cost BIGINT, p_via TEXT, p_keep BOOLEAN) RETURNS BIGINT
 LANGUAGE plpgsql AS $$
