@@ -212,11 +212,7 @@ func (db *DB) pgFastDelete(ctx context.Context, storeID, ref string, d MemoryDel
 	actorType, actorID, via := actorArgs(by)
 	var seq sql.NullInt64
 	err = db.writeStatement(ctx, "delete memory", func(r *run) error {
-		storeSeq, err := db.storeSeq(r, storeID)
-		if err != nil {
-			return err
-		}
-		err = r.scan("SELECT memfs_delete(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{storeSeq, strings.HasPrefix(ref, "/"), ref,
+		err := r.scan("SELECT memfs_delete(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{storeID, strings.HasPrefix(ref, "/"), ref,
 			d.IfSHA256, db.nowNanos(), actorType, actorID, db.originNum, versionCost(0, "", by.ID), via, d.KeepParentDir}, &seq)
 		r.changed = seq.Valid
 		return err
