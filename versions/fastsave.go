@@ -44,9 +44,12 @@ func (db *DB) storeFacts(storeID string) (storeFacts, bool) {
 // knownSaveQuery appends a modified version of memory ?3 at head ?4 and
 // path ?15 (SQLite; see fastSave). Its memory_id is NULL, which the
 // column refuses and OR IGNORE turns into no row, unless the memory, its
-// store and the store's counters are as the save assumes. (An INSERT …
-// SELECT, or an EXISTS on the store in the memory's subquery, measured
-// several times slower than this CASE.)
+// store and the store's counters are as the save assumes. The shape to
+// keep: INSERT … VALUES whose every value is a subquery that finds one row
+// by its key (the store's row by seq, the memory's by id, the store's
+// last version by seq), and the store's conditions in a CASE apart from
+// the memory's lookup, so that each is one index search and none is
+// planned as a join or a scan.
 const knownSaveQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, operation, created_at, actor_type,
 	actor_id, conflict, origin, path, sha, size, content, hist, live, via_key)
 	VALUES (coalesce((SELECT seq FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), ?1) + 1, ?16,
