@@ -22,23 +22,16 @@ import (
 
 // storeFacts are what a save decides on of a store that changes rarely:
 // read with the store's row by the saves that read it, and checked again
-// by the statement of every save that uses them.
+// by the statement of every save that uses them. The store's row number
+// is db.seqs's.
 type storeFacts struct {
-	seq            int64
 	guard          GuardPolicy
 	maxMemoryBytes int
 }
 
 func (db *DB) rememberStore(s *storeRow) {
-	db.facts.Store(s.ID, storeFacts{seq: s.seq, guard: s.Guard, maxMemoryBytes: s.MaxMemoryBytes})
-}
-
-func (db *DB) storeFacts(storeID string) (storeFacts, bool) {
-	v, ok := db.facts.Load(storeID)
-	if !ok {
-		return storeFacts{}, false
-	}
-	return v.(storeFacts), true
+	db.seqs.Store(s.ID, s.seq)
+	db.facts.Store(s.ID, storeFacts{guard: s.Guard, maxMemoryBytes: s.MaxMemoryBytes})
 }
 
 // knownSaveQuery appends a modified version of memory ?3 at head ?4 and
@@ -68,6 +61,7 @@ const knownSaveQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, o
 type knownSave struct {
 	req                     SaveReq
 	f                       storeFacts
+	store                   int64 // the store's row number
 	head, at                int64
 	sha                     string
 	conflict                bool
@@ -75,14 +69,33 @@ type knownSave struct {
 }
 
 // knownSaveOf returns the save for the one statement, or false when the
-// save must read and decide: one of those that do more (a rename, a
-// pending row, a conflict refused, nothing to save, a precondition that
-// fails) or that the guard finds something in.
-func knownSaveOf(db *DB, f storeFacts, req SaveReq, head int64) (knownSave, bool) {
-	k := knownSave{req: req, f: f, head: head, sha: sha256Hex(req.Content)}
+// save must read and decide: one whose caller does not know the memory's
+// head (no MemoryID, Path, HeadVersionID of the engine's form or
+// HeadSHA256), one of a store this handle has not saved to yet, one of
+// those that do more (a rename, a pending row, a conflict refused,
+// nothing to save, a precondition that fails) or that the guard finds
+// something in.
+func (db *DB) knownSaveOf(req SaveReq) (knownSave, bool) {
+	if req.MemoryID == "" || req.Path == "" || req.HeadSHA256 == "" || req.FromPending || req.PendingID != 0 {
+		return knownSave{}, false
+	}
+	head, _, ok := versionSeq(req.HeadVersionID)
+	if !ok {
+		return knownSave{}, false
+	}
+	fv, ok := db.facts.Load(req.StoreID)
+	if !ok {
+		return knownSave{}, false
+	}
+	sv, ok := db.seqs.Load(req.StoreID)
+	if !ok {
+		return knownSave{}, false
+	}
+	f := fv.(storeFacts)
+	k := knownSave{req: req, f: f, store: sv.(int64), head: head, sha: sha256Hex(req.Content)}
 	k.conflict = req.BaseVersionID != "" && req.BaseVersionID != req.HeadVersionID
 	switch {
-	case k.conflict && req.Strict, req.PendingID != 0, k.sha == req.HeadSHA256,
+	case k.conflict && req.Strict, k.sha == req.HeadSHA256,
 		req.IfSHA256 != "" && !strings.EqualFold(req.IfSHA256, req.HeadSHA256):
 		return k, false
 	}
@@ -121,11 +134,11 @@ func (k *knownSave) change(db *DB, seq int64) Change {
 // transaction; ok is false when nothing was written and the save must
 // read and decide.
 func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
-	lo, hi := versionRange(k.f.seq)
+	lo, hi := versionRange(k.store)
 	var seq, ino, created int64
 	err = r.scan(knownSaveQuery, []any{lo, hi, k.req.MemoryID, k.head, k.at, k.actorType, k.actorID, k.conflict, r.db.originNum,
 		k.sha, len(k.req.Content), r.db.d.blob(k.req.Content), k.cost(), k.via,
-		k.req.Path, k.f.seq, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
+		k.req.Path, k.store, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
 	if err == sql.ErrNoRows {
 		return false, nil
 	}
@@ -144,7 +157,7 @@ func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
 func (db *DB) pgFastSave(ctx context.Context, k knownSave, ch *Change) (ok bool, err error) {
 	var seq, ino, created sql.NullInt64
 	err = db.writeStatement(ctx, "save", func(r *run) error {
-		err := r.scan("SELECT * FROM memfs_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.f.seq, k.req.MemoryID, k.head,
+		err := r.scan("SELECT * FROM memfs_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.req.MemoryID, k.head,
 			k.req.Path, k.at, k.actorType, k.actorID, k.conflict, db.originNum, k.sha, len(k.req.Content),
 			db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
 		r.changed = seq.Valid
