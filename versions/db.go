@@ -574,6 +574,29 @@ func (db *DB) write(ctx context.Context, what string, fn func(r *run) error) err
 	return db.wrap(what, err)
 }
 
+// writeStatement runs fn on a writer connection without a transaction:
+// for a write that is one statement (a function of PostgreSQL's that
+// commits and notifies in one round trip). It counts a write when fn
+// sets r.changed, that is when its statement wrote.
+func (db *DB) writeStatement(ctx context.Context, what string, fn func(r *run) error) error {
+	if db.readOnly {
+		return db.readOnlyError()
+	}
+	db.maybeSweep(ctx)
+	changed := false
+	err := db.retry(ctx, func() error {
+		return db.inTx(ctx, db.wp, "", true, func(r *run) error {
+			err := fn(r)
+			changed = r.changed
+			return err
+		})
+	})
+	if err == nil && changed {
+		db.writes.Add(1)
+	}
+	return db.wrap(what, err)
+}
+
 func (db *DB) writeAlone(ctx context.Context, fn func(r *run) error) error {
 	return db.retry(ctx, func() error { return db.inTx(ctx, db.wp, db.d.beginWrite, true, fn) })
 }
@@ -620,7 +643,7 @@ func (db *DB) retry(ctx context.Context, fn func() error) error {
 			attempt--
 			continue
 		}
-		if err == nil || !db.d.transient(err) && !errors.Is(err, errStaleRead) || attempt == 6 {
+		if err == nil || !db.d.transient(err) || attempt == 6 {
 			return err
 		}
 		select {

@@ -1,6 +1,9 @@
 package versions
 
-import "context"
+import (
+	"context"
+	"math"
+)
 
 // BulkSave writes saves in one transaction, creating the memory at a path the
 // first time and updating it afterwards: benchmark fixtures of 100,000
@@ -32,4 +35,12 @@ func (db *DB) BulkSave(ctx context.Context, storeID string, n int, save func(i i
 		}
 		return nil
 	})
+}
+
+// HoldSweeps stops db from sweeping lapsed leases from now on, once the
+// sweep running (if any) ends, so that a test counts only its own
+// statements (Statements).
+func (db *DB) HoldSweeps() {
+	db.leases.next.Store(math.MaxInt64)
+	db.leases.sweeps.Wait()
 }

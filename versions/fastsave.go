@@ -22,31 +22,27 @@ import (
 
 // storeFacts are what a save decides on of a store that changes rarely:
 // read with the store's row by the saves that read it, and checked again
-// by the statement of every save that uses them.
+// by the statement of every save that uses them. The store's row number
+// is db.seqs's.
 type storeFacts struct {
-	seq            int64
 	guard          GuardPolicy
 	maxMemoryBytes int
 }
 
 func (db *DB) rememberStore(s *storeRow) {
-	db.facts.Store(s.ID, storeFacts{seq: s.seq, guard: s.Guard, maxMemoryBytes: s.MaxMemoryBytes})
-}
-
-func (db *DB) storeFacts(storeID string) (storeFacts, bool) {
-	v, ok := db.facts.Load(storeID)
-	if !ok {
-		return storeFacts{}, false
-	}
-	return v.(storeFacts), true
+	db.seqs.Store(s.ID, s.seq)
+	db.facts.Store(s.ID, storeFacts{guard: s.Guard, maxMemoryBytes: s.MaxMemoryBytes})
 }
 
 // knownSaveQuery appends a modified version of memory ?3 at head ?4 and
 // path ?15 (SQLite; see fastSave). Its memory_id is NULL, which the
 // column refuses and OR IGNORE turns into no row, unless the memory, its
-// store and the store's counters are as the save assumes. (An INSERT …
-// SELECT, or an EXISTS on the store in the memory's subquery, measured
-// several times slower than this CASE.)
+// store and the store's counters are as the save assumes. The shape to
+// keep: INSERT … VALUES whose every value is a subquery that finds one row
+// by its key (the store's row by seq, the memory's by id, the store's
+// last version by seq), and the store's conditions in a CASE apart from
+// the memory's lookup, so that each is one index search and none is
+// planned as a join or a scan.
 const knownSaveQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, operation, created_at, actor_type,
 	actor_id, conflict, origin, path, sha, size, content, hist, live, via_key)
 	VALUES (coalesce((SELECT seq FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), ?1) + 1, ?16,
@@ -65,6 +61,7 @@ const knownSaveQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, o
 type knownSave struct {
 	req                     SaveReq
 	f                       storeFacts
+	store                   int64 // the store's row number
 	head, at                int64
 	sha                     string
 	conflict                bool
@@ -72,14 +69,33 @@ type knownSave struct {
 }
 
 // knownSaveOf returns the save for the one statement, or false when the
-// save must read and decide: one of those that do more (a rename, a
-// pending row, a conflict refused, nothing to save, a precondition that
-// fails) or that the guard finds something in.
-func knownSaveOf(db *DB, f storeFacts, req SaveReq, head int64) (knownSave, bool) {
-	k := knownSave{req: req, f: f, head: head, sha: sha256Hex(req.Content)}
+// save must read and decide: one whose caller does not know the memory's
+// head (no MemoryID, Path, HeadVersionID of the engine's form or
+// HeadSHA256), one of a store this handle has not saved to yet, one of
+// those that do more (a rename, a pending row, a conflict refused,
+// nothing to save, a precondition that fails) or that the guard finds
+// something in.
+func (db *DB) knownSaveOf(req SaveReq) (knownSave, bool) {
+	if req.MemoryID == "" || req.Path == "" || req.HeadSHA256 == "" || req.FromPending || req.PendingID != 0 {
+		return knownSave{}, false
+	}
+	head, _, ok := versionSeq(req.HeadVersionID)
+	if !ok {
+		return knownSave{}, false
+	}
+	fv, ok := db.facts.Load(req.StoreID)
+	if !ok {
+		return knownSave{}, false
+	}
+	sv, ok := db.seqs.Load(req.StoreID)
+	if !ok {
+		return knownSave{}, false
+	}
+	f := fv.(storeFacts)
+	k := knownSave{req: req, f: f, store: sv.(int64), head: head, sha: sha256Hex(req.Content)}
 	k.conflict = req.BaseVersionID != "" && req.BaseVersionID != req.HeadVersionID
 	switch {
-	case k.conflict && req.Strict, req.PendingID != 0, k.sha == req.HeadSHA256,
+	case k.conflict && req.Strict, k.sha == req.HeadSHA256,
 		req.IfSHA256 != "" && !strings.EqualFold(req.IfSHA256, req.HeadSHA256):
 		return k, false
 	}
@@ -92,12 +108,7 @@ func knownSaveOf(db *DB, f storeFacts, req SaveReq, head int64) (knownSave, bool
 		}
 	}
 	k.at = db.nowNanos()
-	if req.By.Type != "" {
-		k.actorType, k.actorID = req.By.Type, req.By.ID
-	}
-	if req.By.Via != "" {
-		k.via = req.By.Via
-	}
+	k.actorType, k.actorID, k.via = actorArgs(req.By)
 	return k, true
 }
 
@@ -123,11 +134,11 @@ func (k *knownSave) change(db *DB, seq int64) Change {
 // transaction; ok is false when nothing was written and the save must
 // read and decide.
 func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
-	lo, hi := versionRange(k.f.seq)
+	lo, hi := versionRange(k.store)
 	var seq, ino, created int64
 	err = r.scan(knownSaveQuery, []any{lo, hi, k.req.MemoryID, k.head, k.at, k.actorType, k.actorID, k.conflict, r.db.originNum,
 		k.sha, len(k.req.Content), r.db.d.blob(k.req.Content), k.cost(), k.via,
-		k.req.Path, k.f.seq, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
+		k.req.Path, k.store, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
 	if err == sql.ErrNoRows {
 		return false, nil
 	}
@@ -144,27 +155,24 @@ func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
 // 0023) in a statement of its own, which commits it and notifies the
 // feed's listeners, one round trip. ok is false when nothing was written.
 func (db *DB) pgFastSave(ctx context.Context, k knownSave, ch *Change) (ok bool, err error) {
-	db.maybeSweep(ctx)
 	var seq, ino, created sql.NullInt64
-	err = db.retry(ctx, func() error {
-		return db.inTx(ctx, db.wp, "", true, func(r *run) error {
-			return r.scan("SELECT * FROM memfs_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.f.seq, k.req.MemoryID, k.head,
-				k.req.Path, k.at, k.actorType, k.actorID, k.conflict, db.originNum, k.sha, len(k.req.Content),
-				db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
-		})
+	err = db.writeStatement(ctx, "save", func(r *run) error {
+		err := r.scan("SELECT * FROM memfs_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.req.MemoryID, k.head,
+			k.req.Path, k.at, k.actorType, k.actorID, k.conflict, db.originNum, k.sha, len(k.req.Content),
+			db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
+		r.changed = seq.Valid
+		return err
 	})
 	if err != nil || !seq.Valid {
-		return false, db.wrap("save", err)
+		return false, err
 	}
-	db.writes.Add(1)
 	*ch = k.change(db, seq.Int64)
 	k.memory(ch, ino.Int64, created.Int64)
 	return true, nil
 }
 
 // deleteQuery appends the deleted version of memory ?10 (by id; by path
-// with deleteByPathQuery) and returns its row, its path, and whether
-// anything else is left in the memory's directory (SQLite; see
+// with deleteByPathQuery) and returns its row and path (SQLite; see
 // fastDelete). A deletion is never refused for the store's limits.
 const deleteQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, operation, created_at, actor_type,
 	actor_id, conflict, origin, path, hist, live, via_key)
@@ -175,12 +183,7 @@ const deleteQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, oper
 		coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?8
 			+ 2 * coalesce((SELECT length(CAST(m.path AS BLOB)) FROM memories m WHERE m.store = ?3 AND m.%[1]s = ?10), 0),
 		coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) - 1, ?9)
-	RETURNING seq, path, rtrim(path, replace(path, '/', '')) = '/'
-		OR EXISTS (SELECT 1 FROM memories o WHERE o.store = ?3 AND o.path > rtrim(versions.path, replace(versions.path, '/', ''))
-			AND o.path < substr(rtrim(versions.path, replace(versions.path, '/', '')), 1, length(rtrim(versions.path, replace(versions.path, '/', ''))) - 1) || '0'
-			AND o.id <> versions.memory_id)
-		OR EXISTS (SELECT 1 FROM dirs d WHERE d.store = ?3 AND d.path > rtrim(versions.path, replace(versions.path, '/', ''))
-			AND d.path < substr(rtrim(versions.path, replace(versions.path, '/', '')), 1, length(rtrim(versions.path, replace(versions.path, '/', ''))) - 1) || '0')`
+	RETURNING seq, path`
 
 var (
 	deleteByIDQuery   = strings.ReplaceAll(deleteQuery, "%[1]s", "id")
@@ -188,7 +191,7 @@ var (
 )
 
 // fastDelete is DeleteMemory's one statement (a second one keeps the
-// memory's directory when it empties it and keepParent asks). ok is false
+// memory's directory, if it emptied it, when d.KeepParentDir asks). ok is false
 // when the deletion must read and decide: no such memory, or its content
 // not d.IfSHA256.
 func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by Actor) (ok bool, seq int64, err error) {
@@ -197,17 +200,10 @@ func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by 
 		q = deleteByPathQuery
 	}
 	lo, hi := versionRange(storeSeq)
-	var actorType, actorID, via any
-	if by.Type != "" {
-		actorType, actorID = by.Type, by.ID
-	}
-	if by.Via != "" {
-		via = by.Via
-	}
+	actorType, actorID, via := actorArgs(by)
 	var path string
-	var kept bool
 	err = r.scan(q, []any{lo, hi, storeSeq, r.db.nowNanos(), actorType, actorID, r.db.originNum,
-		versionCost(0, "", by.ID), via, ref, d.IfSHA256}, &seq, &path, &kept)
+		versionCost(0, "", by.ID), via, ref, d.IfSHA256}, &seq, &path)
 	if err == sql.ErrNoRows {
 		return false, 0, nil
 	}
@@ -215,7 +211,7 @@ func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by 
 		return false, 0, err
 	}
 	r.changed = true
-	if d.KeepParentDir && !kept {
+	if d.KeepParentDir {
 		s := &storeRow{Store: Store{ID: storeID}, seq: storeSeq}
 		if err := keepDir(r, s, parentOf(path)); err != nil {
 			return false, 0, err
@@ -229,29 +225,17 @@ func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by 
 // when nothing was written and the deletion must read and decide (no such
 // memory, a precondition that fails, or a directory to keep).
 func (db *DB) pgFastDelete(ctx context.Context, storeID, ref string, d MemoryDelete, by Actor) (ok bool, err error) {
-	db.maybeSweep(ctx)
-	var actorType, actorID, via any
-	if by.Type != "" {
-		actorType, actorID = by.Type, by.ID
-	}
-	if by.Via != "" {
-		via = by.Via
-	}
+	actorType, actorID, via := actorArgs(by)
 	var seq sql.NullInt64
-	err = db.retry(ctx, func() error {
-		return db.inTx(ctx, db.wp, "", true, func(r *run) error {
-			storeSeq, err := db.storeSeq(r, storeID)
-			if err != nil {
-				return err
-			}
-			return r.scan("SELECT memfs_delete(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{storeSeq, strings.HasPrefix(ref, "/"), ref,
-				d.IfSHA256, db.nowNanos(), actorType, actorID, db.originNum, versionCost(0, "", by.ID), via, d.KeepParentDir}, &seq)
-		})
+	err = db.writeStatement(ctx, "delete memory", func(r *run) error {
+		err := r.scan("SELECT memfs_delete(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{storeID, strings.HasPrefix(ref, "/"), ref,
+			d.IfSHA256, db.nowNanos(), actorType, actorID, db.originNum, versionCost(0, "", by.ID), via, d.KeepParentDir}, &seq)
+		r.changed = seq.Valid
+		return err
 	})
 	if err != nil || !seq.Valid {
-		return false, db.wrap("delete memory", err)
+		return false, err
 	}
-	db.writes.Add(1)
 	if d.Seq != nil {
 		*d.Seq = seq.Int64
 	}

@@ -107,7 +107,7 @@ func (db *DB) runBatch(batch []*groupWrite) {
 			r.ctx = context.Background()
 			if errs[i] != nil {
 				r.guardWarnings = r.guardWarnings[:warned]
-				if db.d.transient(errs[i]) || errs[i] == errStaleRead {
+				if db.d.transient(errs[i]) {
 					again = true
 					return errs[i]
 				}

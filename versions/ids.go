@@ -52,7 +52,9 @@ const seqTag = 0x5e90
 func versionID(seq, nanos int64) string {
 	var u ulid.ULID
 	if err := u.SetTime(uint64(nanos / 1e6)); err != nil {
-		// Beyond the year 10889: the time part is only ordering, clamp it.
+		// A time before 1970 (nanoseconds in an int64 end long before
+		// ulid.MaxTime): the time part is only ordering, clamp it, as
+		// memfs_version_id does on PostgreSQL (migration 0023).
 		u.SetTime(ulid.MaxTime())
 	}
 	binary.BigEndian.PutUint16(u[6:8], seqTag)

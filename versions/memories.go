@@ -3,7 +3,6 @@ package versions
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"strings"
 )
 
@@ -230,12 +229,6 @@ func storeAndMemory(r *run, storeID, ref string, writable bool) (*storeRow, *mem
 	return s, m, err
 }
 
-// errStaleRead: a memory's row changed between the read a save decided on
-// and its write; the save runs again. Writers of a store are serialized,
-// so this guards a rule (read after the store's lock) rather than a race
-// expected to happen.
-var errStaleRead = errors.New("the memory changed while the save read it")
-
 // memoryAt returns the live memory at path, or nil.
 func memoryAt(r *run, storeSeq int64, storeID, path string) (*memRow, error) {
 	m, err := scanMemory(r, storeID, false, "SELECT "+memCols+" FROM memories m WHERE m.store = ? AND m.path = ?", storeSeq, path)
@@ -430,13 +423,8 @@ const insertVersionQuery = `INSERT INTO versions (seq, store, memory_id, operati
 
 // insertVersion appends v and returns its row and id.
 func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err error) {
-	var actorType, actorID, via, sha, size, content, contentOf, prev any
-	if v.by.Type != "" {
-		actorType, actorID = v.by.Type, v.by.ID
-	}
-	if v.by.Via != "" {
-		via = v.by.Via
-	}
+	var sha, size, content, contentOf, prev any
+	actorType, actorID, via := actorArgs(v.by)
 	switch {
 	case v.content != nil:
 		sha, content, size = v.sha, r.db.d.blob(*v.content), len(*v.content)
@@ -477,11 +465,26 @@ func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err
 // content, path and actor: ids, times, hash and the indexes over them.
 const VersionRecordBytes = 320
 
+// actorArgs are a version's actor_type, actor_id and via_key columns for
+// by: NULL where by has none.
+func actorArgs(by Actor) (typ, id, via any) {
+	if by.Type != "" {
+		typ, id = by.Type, by.ID
+	}
+	if by.Via != "" {
+		via = by.Via
+	}
+	return typ, id, via
+}
+
 // versionCost is what a version counts toward its store's history quota:
 // its content, its path twice (the row and the path index), its actor and
 // VersionRecordBytes. A rename costs as a save does, though its content is the
 // previous version's; a deletion costs its record. Redaction frees the
-// content and the path; pruning frees all of it.
+// content and the path; pruning frees all of it. A one-statement deletion
+// reads its path in SQL and adds the "2 × path" term there: deleteQuery
+// (fastsave.go) and memfs_delete (migrations/postgres/0023_lean_saves.sql)
+// copy it.
 func versionCost(size int, path, actorID string) int {
 	return size + 2*len(path) + len(actorID) + VersionRecordBytes
 }

@@ -112,28 +112,16 @@ func (db *DB) Save(ctx context.Context, req SaveReq) (Change, error) {
 		return Change{StoreID: req.StoreID, Op: ChangePending, Path: req.Path, PendingID: id,
 			SHA256: sha256Hex(req.Content), Size: len(req.Content), Origin: db.origin}, nil
 	}
-	known := req.MemoryID != "" && req.Path != "" && req.HeadVersionID != "" && req.HeadSHA256 != "" && !req.FromPending
-	var headSeq int64
-	if known {
-		headSeq, _, known = versionSeq(req.HeadVersionID)
-	}
 	var ch Change
-	var k knownSave
-	if known {
-		var f storeFacts
-		if f, known = db.storeFacts(req.StoreID); known {
-			k, known = knownSaveOf(db, f, req, headSeq)
-		}
-	}
-	if known && db.d.name == "postgres" && !db.readOnly {
+	k, known := db.knownSaveOf(req)
+	if known && db.d.name == "postgres" {
 		if done, err := db.pgFastSave(ctx, k, &ch); done || err != nil {
 			return ch, err
 		}
-		known = false
 	}
 	err := db.write(ctx, "save", func(r *run) error {
 		ch = Change{}
-		if known {
+		if known && db.d.name == "sqlite" {
 			if done, err := fastSave(r, k, &ch); done || err != nil {
 				return err
 			}

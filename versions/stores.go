@@ -324,8 +324,13 @@ func (db *DB) UpdateStore(ctx context.Context, storeID string, u StoreUpdate) (*
 			return nil, errorf(CodeInvalid, "%v", err)
 		}
 	}
-	if (u.MaxMemories != nil && *u.MaxMemories < 1) || (u.MaxMemoryBytes != nil && *u.MaxMemoryBytes < 1) {
-		return nil, errorf(CodeInvalid, "a store's limits must be at least 1 (max_memories, max_memory_bytes)")
+	for _, l := range []struct {
+		name string
+		v    *int
+	}{{"max_memories", u.MaxMemories}, {"max_memory_bytes", u.MaxMemoryBytes}} {
+		if l.v != nil && *l.v < 1 {
+			return nil, errorf(CodeInvalid, "%s %d for memory store %s: a limit below 1 would refuse every save; give 1 or more", l.name, *l.v, storeID)
+		}
 	}
 	var out *Store
 	err := db.write(ctx, "update store", func(r *run) error {

@@ -249,6 +249,22 @@ func TestStoreFieldLimits(t *testing.T) {
 		_, err := db.UpdateStore(ctx, s.ID, versions.StoreUpdate{Metadata: map[string]*string{"extra": ptr("v")}})
 		wantCode(t, err, versions.CodeInvalid)
 	})
+	t.Run("limits/update-below-1-refused", func(t *testing.T) {
+		s := newStore(t, db, versions.StoreParams{})
+		for _, c := range []struct {
+			name string
+			u    versions.StoreUpdate
+		}{
+			{"max_memories 0", versions.StoreUpdate{MaxMemories: ptr(0)}},
+			{"max_memory_bytes -5", versions.StoreUpdate{MaxMemories: ptr(10), MaxMemoryBytes: ptr(-5)}},
+		} {
+			_, err := db.UpdateStore(ctx, s.ID, c.u)
+			wantCode(t, err, versions.CodeInvalid)
+			if !strings.Contains(err.Error(), c.name) || !strings.Contains(err.Error(), "give 1 or more") {
+				t.Errorf("%s: %v, want the limit and its value named, and what to give", c.name, err)
+			}
+		}
+	})
 }
 
 func TestOpen(t *testing.T) {

@@ -22,11 +22,14 @@ INSERT INTO actor_memories (actor_id, memory_id)
 DROP INDEX IF EXISTS versions_actor;
 
 -- A version id as the engine makes it (versionID in ids.go): the ULID
--- of the creation millisecond, the tag 0x5e90 and the row number.
+-- of the creation millisecond, the tag 0x5e90 and the row number. A
+-- millisecond before 1970 is clamped to the ULID's last (2^48 - 1), as
+-- versionID does.
 CREATE FUNCTION memfs_version_id(seq BIGINT, nanos BIGINT) RETURNS TEXT
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE
-	b    BYTEA := substring(int8send(nanos / 1000000) from 3 for 6) || '\x5e90'::bytea || int8send(seq);
+	ms   BIGINT := CASE WHEN nanos / 1000000 < 0 THEN 281474976710655 ELSE nanos / 1000000 END;
+	b    BYTEA := substring(int8send(ms) from 3 for 6) || '\x5e90'::bytea || int8send(seq);
 	bits BIT(130) := B'00' || ('x' || encode(b, 'hex'))::bit(128);
 	out  TEXT := 'memver_';
 BEGIN
@@ -119,17 +122,23 @@ BEGIN
 END $$;
 
 -- memfs_delete appends the deleted version of the memory p_ref names (its
--- id, or with p_by_path its path) in one round trip, as memfs_save does:
--- NULL, and nothing written, when there is no such memory, its content is
+-- id, or with p_by_path its path) in the store whose id is p_store_id, in
+-- one round trip as memfs_save does (it finds and locks the store's row
+-- itself: the caller looks nothing up first). It returns NULL, and writes
+-- nothing, when there is no such store or memory, the memory's content is
 -- not p_if_sha (unless ''), or p_keep asks to keep a directory the
 -- deletion empties (the caller then deletes in a transaction that keeps
--- it). Deletions are never refused for the store's limits.
-CREATE FUNCTION memfs_delete(p_store BIGINT, p_by_path BOOLEAN, p_ref TEXT, p_if_sha TEXT, p_at BIGINT,
+-- it). Deletions are never refused for the store's limits. The check
+-- for p_keep is here, not a keepDir after the call, because the call
+-- commits alone: a directory kept after it would be a second round trip,
+-- and a commit in which the directory had vanished.
+CREATE FUNCTION memfs_delete(p_store_id TEXT, p_by_path BOOLEAN, p_ref TEXT, p_if_sha TEXT, p_at BIGINT,
 	p_actor_type TEXT, p_actor_id TEXT, p_origin BIGINT, p_cost BIGINT, p_via TEXT, p_keep BOOLEAN) RETURNS BIGINT
 LANGUAGE plpgsql AS $$
 DECLARE
-	lo     BIGINT := p_store << 40;
-	hi     BIGINT := (p_store + 1) << 40;
+	s_seq  BIGINT;
+	lo     BIGINT;
+	hi     BIGINT;
 	m_id   TEXT;
 	m_path TEXT;
 	m_sha  TEXT;
@@ -139,28 +148,30 @@ DECLARE
 	l_live BIGINT;
 	v_seq  BIGINT;
 BEGIN
-	PERFORM 1 FROM stores WHERE seq = p_store FOR UPDATE;
+	SELECT seq INTO s_seq FROM stores WHERE id = p_store_id FOR UPDATE;
 	IF NOT FOUND THEN
 		RETURN NULL;
 	END IF;
+	lo := s_seq << 40;
+	hi := (s_seq + 1) << 40;
 	IF p_by_path THEN
-		SELECT id, path, sha INTO m_id, m_path, m_sha FROM memories WHERE store = p_store AND path = p_ref;
+		SELECT id, path, sha INTO m_id, m_path, m_sha FROM memories WHERE store = s_seq AND path = p_ref;
 	ELSE
-		SELECT id, path, sha INTO m_id, m_path, m_sha FROM memories WHERE id = p_ref AND store = p_store;
+		SELECT id, path, sha INTO m_id, m_path, m_sha FROM memories WHERE id = p_ref AND store = s_seq;
 	END IF;
 	IF m_id IS NULL OR (p_if_sha <> '' AND m_sha <> lower(p_if_sha)) THEN
 		RETURN NULL;
 	END IF;
 	parent := regexp_replace(m_path, '/[^/]*$', '');
 	IF p_keep AND parent <> ''
-		AND NOT EXISTS (SELECT 1 FROM memories WHERE store = p_store AND path > parent || '/' AND path < parent || '0' AND id <> m_id)
-		AND NOT EXISTS (SELECT 1 FROM dirs WHERE store = p_store AND path > parent || '/' AND path < parent || '0') THEN
+		AND NOT EXISTS (SELECT 1 FROM memories WHERE store = s_seq AND path > parent || '/' AND path < parent || '0' AND id <> m_id)
+		AND NOT EXISTS (SELECT 1 FROM dirs WHERE store = s_seq AND path > parent || '/' AND path < parent || '0') THEN
 		RETURN NULL;
 	END IF;
 	SELECT seq, hist, live INTO l_seq, l_hist, l_live FROM versions WHERE seq > lo AND seq < hi ORDER BY seq DESC LIMIT 1;
 	INSERT INTO versions (seq, store, memory_id, operation, created_at, actor_type, actor_id, conflict, origin,
 		path, hist, live, via_key)
-	VALUES (coalesce(l_seq, lo) + 1, p_store, m_id, 'deleted', p_at, p_actor_type, p_actor_id, false, p_origin,
+	VALUES (coalesce(l_seq, lo) + 1, s_seq, m_id, 'deleted', p_at, p_actor_type, p_actor_id, false, p_origin,
 		m_path, coalesce(l_hist, 0) + p_cost + 2 * octet_length(m_path), coalesce(l_live, 0) - 1, p_via)
 	RETURNING seq INTO v_seq;
 	PERFORM pg_notify('memfs', '');
