@@ -340,14 +340,8 @@ func (n *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno
 // statfs reports the store's limits as the file system's size:
 // Files is the memory limit, Ffree how many more memories fit.
 func (sm *storeMount) statfs(ctx context.Context, out *fuse.StatfsOut) {
-	live := 0
-	if st, err := sm.srv.db.GetStore(detach(ctx), sm.id); err == nil {
-		sm.m.SetStore(st)
-		live = st.MemoryCount
-	}
-	maxMemories, maxBytes := sm.m.Limits()
-	live += sm.m.Pending() // created here and not published yet
-	free := max(maxMemories-live, 0)
+	_ = sm.eng.Reread(detach(ctx), sm.m) // else what the mount knows
+	maxMemories, free, maxBytes := sm.m.Capacity()
 	const bsize = 4096
 	out.Bsize, out.Frsize, out.NameLen = bsize, bsize, versions.MaxSegmentBytes
 	out.Files, out.Ffree = uint64(maxMemories), uint64(free)

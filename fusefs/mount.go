@@ -112,16 +112,10 @@ type Server struct {
 	watches sync.WaitGroup
 	// notes runs the notifications requests leave to the kernel (notify.go).
 	notes notifier
-	// contents spares opens a query when the head is known; unsaved
-	// bounds the bytes of content not saved yet; scratchCap the scratch
-	// files; inos hands out inode numbers: all shared by the stores'
-	// mirrors.
-	contents   *mirror.Contents
-	unsaved    *mirror.Budget
-	scratchCap *mirror.Cap
-	inos       *mirror.Inos
-	once       sync.Once
-	err        error
+	// shared is what the stores' mirrors share (mirror.Shared).
+	shared *mirror.Shared
+	once   sync.Once
+	err    error
 
 	// refusals rate-limits the log of refusals (internal/ratelog).
 	refusals ratelog.Log
@@ -177,9 +171,8 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 		return nil, fmt.Errorf("mount point %s: %w", mountpoint, err)
 	}
 	s := &Server{db: db, sess: sess, actor: versions.SessionActor(sess.ID), opts: o,
-		log: o.Logger.With("mount", mnt, "session", sess.ID), mnt: mnt, started: time.Now(), contents: mirror.NewContents(),
-		unsaved: &mirror.Budget{Max: o.MaxUnsavedBytes}, scratchCap: &mirror.Cap{Max: int64(o.MaxScratchFiles)},
-		inos: mirror.NewInos()}
+		log: o.Logger.With("mount", mnt, "session", sess.ID), mnt: mnt, started: time.Now(),
+		shared: mirror.NewShared(o.MaxUnsavedBytes, int64(o.MaxScratchFiles))}
 	if err := fusemount.Recover(mnt, s.log); err != nil {
 		return nil, err
 	}

@@ -40,8 +40,7 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 	}
 	sm.top = &dirNode{sm: sm}
 	sm.m = mirror.New(mirror.Options{Temp: mirror.Names(s.opts.TempPatterns), Scratch: mirror.Names(s.opts.ScratchPatterns),
-		Attach: a, Grace: s.opts.Grace, Settle: Settle, Strict: s.opts.Strict, Inos: s.inos, Budget: s.unsaved, ScratchCap: s.scratchCap,
-		Contents: s.contents, Start: s.started})
+		Attach: a, Grace: s.opts.Grace, Settle: Settle, Strict: s.opts.Strict, Shared: s.shared, Start: s.started})
 	sm.m.SetStore(st)
 	sm.eng = mirror.Engine{DB: s.db, Store: a.StoreID, Actor: s.actor, Relet: s.lease.Renew}
 	sm.timers = mirror.NewTimers(func(e mirror.Event) {

@@ -77,13 +77,7 @@ func (sm *storeMount) poll(ctx context.Context) error {
 	}
 	whole := slices.ContainsFunc(changes, func(c versions.Change) bool { return c.Path == "/" })
 	if whole {
-		st, err := s.db.GetStore(ctx, sm.id)
-		switch {
-		case err == nil:
-			sm.m.SetStore(st)
-		case versions.ErrorCode(err) == versions.CodeNotFound:
-			sm.m.StoreGone()
-		default:
+		if err := sm.eng.Reread(ctx, sm.m); err != nil {
 			return err
 		}
 	}

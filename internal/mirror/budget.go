@@ -10,6 +10,28 @@ import (
 	"time"
 )
 
+// Shared is what a mount's stores share: the inode numbers handed out
+// (inos.go), the budget of unsaved bytes, the cap on scratch files and the
+// cache of versions' content kept between opens.
+type Shared struct {
+	Inos       *Inos
+	Budget     *Budget
+	ScratchCap *Cap
+	Contents   *Contents
+}
+
+// NewShared bounds a mount's unsaved bytes and scratch files (0:
+// unbounded).
+func NewShared(maxUnsaved, maxScratch int64) *Shared {
+	if maxUnsaved <= 0 {
+		maxUnsaved = 1 << 62
+	}
+	if maxScratch <= 0 {
+		maxScratch = 1 << 62
+	}
+	return &Shared{Inos: NewInos(), Budget: &Budget{Max: maxUnsaved}, ScratchCap: &Cap{Max: maxScratch}, Contents: NewContents()}
+}
+
 // Budget bounds the bytes of content a mount holds that is not a saved
 // version: the content loaded for open files, what writes and truncates
 // add, files unlinked while open, scratch files and held backups (their

@@ -148,15 +148,9 @@ type Options struct {
 	// Attach is the session's attachment of the store: read_only, or
 	// writable only below its write prefix (Writable).
 	Attach versions.Attachment
-	// Inos hands out the numbers of files and directories (inos.go),
-	// shared by a mount's stores (nil: the mirror's own).
-	Inos *Inos
-	// Budget bounds the unsaved bytes of the mount (shared by its
-	// stores); Scratch files are counted against ScratchCap; Contents
-	// keeps versions' content between opens. nil: unbounded, none.
-	Budget     *Budget
-	ScratchCap *Cap
-	Contents   *Contents
+	// Shared is what the mount's stores share (nil: the mirror's own,
+	// unbounded).
+	*Shared
 	// Now is the clock of the files' times; Tgid maps a thread to its
 	// process (/proc by default).
 	Now  func() time.Time
@@ -232,17 +226,8 @@ func New(o Options) *Mirror {
 	if o.Scratch == nil {
 		o.Scratch = func(string) bool { return false }
 	}
-	if o.Inos == nil {
-		o.Inos = NewInos()
-	}
-	if o.Budget == nil {
-		o.Budget = &Budget{Max: 1 << 62}
-	}
-	if o.ScratchCap == nil {
-		o.ScratchCap = &Cap{Max: 1 << 62}
-	}
-	if o.Contents == nil {
-		o.Contents = NewContents()
+	if o.Shared == nil {
+		o.Shared = NewShared(0, 0)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -374,13 +359,8 @@ func (m *Mirror) scratchUnder(dir string) bool {
 	return false
 }
 
-// Pending is how many files created in the mount are not memories yet.
-func (m *Mirror) Pending() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.pendingLocked()
-}
-
+// pendingLocked is how many files created in the mount are not memories
+// yet.
 func (m *Mirror) pendingLocked() int {
 	n := 0
 	for _, f := range m.local {

@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"context"
 	"syscall"
 
 	"github.com/memfs/memfs/guard"
@@ -49,13 +50,7 @@ func (m *Mirror) Guard() guard.Policy {
 	return m.row.Guard
 }
 
-// Limits are the store's limits, the defaults where it sets none.
-func (m *Mirror) Limits() (maxMemories, maxBytes int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.limits()
-}
-
+// limits are the store's limits, the defaults where it sets none.
 func (m *Mirror) limits() (maxMemories, maxBytes int) {
 	maxMemories, maxBytes = m.row.MaxMemories, m.row.MaxMemoryBytes
 	if maxMemories <= 0 {
@@ -127,4 +122,29 @@ func (m *Mirror) Writable(p string, mkdir bool) (syscall.Errno, string) {
 		return syscall.EROFS, "the store is archived: archived stores are read-only"
 	}
 	return 0, ""
+}
+
+// Reread reads the store's row again (SetStore), or notes the store
+// deleted.
+func (g Engine) Reread(ctx context.Context, m *Mirror) error {
+	st, err := g.DB.GetStore(ctx, g.Store)
+	switch {
+	case err == nil:
+		m.SetStore(st)
+	case versions.ErrorCode(err) == versions.CodeNotFound:
+		m.StoreGone()
+	default:
+		return err
+	}
+	return nil
+}
+
+// Capacity is the store's room as statfs shows it: the memories it may
+// hold, how many more fit (this mount's files not saved yet counted), and
+// the bytes one may hold.
+func (m *Mirror) Capacity() (maxMemories, free, maxBytes int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	maxMemories, maxBytes = m.limits()
+	return maxMemories, max(maxMemories-m.row.MemoryCount-m.pendingLocked(), 0), maxBytes
 }
