@@ -41,7 +41,7 @@ type historyRoot struct {
 	readOnlyDir
 	srv  *Server
 	st   *historyState
-	asof asofCache // stores as of a moment: <slug>@<when> (asof.go)
+	asof asofCache // stores as of a moment: <slug>@<when> (history_asof.go)
 }
 
 // historyDir is the directory of one path of a store's history ("/" is the

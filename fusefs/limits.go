@@ -1,18 +1,6 @@
 package fusefs
 
-import (
-	"time"
-
-	"github.com/memfs/memfs/internal/mirror"
-)
-
-// DefaultTempPatterns are the names atomic savers give the file they write
-// before renaming it over the target; DefaultScratchPatterns those of
-// editors' swap, lock, probe and backup files (internal/mirror).
-var (
-	DefaultTempPatterns    = mirror.DefaultTempPatterns
-	DefaultScratchPatterns = mirror.DefaultScratchPatterns
-)
+import "time"
 
 // DefaultGrace is how long a file with a temporary name stays pending, and
 // a renamed-away file held, before the store records it.

@@ -51,11 +51,11 @@ type Options struct {
 	Grace time.Duration
 	// TempPatterns name the temporary files of atomic savers, which stay
 	// pending until renamed (path.Match on the name); nil means
-	// DefaultTempPatterns, an empty list none: every new file is then final
+	// mirror.DefaultTempPatterns, an empty list none: every new file is then final
 	// at close().
 	TempPatterns []string
 	// ScratchPatterns name files that are never stored (path.Match on the
-	// name); nil means DefaultScratchPatterns, an empty list none.
+	// name); nil means mirror.DefaultScratchPatterns, an empty list none.
 	ScratchPatterns []string
 	// HideHistory leaves the read-only .history tree out of the mount
 	// root (history.go).
@@ -158,10 +158,10 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 		o.MaxScratchFiles = DefaultMaxScratchFiles
 	}
 	if o.ScratchPatterns == nil {
-		o.ScratchPatterns = DefaultScratchPatterns
+		o.ScratchPatterns = mirror.DefaultScratchPatterns
 	}
 	if o.TempPatterns == nil {
-		o.TempPatterns = DefaultTempPatterns
+		o.TempPatterns = mirror.DefaultTempPatterns
 	}
 	if o.UID == 0 && o.GID == 0 {
 		o.UID, o.GID = uint32(os.Getuid()), uint32(os.Getgid())

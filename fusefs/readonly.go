@@ -10,7 +10,7 @@ import (
 )
 
 // The read-only trees of a mount: its root (root.go), the history tree
-// (history.go) and a store as of a time (asof.go). Their nodes embed
+// (history.go) and a store as of a time in it (history_asof.go). Their nodes embed
 // readOnlyDir or readOnlyFile in place of fs.Inode, so that every change
 // is refused here, once: with EROFS, as a read-only file system refuses a
 // change before it looks at the name or the attribute, and logged by

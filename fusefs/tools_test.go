@@ -61,7 +61,7 @@ func (te *toolEnv) checkOneEdit(t *testing.T, want string) {
 		t.Fatal(err)
 	}
 	for _, d := range ents {
-		if d.Name() != "notes.md" && !mirror.Names(DefaultScratchPatterns)(d.Name()) {
+		if d.Name() != "notes.md" && !mirror.Names(mirror.DefaultScratchPatterns)(d.Name()) {
 			t.Errorf("the mount lists %s after the edit", d.Name())
 		}
 	}

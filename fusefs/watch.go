@@ -13,51 +13,31 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// watch follows the change feed and tells the kernel, and the mount's own
-// caches, to forget what they hold about paths changed by others — another
-// mount, another process, the CLI, another host — so they see a committed
-// save within one wake-up. The engine says when the feed may have
-// moved (versions.DB.WaitFeed: a poll of SQLite every PollInterval, slower
-// when idle; PostgreSQL's notifications); each store then reads on from
-// its own position, so a missed wake-up or a reconnection loses nothing.
+// watch follows the change feed (mirror.Follow) and tells the kernel, and
+// the mount's own caches, to forget what they hold about paths changed by
+// others — another mount, another process, the CLI, another host — so
+// they see a committed save within one wake-up.
 func (s *Server) watch(ctx context.Context) {
-	var mark versions.FeedMark
-	failing := false
-	for {
-		next, err := s.db.WaitFeed(ctx, mark, s.opts.PollInterval)
-		if ctx.Err() != nil {
-			return
-		}
-		if err == nil {
-			for _, sm := range s.stores {
-				if err = sm.poll(ctx); err != nil {
-					break
-				}
+	mirror.Follow(ctx, s.db, s.opts.PollInterval, func(ctx context.Context) error {
+		for _, sm := range s.stores {
+			if err := sm.poll(ctx); err != nil {
+				return err
 			}
 		}
-		if err != nil {
-			if !failing {
-				s.log.Error("reading the change feed failed; retrying", "err", err)
-			}
-			if isUnavailable(err) {
-				// Writes are refused at once while it is (refuse.go).
-				s.servingCached(err)
-			}
-			failing = true
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(s.opts.PollInterval):
-			}
-			continue
+		return nil
+	}, func(err error, first bool) {
+		if first {
+			s.log.Error("reading the change feed failed; retrying", "err", err)
 		}
-		if failing {
+		if isUnavailable(err) {
+			s.servingCached(err) // writes are refused at once meanwhile
+		}
+	}, func(recovered bool) {
+		if recovered {
 			s.log.Info("reading the change feed works again")
 		}
-		failing = false
 		s.reachable()
-		mark = next
-	}
+	})
 }
 
 // poll applies the store's changes since the last poll. Archiving,
