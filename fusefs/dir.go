@@ -173,8 +173,9 @@ func (n *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	if err != nil {
 		return nil, sm.errnoOf("readdir", dir, err)
 	}
-	list := dotEntries(&n.Inode)
-	for _, l := range sm.m.Listing(local, entries) {
+	listed := sm.m.Listing(local, entries)
+	list := append(make([]fuse.DirEntry, 0, len(listed)+2), dotEntries(&n.Inode)...)
+	for _, l := range listed {
 		mode := uint32(syscall.S_IFREG)
 		if l.Dir {
 			mode = syscall.S_IFDIR

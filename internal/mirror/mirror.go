@@ -3,6 +3,7 @@ package mirror
 import (
 	"path"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -190,7 +191,7 @@ type Mirror struct {
 	// row is the store's row as the mount knows it (store.go); gone:
 	// the store was deleted.
 	row    versions.Store
-	gone   bool
+	gone   atomic.Bool // read by every lookup, without the mirror's lock
 	nextID ID
 	nextH  HandleID
 	idx    *Index

@@ -19,22 +19,15 @@ import (
 func (m *Mirror) SetStore(st *versions.Store) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.row, m.gone, m.liveOK = *st, false, true
+	m.row, m.liveOK = *st, true
+	m.gone.Store(false)
 }
 
 // StoreGone records that the store was deleted: nothing the mount or the
 // kernel holds of it is served any more.
-func (m *Mirror) StoreGone() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.gone = true
-}
+func (m *Mirror) StoreGone() { m.gone.Store(true) }
 
-func (m *Mirror) Gone() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.gone
-}
+func (m *Mirror) Gone() bool { return m.gone.Load() }
 
 func (m *Mirror) Archived() bool {
 	m.mu.Lock()
@@ -112,7 +105,7 @@ func (m *Mirror) Writable(p string, mkdir bool) (syscall.Errno, string) {
 	defer m.mu.Unlock()
 	a := m.o.Attach
 	switch {
-	case m.gone:
+	case m.gone.Load():
 		return syscall.ENOENT, GoneReason
 	case a.Access == versions.ReadOnly:
 		return syscall.EROFS, "the store is attached read_only to this session"
