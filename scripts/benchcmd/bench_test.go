@@ -180,7 +180,7 @@ func TestReportRatios(t *testing.T) {
 		t.Errorf("create memfs/loopback = %v, want 0.5", r)
 	}
 	if m := got["create"].Met; m == nil || *m {
-		t.Errorf("create met = %v, want false below the 0.75 floor", m)
+		t.Errorf("create met = %v, want false below the 0.6 floor", m)
 	}
 	if m := got["stat"].Met; m == nil || !*m {
 		t.Errorf("stat met = %v, want true at 2.0 against a 1.5 floor", m)

@@ -19,13 +19,13 @@ import (
 // floors are the targets for memfs (default durability) as a fraction of
 // the loopback's ops/s in each phase.
 var floors = map[string]float64{
-	"create": 0.75, "stat": 1.5, "list": 1.5, "read": 1.0,
-	"overwrite": 0.75, "atomic-save": 0.75, "rename": 0.6, "delete": 0.6,
+	"create": 0.6, "stat": 1.5, "list": 3, "read": 2,
+	"overwrite": 0.6, "atomic-save": 0.6, "rename": 0.5, "delete": 0.5,
 }
 
 // writersFloor is the target for memfs's total saves/s with concurrent
 // writers, as a fraction of the loopback's.
-const writersFloor = 1.0
+const writersFloor = 0.8
 
 // Absolute targets.
 const (

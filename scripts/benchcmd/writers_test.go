@@ -100,10 +100,10 @@ func TestGoals(t *testing.T) {
 		got[g.Name] = g.figure() + " " + g.target() + " " + g.met()
 	}
 	for name, want := range map[string]string{
-		"create, memfs/loopback ops/s":                       "0.80× ≥ 0.75× yes",
-		"read, memfs/loopback ops/s":                         "0.80× ≥ 1.0× NO",
-		"8 writers, own files, memfs/loopback saves/s":       "1.20× ≥ 1.0× yes",
-		"8 writers, 50 shared files, memfs/loopback saves/s": "1.50× ≥ 1.0× NO (1 failed or lost saves)",
+		"create, memfs/loopback ops/s":                       "0.80× ≥ 0.6× yes",
+		"read, memfs/loopback ops/s":                         "0.80× ≥ 2.0× NO",
+		"8 writers, own files, memfs/loopback saves/s":       "1.20× ≥ 0.8× yes",
+		"8 writers, 50 shared files, memfs/loopback saves/s": "1.50× ≥ 0.8× NO (1 failed or lost saves)",
 		"save-to-visible p99, another mount":                 "20.0 ms ≤ 50 ms yes",
 		"daemon peak RSS, 8 stores × 2,000 memories":         "40.0 MiB ≤ 100 MiB - (measured with 8 × 200)",
 	} {
@@ -118,7 +118,7 @@ func TestGoals(t *testing.T) {
 	if err := writeMarkdown(&md, rep); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "| create, memfs/loopback ops/s | 0.80× | ≥ 0.75× | yes |") {
+	if !strings.Contains(md.String(), "| create, memfs/loopback ops/s | 0.80× | ≥ 0.6× | yes |") {
 		t.Errorf("the markdown has no row for create:\n%s", md.String())
 	}
 	var text strings.Builder
