@@ -68,6 +68,8 @@ type DB struct {
 	statements atomic.Int64
 	// writes counts the write transactions that committed (Writes).
 	writes atomic.Int64
+	// times sums where the writes spent their time (WriteTimes).
+	times writeTimes
 	// where names the database in messages and logs: a SQLite file's
 	// absolute path, or a PostgreSQL server's host, port and database
 	// (never a password).
@@ -501,6 +503,9 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 			cancel()
 		}
 	}()
+	if write && p == db.wp {
+		defer since(&db.times.tx, time.Now())
+	}
 	if begin == "" {
 		if err = fn(r); !write {
 			err = p.stale(ctx, c, err) // a read is safe to run again
@@ -517,6 +522,9 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 		p.reset() // an attempt that rolled back recorded nothing
 	}
 	if err = fn(r); err == nil {
+		if write {
+			defer since(&db.times.commit, time.Now())
+		}
 		if r.changed && db.d.notify != "" {
 			// One round trip: a statement without arguments goes by the
 			// simple protocol, which takes several; if the notification
@@ -561,6 +569,7 @@ func (db *DB) write(ctx context.Context, what string, fn func(r *run) error) err
 	if db.readOnly {
 		return db.readOnlyError()
 	}
+	defer since(&db.times.call, time.Now())
 	db.maybeSweep(ctx)
 	var err error
 	if db.d.groupCommit {
@@ -582,6 +591,7 @@ func (db *DB) writeStatement(ctx context.Context, what string, fn func(r *run) e
 	if db.readOnly {
 		return db.readOnlyError()
 	}
+	defer since(&db.times.call, time.Now())
 	db.maybeSweep(ctx)
 	changed := false
 	err := db.retry(ctx, func() error {

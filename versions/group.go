@@ -43,24 +43,29 @@ type groupWrite struct {
 	done chan error
 }
 
-// write queues fn and waits for the transaction that runs it.
+// write queues fn and waits for the transaction that runs it. A write that
+// finds no transaction running leads the next one itself, on its own
+// goroutine: a lone save then costs no hand-off to another thread.
 func (c *committer) write(ctx context.Context, db *DB, fn func(r *run) error) error {
 	w := &groupWrite{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	c.mu.Lock()
 	c.queue = append(c.queue, w)
-	if !c.leading {
-		c.leading = true
-		go c.lead(db)
-	}
+	lead := !c.leading
+	c.leading = true
 	c.mu.Unlock()
+	if lead {
+		c.lead(db, true)
+	}
 	return <-w.done
 }
 
 // lead runs the queue's transactions until it is empty. It takes the
 // writer connection before the queue, so that what arrives while the
 // previous transaction (of this process or another) holds the database
-// joins the next one.
-func (c *committer) lead(db *DB) {
+// joins the next one. A writer leading for itself (once) runs the one
+// transaction that holds its own write, and leaves what arrived meanwhile
+// to a goroutine that leads on.
+func (c *committer) lead(db *DB, once bool) {
 	for {
 		conn, err := db.wp.get(context.Background())
 		c.mu.Lock()
@@ -77,6 +82,16 @@ func (c *committer) lead(db *DB) {
 			return
 		}
 		db.runBatch(batch)
+		if once {
+			c.mu.Lock()
+			more := len(c.queue) > 0
+			c.leading = more
+			c.mu.Unlock()
+			if more {
+				go c.lead(db, false)
+			}
+			return
+		}
 	}
 }
 

@@ -17,8 +17,8 @@ import (
 // as with the kernel's own caches.
 type Index struct {
 	mu sync.Mutex
-	// dirs maps a directory's path to its entries by name.
-	dirs map[string]map[string]versions.Entry
+	// dirs maps a directory's path to its listing.
+	dirs map[string]*listing
 	// sorted caches list's answer per directory until it changes.
 	sorted map[string][]versions.Entry
 	// clock orders loads against changes: a listing read from the engine
@@ -33,7 +33,7 @@ type Index struct {
 }
 
 func NewIndex() *Index {
-	return &Index{dirs: map[string]map[string]versions.Entry{}, sorted: map[string][]versions.Entry{}, touched: map[string]uint64{},
+	return &Index{dirs: map[string]*listing{}, sorted: map[string][]versions.Entry{}, touched: map[string]uint64{},
 		doubt: map[string]map[string]bool{}}
 }
 
@@ -53,11 +53,40 @@ func (x *Index) Lookup(dir, name string) (versions.Entry, Listed) {
 	if !ok || len(x.doubt[dir]) > 0 {
 		return versions.Entry{}, Unloaded
 	}
-	e, ok := d[name]
+	e, ok := d.entries[name]
 	if !ok {
 		return e, Absent
 	}
 	return e, Found
+}
+
+// listing is one directory's entries by name, and how many of them are
+// directories: a directory's GETATTR, which follows every create, rename
+// and delete in it, reads its link count without walking the entries.
+type listing struct {
+	entries map[string]versions.Entry
+	subdirs int
+}
+
+func newListing(capacity int) *listing {
+	return &listing{entries: make(map[string]versions.Entry, capacity)}
+}
+
+func (l *listing) put(e versions.Entry) {
+	l.remove(e.Name)
+	l.entries[e.Name] = e
+	if e.Dir {
+		l.subdirs++
+	}
+}
+
+func (l *listing) remove(name string) {
+	if old, ok := l.entries[name]; ok {
+		delete(l.entries, name)
+		if old.Dir {
+			l.subdirs--
+		}
+	}
 }
 
 // Shown is what the index said of one name.
@@ -93,8 +122,8 @@ func (x *Index) List(dir string) ([]versions.Entry, bool) {
 	if !ok || len(x.doubt[dir]) > 0 {
 		return nil, false
 	}
-	out := make([]versions.Entry, 0, len(d))
-	for _, e := range d {
+	out := make([]versions.Entry, 0, len(d.entries))
+	for _, e := range d.entries {
 		out = append(out, e)
 	}
 	slices.SortFunc(out, func(a, b versions.Entry) int { return strings.Compare(a.Name, b.Name) })
@@ -102,9 +131,8 @@ func (x *Index) List(dir string) ([]versions.Entry, bool) {
 	return out, true
 }
 
-// subdirs counts dir's subdirectories (its link count is 2 plus them), or
-// false when not loaded: a directory's GETATTR, which follows every create,
-// rename and delete in it, must not sort its listing.
+// Subdirs counts dir's subdirectories (its link count is 2 plus them), or
+// false when not loaded.
 func (x *Index) Subdirs(dir string) (int, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -112,13 +140,7 @@ func (x *Index) Subdirs(dir string) (int, bool) {
 	if !ok || len(x.doubt[dir]) > 0 {
 		return 0, false
 	}
-	n := 0
-	for _, e := range d {
-		if e.Dir {
-			n++
-		}
-	}
-	return n, true
+	return d.subdirs, true
 }
 
 // lastKnown is what dir's listing said of name, doubted or not, unless
@@ -131,7 +153,7 @@ func (x *Index) LastKnown(dir, name string) (versions.Entry, Listed) {
 	if !ok || x.doubt[dir][name] {
 		return versions.Entry{}, Unloaded
 	}
-	e, ok := d[name]
+	e, ok := d.entries[name]
 	if !ok {
 		return e, Absent
 	}
@@ -163,10 +185,10 @@ func (x *Index) Load(dir string, entries []versions.Entry, at uint64) {
 	if !x.freshLocked(dir, at) {
 		return
 	}
-	d := make(map[string]versions.Entry, len(entries))
+	d := newListing(len(entries))
 	for _, e := range entries {
 		e.Memory = bare(e.Memory)
-		d[e.Name] = e
+		d.put(e)
 	}
 	x.dirs[dir] = d
 	delete(x.doubt, dir)
@@ -186,7 +208,7 @@ func (x *Index) MadeDir(p string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.addDirsLocked(p)
-	x.dirs[p] = map[string]versions.Entry{}
+	x.dirs[p] = newListing(0)
 	delete(x.doubt, p)
 	x.touchLocked(p)
 }
@@ -266,7 +288,7 @@ func (x *Index) dropLocked() {
 func (x *Index) setLocked(p string, e versions.Entry) {
 	dir := path.Dir(p)
 	if d, ok := x.dirs[dir]; ok {
-		d[e.Name] = e
+		d.put(e)
 		x.believeLocked(dir, e.Name)
 	}
 	x.touchLocked(dir)
@@ -274,7 +296,7 @@ func (x *Index) setLocked(p string, e versions.Entry) {
 
 func (x *Index) deleteLocked(dir, name string) {
 	if d, ok := x.dirs[dir]; ok {
-		delete(d, name)
+		d.remove(name)
 		x.believeLocked(dir, name)
 	}
 }
@@ -295,10 +317,10 @@ func (x *Index) addDirsLocked(dir string) {
 		parent := path.Dir(dir)
 		if d, ok := x.dirs[parent]; ok {
 			name := path.Base(dir)
-			if e, ok := d[name]; ok && e.Dir && !x.doubt[parent][name] {
+			if e, ok := d.entries[name]; ok && e.Dir && !x.doubt[parent][name] {
 				return
 			}
-			d[name] = versions.Entry{Name: name, Path: dir, Dir: true}
+			d.put(versions.Entry{Name: name, Path: dir, Dir: true})
 			x.believeLocked(parent, name)
 		}
 		x.touchLocked(parent)
