@@ -447,7 +447,9 @@ func TestThirdPassExitCodesAndYes(t *testing.T) {
 	e := newE2EEnv(t)
 	e.createStore(t, "Notes")
 	e.cli(t, "memory", "create", "Notes", "--path", "/a.md", "--content", "1")
-	e.cli(t, "memory", "update", "Notes", "/a.md", "--content", "2")
+	sess := strings.TrimSpace(e.cli(t, "session", "create", "--store", "Notes"))
+	e.tool(t, []string{`{"command":"str_replace","path":"/memories/a.md","old_str":"1","new_str":"2"}`}, "Notes", "--session", sess)
+	e.cli(t, "session", "end", sess)
 	if _, errs, code := e.run(t, "serve", "--listen", "banana"); code != exitUsage || strings.Contains(errs, "another server") {
 		t.Errorf("serve --listen banana: exit %d %q, want %d", code, errs, exitUsage)
 	}
@@ -465,6 +467,8 @@ func TestThirdPassExitCodesAndYes(t *testing.T) {
 		{"store", "delete", "Notes"},
 		{"version", "redact", "Notes", old},
 		{"version", "prune", "Notes", "--older-than", "0s", "--keep-last", "1"},
+		{"restore", "Notes", "--as-of", sess}, // the store as the session began
+		{"undo", "Notes", "--session", sess},
 	} {
 		if _, errs, code := e.run(t, args...); code != exitUsage || !strings.Contains(errs, "--yes") {
 			t.Errorf("memfs %s without a terminal or --yes: exit %d %q, want %d naming --yes", strings.Join(args, " "), code, errs, exitUsage)
