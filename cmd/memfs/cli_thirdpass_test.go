@@ -480,7 +480,8 @@ func TestThirdPassExitCodesAndYes(t *testing.T) {
 	e.cli(t, "version", "redact", "Notes", old, "--yes")
 }
 
-// run checks its command before it makes a session; scan counts in words.
+// run checks its command before it makes a session; scan and PATH~N
+// count in words.
 func TestThirdPassRunMissingCommandAndPlurals(t *testing.T) {
 	e := newE2EEnv(t)
 	e.createStore(t, "Notes")
@@ -490,6 +491,10 @@ func TestThirdPassRunMissingCommandAndPlurals(t *testing.T) {
 	}
 	if got := strings.TrimSpace(e.cli(t, "session", "list")); strings.Contains(got, "sesn_") {
 		t.Errorf("run of a missing command made a session:\n%s", got)
+	}
+	e.cli(t, "memory", "create", "Notes", "--path", "/one.md", "--content", "1")
+	if _, errs, _ := e.run(t, "memory", "get", "Notes", "/one.md~1"); !strings.Contains(errs, "has 1 version,") {
+		t.Errorf("memory get of a ~N past a path's only version: %q, want \"has 1 version\"", errs)
 	}
 	e.cli(t, "store", "update", "Notes", "--guard", "warn")
 	e.cli(t, "memory", "create", "Notes", "--path", "/k.md", "--content", "AKIA"+"IOSFODNN7EXAMPLQ aws\n") // split: the guard's false-positive corpus reads this file
