@@ -20,6 +20,7 @@ import (
 
 	"github.com/memfs/memfs/memtool"
 	"github.com/memfs/memfs/versions"
+	"github.com/memfs/memfs/versions/pgtest"
 )
 
 // onelineIDs are the short ids memfs log --oneline prints, newest first.
@@ -48,6 +49,18 @@ func wantUnique(t *testing.T, what string, ids []string) {
 // Saves after an import of a pruned store never reuse an imported version's
 // short id, and every short id the log shows names its version.
 func TestThirdPassShortIDsNeverCollideAfterImport(t *testing.T) {
+	shortIDsAfterImport(t, newE2EEnv(t))
+}
+
+// The same into PostgreSQL, where the collision was first seen.
+func TestPostgresShortIDsNeverCollideAfterImport(t *testing.T) {
+	if pgtest.Server() == "" {
+		t.Skipf("needs a PostgreSQL server: set %s (scripts/pg start prints a URL)", pgtest.Env)
+	}
+	shortIDsAfterImport(t, pgEnv(t, pgtest.Database(t)))
+}
+
+func shortIDsAfterImport(t *testing.T, dst *e2eEnv) {
 	src := newE2EEnv(t)
 	src.createStore(t, "Notes")
 	src.cli(t, "memory", "create", "Notes", "--path", "/todo.md", "--content", "0")
@@ -57,7 +70,6 @@ func TestThirdPassShortIDsNeverCollideAfterImport(t *testing.T) {
 	src.cli(t, "version", "prune", "Notes", "--older-than", "0s", "--keep-last", "3", "--yes")
 	export := src.cli(t, "export", "Notes")
 
-	dst := newE2EEnv(t)
 	importInto(t, dst, export)
 	for i := 0; i < 10; i++ {
 		dst.cli(t, "memory", "update", "Notes", "/todo.md", "--content", strings.Repeat("y", i+1))
