@@ -230,10 +230,16 @@ func TestThirdPassLogPatchStatPickaxe(t *testing.T) {
 	}
 }
 
-// log --watch prints a save made while it runs.
+// log --watch prints a save made while it runs, and refuses what would
+// narrow it rather than ignore it.
 func TestThirdPassLogWatch(t *testing.T) {
 	e := newE2EEnv(t)
 	e.createStore(t, "Notes")
+	for _, args := range [][]string{{"Notes", "/a.md"}, {"Notes", "--actor", "root"}, {"Notes", "-S", "x"}, {"Notes", "-n", "1"}} {
+		if _, errs, code := e.run(t, append([]string{"log", "--watch"}, args...)...); code != exitUsage || !strings.Contains(errs, "STORE alone") {
+			t.Errorf("log --watch %s: exit %d %q, want %d", strings.Join(args, " "), code, errs, exitUsage)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, memfsBin, "log", "--watch", "Notes")
 	cmd.Env = e.environ()
