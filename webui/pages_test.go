@@ -254,3 +254,38 @@ func TestTreeAsOfTime(t *testing.T) {
 		t.Errorf("the tree as of %s: want then.md and not now.md:\n%s", at, body)
 	}
 }
+
+// A key scoped to some stores sees only them in the UI, as in the API: a
+// store outside its scope does not exist for it, nor do sessions.
+func TestScopedKeySeesItsStores(t *testing.T) {
+	ctx := context.Background()
+	db, srv := newUI(t, webui.Options{})
+	mine, err := db.CreateStore(ctx, versions.StoreParams{Name: "Mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := db.CreateStore(ctx, versions.StoreParams{Name: "Other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateMemory(ctx, other.ID, "/secret.md", "x", versions.UserActor("agent")); err != nil {
+		t.Fatal(err)
+	}
+	_, key, err := db.CreateScopedAPIKey(ctx, "scoped", versions.APIKeyScope{StoreIDs: []string{mine.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client(t)
+	signIn(t, c, srv.URL, key)
+	if _, body := get(t, c, srv.URL+"/ui/"); !strings.Contains(body, mine.ID) || strings.Contains(body, other.ID) {
+		t.Errorf("the stores page of a key scoped to %s:\n%s", mine.ID, body)
+	}
+	for _, page := range []string{"/ui/stores/" + other.ID + "/", "/ui/stores/" + other.ID + "/history?path=/secret.md"} {
+		if res, _ := get(t, c, srv.URL+page); res.StatusCode != http.StatusNotFound {
+			t.Errorf("%s for a key scoped to another store: %d, want 404", page, res.StatusCode)
+		}
+	}
+	if res, _ := get(t, c, srv.URL+"/ui/sessions"); res.StatusCode < 400 {
+		t.Errorf("/ui/sessions for a key scoped to one store: %d, want a refusal", res.StatusCode)
+	}
+}
