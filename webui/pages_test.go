@@ -3,7 +3,8 @@ package webui_test
 // The pages and actions over real HTTP on a real SQLite file, for what
 // the browser tests do not walk through: a rename, a conflict, a
 // redaction (and the head refused one), an undelete, a history paged
-// through, a folder of hundreds of files in blocks.
+// through, a folder of hundreds of files in blocks, the tree as of a time
+// picked.
 
 import (
 	"context"
@@ -13,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memfs/memfs/versions"
 	"github.com/memfs/memfs/webui"
@@ -212,5 +214,78 @@ func TestLongFolder(t *testing.T) {
 	res, body = get(t, c, page.ResolveReference(ref).String())
 	if res.StatusCode != http.StatusOK || !strings.Contains(body, `<code id="path">/many/n123.md</code>`) {
 		t.Fatalf("the link %q of n123.md answered %d, not its history", href[1], res.StatusCode)
+	}
+}
+
+// The tree's time picker (a datetime-local field, no zone: read as UTC)
+// shows the store as it was at that second.
+func TestTreeAsOfTime(t *testing.T) {
+	ctx := context.Background()
+	db, srv := newUI(t, webui.Options{})
+	_, key, err := db.CreateAPIKey(ctx, "browser")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client(t)
+	signIn(t, c, srv.URL, key)
+	by := versions.UserActor("agent")
+	st, err := db.CreateStore(ctx, versions.StoreParams{Name: "S"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := db.CreateMemory(ctx, st.ID, "/then.md", "x", by)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The picker has whole seconds: wait for the next one to pass.
+	at := time.Now().UTC().Truncate(time.Second).Add(time.Second)
+	time.Sleep(time.Until(at) + 50*time.Millisecond)
+	if err := db.DeleteMemory(ctx, st.ID, m.ID, versions.MemoryDelete{}, by); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateMemory(ctx, st.ID, "/now.md", "y", by); err != nil {
+		t.Fatal(err)
+	}
+	res, body := get(t, c, srv.URL+"/ui/stores/"+st.ID+"/?dir=/&time="+at.Format("2006-01-02T15:04:05"))
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, `id="asof-banner"`) {
+		t.Fatalf("the tree as of %s answered %d without the as-of banner", at, res.StatusCode)
+	}
+	if !strings.Contains(body, ">then.md</a>") || strings.Contains(body, ">now.md</a>") {
+		t.Errorf("the tree as of %s: want then.md and not now.md:\n%s", at, body)
+	}
+}
+
+// A key scoped to some stores sees only them in the UI, as in the API: a
+// store outside its scope does not exist for it, nor do sessions.
+func TestScopedKeySeesItsStores(t *testing.T) {
+	ctx := context.Background()
+	db, srv := newUI(t, webui.Options{})
+	mine, err := db.CreateStore(ctx, versions.StoreParams{Name: "Mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := db.CreateStore(ctx, versions.StoreParams{Name: "Other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateMemory(ctx, other.ID, "/secret.md", "x", versions.UserActor("agent")); err != nil {
+		t.Fatal(err)
+	}
+	_, key, err := db.CreateScopedAPIKey(ctx, "scoped", versions.APIKeyScope{StoreIDs: []string{mine.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client(t)
+	signIn(t, c, srv.URL, key)
+	if _, body := get(t, c, srv.URL+"/ui/"); !strings.Contains(body, mine.ID) || strings.Contains(body, other.ID) {
+		t.Errorf("the stores page of a key scoped to %s:\n%s", mine.ID, body)
+	}
+	for _, page := range []string{"/ui/stores/" + other.ID + "/", "/ui/stores/" + other.ID + "/history?path=/secret.md"} {
+		if res, _ := get(t, c, srv.URL+page); res.StatusCode != http.StatusNotFound {
+			t.Errorf("%s for a key scoped to another store: %d, want 404", page, res.StatusCode)
+		}
+	}
+	if res, _ := get(t, c, srv.URL+"/ui/sessions"); res.StatusCode < 400 {
+		t.Errorf("/ui/sessions for a key scoped to one store: %d, want a refusal", res.StatusCode)
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/memfs/memfs/memtool"
 	"github.com/memfs/memfs/versions"
+	"github.com/memfs/memfs/versions/pgtest"
 )
 
 // onelineIDs are the short ids memfs log --oneline prints, newest first.
@@ -48,6 +49,18 @@ func wantUnique(t *testing.T, what string, ids []string) {
 // Saves after an import of a pruned store never reuse an imported version's
 // short id, and every short id the log shows names its version.
 func TestThirdPassShortIDsNeverCollideAfterImport(t *testing.T) {
+	shortIDsAfterImport(t, newE2EEnv(t))
+}
+
+// The same into PostgreSQL, where the collision was first seen.
+func TestPostgresShortIDsNeverCollideAfterImport(t *testing.T) {
+	if pgtest.Server() == "" {
+		t.Skipf("needs a PostgreSQL server: set %s (scripts/pg start prints a URL)", pgtest.Env)
+	}
+	shortIDsAfterImport(t, pgEnv(t, pgtest.Database(t)))
+}
+
+func shortIDsAfterImport(t *testing.T, dst *e2eEnv) {
 	src := newE2EEnv(t)
 	src.createStore(t, "Notes")
 	src.cli(t, "memory", "create", "Notes", "--path", "/todo.md", "--content", "0")
@@ -57,7 +70,6 @@ func TestThirdPassShortIDsNeverCollideAfterImport(t *testing.T) {
 	src.cli(t, "version", "prune", "Notes", "--older-than", "0s", "--keep-last", "3", "--yes")
 	export := src.cli(t, "export", "Notes")
 
-	dst := newE2EEnv(t)
 	importInto(t, dst, export)
 	for i := 0; i < 10; i++ {
 		dst.cli(t, "memory", "update", "Notes", "/todo.md", "--content", strings.Repeat("y", i+1))
@@ -218,10 +230,16 @@ func TestThirdPassLogPatchStatPickaxe(t *testing.T) {
 	}
 }
 
-// log --watch prints a save made while it runs.
+// log --watch prints a save made while it runs, and refuses what would
+// narrow it rather than ignore it.
 func TestThirdPassLogWatch(t *testing.T) {
 	e := newE2EEnv(t)
 	e.createStore(t, "Notes")
+	for _, args := range [][]string{{"Notes", "/a.md"}, {"Notes", "--actor", "root"}, {"Notes", "-S", "x"}, {"Notes", "-n", "1"}} {
+		if _, errs, code := e.run(t, append([]string{"log", "--watch"}, args...)...); code != exitUsage || !strings.Contains(errs, "STORE alone") {
+			t.Errorf("log --watch %s: exit %d %q, want %d", strings.Join(args, " "), code, errs, exitUsage)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, memfsBin, "log", "--watch", "Notes")
 	cmd.Env = e.environ()
@@ -447,7 +465,9 @@ func TestThirdPassExitCodesAndYes(t *testing.T) {
 	e := newE2EEnv(t)
 	e.createStore(t, "Notes")
 	e.cli(t, "memory", "create", "Notes", "--path", "/a.md", "--content", "1")
-	e.cli(t, "memory", "update", "Notes", "/a.md", "--content", "2")
+	sess := strings.TrimSpace(e.cli(t, "session", "create", "--store", "Notes"))
+	e.tool(t, []string{`{"command":"str_replace","path":"/memories/a.md","old_str":"1","new_str":"2"}`}, "Notes", "--session", sess)
+	e.cli(t, "session", "end", sess)
 	if _, errs, code := e.run(t, "serve", "--listen", "banana"); code != exitUsage || strings.Contains(errs, "another server") {
 		t.Errorf("serve --listen banana: exit %d %q, want %d", code, errs, exitUsage)
 	}
@@ -465,6 +485,8 @@ func TestThirdPassExitCodesAndYes(t *testing.T) {
 		{"store", "delete", "Notes"},
 		{"version", "redact", "Notes", old},
 		{"version", "prune", "Notes", "--older-than", "0s", "--keep-last", "1"},
+		{"restore", "Notes", "--as-of", sess}, // the store as the session began
+		{"undo", "Notes", "--session", sess},
 	} {
 		if _, errs, code := e.run(t, args...); code != exitUsage || !strings.Contains(errs, "--yes") {
 			t.Errorf("memfs %s without a terminal or --yes: exit %d %q, want %d naming --yes", strings.Join(args, " "), code, errs, exitUsage)
@@ -476,7 +498,8 @@ func TestThirdPassExitCodesAndYes(t *testing.T) {
 	e.cli(t, "version", "redact", "Notes", old, "--yes")
 }
 
-// run checks its command before it makes a session; scan counts in words.
+// run checks its command before it makes a session; scan and PATH~N
+// count in words.
 func TestThirdPassRunMissingCommandAndPlurals(t *testing.T) {
 	e := newE2EEnv(t)
 	e.createStore(t, "Notes")
@@ -486,6 +509,10 @@ func TestThirdPassRunMissingCommandAndPlurals(t *testing.T) {
 	}
 	if got := strings.TrimSpace(e.cli(t, "session", "list")); strings.Contains(got, "sesn_") {
 		t.Errorf("run of a missing command made a session:\n%s", got)
+	}
+	e.cli(t, "memory", "create", "Notes", "--path", "/one.md", "--content", "1")
+	if _, errs, _ := e.run(t, "memory", "get", "Notes", "/one.md~1"); !strings.Contains(errs, "has 1 version,") {
+		t.Errorf("memory get of a ~N past a path's only version: %q, want \"has 1 version\"", errs)
 	}
 	e.cli(t, "store", "update", "Notes", "--guard", "warn")
 	e.cli(t, "memory", "create", "Notes", "--path", "/k.md", "--content", "AKIA"+"IOSFODNN7EXAMPLQ aws\n") // split: the guard's false-positive corpus reads this file

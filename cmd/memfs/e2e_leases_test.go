@@ -418,13 +418,16 @@ func TestE2ERecoveryDoesNotStarve(t *testing.T) {
 		t.Errorf("memfs pending publish over the quota: %s; want why", errOut)
 	}
 	cli(2, "pending", "drop", full)
+	if _, errOut := cli(2, "pending", "drop", full, "--all"); !strings.Contains(errOut, "--yes") {
+		t.Errorf("memfs pending drop --all without a terminal or --yes: %s; want a refusal naming --yes", errOut)
+	}
 	var dropped struct {
 		Data []struct {
 			ID     int64  `json:"id"`
 			Action string `json:"action"`
 		} `json:"data"`
 	}
-	out, _ = cli(0, "--format", "json", "pending", "drop", full, "--all")
+	out, _ = cli(0, "--format", "json", "pending", "drop", full, "--all", "--yes")
 	if err := json.Unmarshal([]byte(out), &dropped); err != nil || len(dropped.Data) != 300 || dropped.Data[0].Action != "dropped" {
 		t.Errorf("memfs pending drop --all: %v\n%s", err, out)
 	}

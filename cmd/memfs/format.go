@@ -327,8 +327,8 @@ func confirmed(c *cli.Context, format string, args ...any) error {
 	if c.Bool("yes") {
 		return nil
 	}
-	if !isTerminal(stdin) {
-		return usageFor(c, "nothing done: this destroys or rewrites what cannot be had back, and without a terminal to ask on it needs --yes")
+	if err := needsYes(c); err != nil {
+		return err
 	}
 	fmt.Fprintf(c.App.ErrWriter, format+" [y/N] ", args...)
 	answer, _ := bufio.NewReader(stdin).ReadString('\n')
@@ -337,4 +337,13 @@ func confirmed(c *cli.Context, format string, args ...any) error {
 		return nil
 	}
 	return usageError("nothing done (give --yes to skip this question)")
+}
+
+// needsYes is the refusal of a command that destroys or rewrites when
+// there is no terminal to ask on and no --yes.
+func needsYes(c *cli.Context) error {
+	if c.Bool("yes") || isTerminal(stdin) {
+		return nil
+	}
+	return usageFor(c, "nothing done: this destroys or rewrites, and without a terminal to ask on it needs --yes")
 }

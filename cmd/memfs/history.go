@@ -45,7 +45,7 @@ func logCommand() *cli.Command {
 			&cli.BoolFlag{Name: "oneline", Usage: "one line a version: its id, operation, path, actor and time"},
 			&cli.StringFlag{Name: "S", Usage: "only versions that changed how often `TEXT` occurs (added or removed it), as git log -S; memfs search finds what memories hold now"},
 			&cli.BoolFlag{Name: "follow", Usage: "with a PATH: the history of the memory last saved there, across its renames and restores"},
-			&cli.BoolFlag{Name: "watch", Usage: "print versions as they are saved, until interrupted (from the store's change feed)"},
+			&cli.BoolFlag{Name: "watch", Usage: "print the store's versions as they are saved, until interrupted (from its change feed; STORE alone)"},
 			colorFlag(),
 		},
 		Action: logHistory,

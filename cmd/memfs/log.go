@@ -93,6 +93,10 @@ func logHistory(c *cli.Context) error {
 	if c.Bool("follow") && (c.Args().Get(1) == "" || strings.HasSuffix(c.Args().Get(1), "/")) {
 		return usageFor(c, "--follow follows one memory across its paths: give its PATH or mem_ id")
 	}
+	if c.Bool("watch") && (c.NArg() > 1 || c.IsSet("n") || c.IsSet("since") || c.IsSet("until") || c.IsSet("actor") || c.IsSet("S") || c.Bool("follow")) {
+		// Rather than print versions these would have left out.
+		return usageFor(c, "--watch prints every version the store saves from now on: give it STORE alone, without a PATH, -n, --since, --until, --actor, -S or --follow")
+	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
 		if c.Bool("watch") {
 			return watchLog(c, db, s, style)

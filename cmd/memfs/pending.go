@@ -43,7 +43,7 @@ again every minute. These commands show them and settle them by hand.`,
 				Name:      "drop",
 				Usage:     "drop pending files of mounts that are gone: they leave nothing in the store",
 				ArgsUsage: "STORE (ID... | --all)",
-				Flags:     []cli.Flag{&cli.BoolFlag{Name: "all", Usage: "every pending file of the store whose mount's lease lapsed"}},
+				Flags:     []cli.Flag{&cli.BoolFlag{Name: "all", Usage: "every pending file of the store whose mount's lease lapsed"}, yesFlag()},
 				Action:    func(c *cli.Context) error { return pendingSettle(c, false) },
 			},
 		},
@@ -129,6 +129,12 @@ func pendingSettle(c *cli.Context, publish bool) error {
 			paths[f.ID] = f.Path
 			if all && f.State != versions.PendingLive {
 				ids = append(ids, f.ID)
+			}
+		}
+		if !publish && len(ids) > 0 {
+			// A pending file was never a version: dropped, it is gone.
+			if err := confirmed(c, "drop %s of store %s (%s) for good? Their content was never saved as a version", counted(len(ids), "pending file", "pending files"), st.ID, st.Name); err != nil {
+				return err
 			}
 		}
 		out := []settled{}

@@ -53,8 +53,8 @@ func resolveVersion(ctx context.Context, db *versions.DB, storeID, ref string) (
 		}
 		if back >= len(lineage) {
 			return nil, &versions.Error{Code: versions.CodeNotFound, Message: fmt.Sprintf(
-				"%s has %d versions, so %s names none (%s~0 is the last); see memfs log %s %s",
-				path, len(lineage), ref, path, storeID, path)}
+				"%s has %s, so %s names none (%s~0 is the last); see memfs log %s %s",
+				path, counted(len(lineage), "version", "versions"), ref, path, storeID, path)}
 		}
 		return db.GetVersion(ctx, storeID, lineage[back].ID)
 	}

@@ -109,6 +109,11 @@ func restoreAsOf(c *cli.Context) error {
 	if c.String("path") != "" {
 		return usageFor(c, "--path restores one version; --as-of restores the whole store: give one of them")
 	}
+	if !c.Bool("dry-run") {
+		if err := needsYes(c); err != nil {
+			return err
+		}
+	}
 	when := c.String("as-of")
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
 		what := fmt.Sprintf("restore store %s as of %s", s.ID, when)
@@ -145,8 +150,8 @@ func describeAsOf(a *versions.AsOf) string {
 func rewind(c *cli.Context, plan *versions.Plan, what string, apply func() (*versions.Plan, error), strict bool) error {
 	dry := c.Bool("dry-run")
 	if plan == nil {
-		// Nobody is asked (--yes, or no terminal): the plan is made
-		// once, by the run that applies it, and printed as applied.
+		// Nobody is asked (--yes): the plan is made once, by the run
+		// that applies it, and printed as applied.
 		done, err := apply()
 		if err != nil {
 			return err
@@ -273,6 +278,11 @@ func undo(c *cli.Context) error {
 	sessionID := c.String("session")
 	if sessionID == "" {
 		return usageFor(c, "needs --session ID")
+	}
+	if !c.Bool("dry-run") {
+		if err := needsYes(c); err != nil {
+			return err
+		}
 	}
 	o := versions.UndoOptions{DryRun: true, Force: c.Bool("force")}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
