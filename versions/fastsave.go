@@ -3,6 +3,7 @@ package versions
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"strings"
 
 	"github.com/memfs/memfs/guard"
@@ -239,5 +240,139 @@ func (db *DB) pgFastDelete(ctx context.Context, storeID, ref string, d MemoryDel
 	if d.Seq != nil {
 		*d.Seq = seq.Int64
 	}
+	return true, nil
+}
+
+// createQuery appends the created version of a new memory ?11 at path ?10
+// (SQLite; see fastCreate). Its memory_id is NULL, so that no row is
+// written, unless the store is as the save assumes (writable, that guard
+// policy and per-memory limit, room for one more memory, pending files
+// counted, and for the version in the history quota) and the path is
+// free: no memory at it or at an ancestor (the JSON array ?7), and no
+// memory or kept directory below it (?8 and ?9 bound its subtree). The
+// shape to keep is knownSaveQuery's.
+const createQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, operation, created_at, actor_type,
+	actor_id, conflict, origin, path, sha, size, content, hist, live, via_key)
+	VALUES (coalesce((SELECT seq FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), ?1) + 1, ?3,
+		CASE WHEN (SELECT s.archived_at IS NULL AND s.guard = ?4 AND s.max_memory_bytes = ?5
+				AND (s.max_history_bytes <= 0 OR s.history_bytes + s.pending_bytes + ?6
+					+ coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) <= s.max_history_bytes)
+				AND s.memory_count + coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0)
+					+ (SELECT count(*) FROM pending WHERE store = ?3) < s.max_memories
+			FROM stores s WHERE s.seq = ?3)
+			AND NOT EXISTS (SELECT 1 FROM memories WHERE store = ?3 AND path IN (SELECT value FROM json_each(?7)))
+			AND NOT EXISTS (SELECT 1 FROM memories WHERE store = ?3 AND path > ?8 AND path < ?9)
+			AND NOT EXISTS (SELECT 1 FROM dirs WHERE store = ?3 AND path >= ?10 AND path < ?9 AND (path = ?10 OR path > ?8))
+		THEN ?11 END,
+		'created', ?12, ?13, ?14, 0, ?15, ?10, ?16, ?17, ?18,
+		coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?6,
+		coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + 1, ?19)
+	RETURNING seq`
+
+// knownCreate is a save of a new memory at a path the caller takes to be
+// free, as both backends' statements take it.
+type knownCreate struct {
+	req                     SaveReq
+	f                       storeFacts
+	store                   int64 // the store's row number
+	id                      string
+	at                      int64
+	sha                     string
+	actorType, actorID, via any
+}
+
+// knownCreateOf returns the save for the create's one statement, or false
+// when the save must read and decide: one that names a memory or a head,
+// a base, a precondition or a pending row, one of a store this handle has
+// not saved to yet, or one the content's limit or the guard refuses or
+// warns about.
+func (db *DB) knownCreateOf(req SaveReq) (knownCreate, bool) {
+	if req.MemoryID != "" || req.HeadVersionID != "" || req.BaseVersionID != "" || req.IfSHA256 != "" ||
+		req.FromPending || req.PendingID != 0 {
+		return knownCreate{}, false
+	}
+	fv, ok := db.facts.Load(req.StoreID)
+	if !ok {
+		return knownCreate{}, false
+	}
+	sv, ok := db.seqs.Load(req.StoreID)
+	if !ok {
+		return knownCreate{}, false
+	}
+	f := fv.(storeFacts)
+	if checkContent(req.Content, f.maxMemoryBytes) != nil {
+		return knownCreate{}, false
+	}
+	if f.guard != guard.Off && (len(guard.ScanName(req.Path)) > 0 || len(guard.ScanChange("", req.Content)) > 0) {
+		return knownCreate{}, false
+	}
+	k := knownCreate{req: req, f: f, store: sv.(int64), at: db.nowNanos(), sha: sha256Hex(req.Content)}
+	k.id = db.ids.make(prefixMemory, fromNanos(k.at))
+	k.actorType, k.actorID, k.via = actorArgs(req.By)
+	return k, true
+}
+
+func (k *knownCreate) cost() int { return versionCost(len(k.req.Content), k.req.Path, k.req.By.ID) }
+
+// taken is the path and its ancestors: none may hold a memory.
+func (k *knownCreate) taken() []string { return append(ancestors(k.req.Path), k.req.Path) }
+
+// saved fills the change, and the caller's req.Memory if asked, with the
+// memory as created.
+func (k *knownCreate) saved(db *DB, seq, ino int64, ch *Change) {
+	vid := versionID(seq, k.at)
+	*ch = Change{Seq: seq, StoreID: k.req.StoreID, Op: ChangeCreated, Path: k.req.Path, MemoryID: k.id, VersionID: vid,
+		SHA256: k.sha, Size: len(k.req.Content), Origin: db.origin, At: fromNanos(k.at)}
+	if k.req.Memory != nil {
+		content := k.req.Content
+		*k.req.Memory = Memory{ID: k.id, StoreID: k.req.StoreID, Path: k.req.Path, Content: &content, ContentSHA256: k.sha,
+			ContentSize: len(content), VersionID: vid, CreatedAt: ch.At, UpdatedAt: ch.At, Ino: uint64(ino), Seq: seq}
+	}
+}
+
+// fastCreate is Save's create on SQLite, in the caller's transaction: the
+// version's conditional insert, then the memory's. ok is false when
+// nothing was written and the save must read and decide.
+func fastCreate(r *run, k knownCreate, ch *Change) (ok bool, err error) {
+	lo, hi := versionRange(k.store)
+	taken, err := json.Marshal(k.taken())
+	if err != nil {
+		return false, err
+	}
+	below, beyond := subtree(k.req.Path)
+	var seq int64
+	err = r.scan(createQuery, []any{lo, hi, k.store, string(k.f.guard), k.f.maxMemoryBytes, k.cost(), string(taken), below, beyond,
+		k.req.Path, k.id, k.at, k.actorType, k.actorID, r.db.originNum, k.sha, len(k.req.Content), r.db.d.blob(k.req.Content), k.via}, &seq)
+	if err == sql.ErrNoRows {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	r.changed = true
+	ino, err := r.insertKey("ino", insertMemoryQuery, k.id, k.store, k.req.Path, seq, versionID(seq, k.at), k.sha, len(k.req.Content), k.at, k.at)
+	if err != nil {
+		return false, err
+	}
+	k.saved(r.db, seq, ino, ch)
+	return true, nil
+}
+
+// pgFastCreate is Save's create on PostgreSQL: memfs_create (migration
+// 0025) in a statement of its own, one round trip. ok is false when
+// nothing was written.
+func (db *DB) pgFastCreate(ctx context.Context, k knownCreate, ch *Change) (ok bool, err error) {
+	var seq, ino sql.NullInt64
+	err = db.writeStatement(ctx, "save", func(r *run) error {
+		err := r.scan("SELECT * FROM memfs_create(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.id, k.req.Path,
+			k.taken(), k.at, k.actorType, k.actorID, db.originNum, k.sha, len(k.req.Content),
+			db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino)
+		r.changed = seq.Valid
+		return err
+	})
+	if err != nil || !seq.Valid {
+		return false, err
+	}
+	k.saved(db, seq.Int64, ino.Int64, ch)
 	return true, nil
 }

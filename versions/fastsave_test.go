@@ -201,3 +201,95 @@ func TestDeleteOneStatement(t *testing.T) {
 		t.Fatalf("the deleted memory: %v", err)
 	}
 }
+
+// A new memory's save is the version's insert and the memory's (one
+// round trip on PostgreSQL), with the memory, its history and the store's
+// count as the save that reads everything leaves them.
+func TestKnownCreate(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	prime(t, db, s.ID)
+	var saved versions.Memory
+	db.HoldSweeps()
+	n := db.Statements()
+	ch, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/notes/b.md", Content: "new", By: me, Memory: &saved})
+	ok(t, err)
+	// SQLite: BEGIN, the version's INSERT, the memory's, COMMIT.
+	// PostgreSQL: memfs_create, which commits alone.
+	if got, want := db.Statements()-n, int64(4); onPostgres() && got > 1 || got > want {
+		t.Fatalf("the create ran %d statements, want at most %d (1 on PostgreSQL)", got, want)
+	}
+	got, err := db.GetMemory(ctx, s.ID, ch.MemoryID)
+	ok(t, err)
+	if ch.Op != versions.ChangeCreated || got.VersionID != ch.VersionID || *got.Content != "new" || got.ContentSHA256 != ch.SHA256 ||
+		got.Path != "/notes/b.md" || !got.CreatedAt.Equal(ch.At) || saved.Ino != got.Ino || saved.ID != got.ID || saved.Seq != ch.Seq {
+		t.Fatalf("change %+v, saved %+v, memory after it %+v", ch, saved, got)
+	}
+	h := history(t, db, s.ID, got.ID)
+	if len(h) != 1 || h[0].ID != ch.VersionID || h[0].Operation != versions.OpCreated || h[0].Conflict {
+		t.Fatalf("history %+v", h)
+	}
+	ph, err := db.PathHistory(ctx, s.ID, "/notes/b.md", versions.PathHistoryOptions{})
+	ok(t, err)
+	if len(ph.Data) != 1 || ph.Data[0].ID != ch.VersionID {
+		t.Fatalf("path history: %+v", ph.Data)
+	}
+	st, err := db.GetStore(ctx, s.ID)
+	ok(t, err)
+	if st.MemoryCount != 2 {
+		t.Fatalf("%d memories counted, want 2", st.MemoryCount)
+	}
+	if l, err := db.ReadDir(ctx, s.ID, "/notes"); err != nil || len(l) != 1 || l[0].Name != "b.md" {
+		t.Fatalf("listing of /notes: %+v %v", l, err)
+	}
+}
+
+// A create whose path is not free is decided again by the save that
+// reads, with that save's answers: the memory there gets the version (an
+// API create, Exclusive, is refused), and a path below a file or at a
+// directory is refused.
+func TestKnownCreatePathTaken(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	prime(t, db, s.ID)
+	m := create(t, db, s.ID, "/a/b.md", "one")
+	ch, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/a/b.md", Content: "two", By: me})
+	ok(t, err)
+	if ch.Op != versions.ChangeModified || ch.MemoryID != m.ID {
+		t.Fatalf("a save at a memory's path: %+v, want a version of %s", ch, m.ID)
+	}
+	ok(t, db.MakeDir(ctx, s.ID, "/kept"))
+	for _, c := range []struct {
+		path      string
+		exclusive bool
+	}{{"/a/b.md", true}, {"/a/b.md/c.md", false}, {"/a", false}, {"/kept", false}} {
+		if _, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: c.path, Content: "x", By: me, Exclusive: c.exclusive}); versions.ErrorCode(err) != versions.CodePathConflict {
+			t.Errorf("a create at %s (exclusive %v): %v, want %v", c.path, c.exclusive, err, versions.CodePathConflict)
+		}
+	}
+	if l, err := db.ReadDir(ctx, s.ID, "/a"); err != nil || len(l) != 1 {
+		t.Fatalf("listing of /a after the refusals: %+v %v", l, err)
+	}
+}
+
+// Two daemons creating in one store never both see room: the limit is
+// counted from the rows, pending files included.
+func TestKnownCreateLimitTwoDaemons(t *testing.T) {
+	a, b := twoHandles(t)
+	s := newStore(t, a, versions.StoreParams{MaxMemories: 4})
+	prime(t, a, s.ID)
+	prime(t, b, s.ID)
+	create(t, a, s.ID, "/one.md", "1")
+	holdLease(t, a, "mount-a")
+	if _, err := a.SavePending(ctx, s.ID, owned("mount-a"), "/tmp.md", "t", me, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/two.md", Content: "2", By: me}); versions.ErrorCode(err) != versions.CodeStoreFull {
+		t.Fatalf("a create past the limit: %v, want %v", err, versions.CodeStoreFull)
+	}
+	st, err := a.GetStore(ctx, s.ID)
+	ok(t, err)
+	if st.MemoryCount != 3 {
+		t.Fatalf("%d memories, want 3", st.MemoryCount)
+	}
+}

@@ -286,6 +286,11 @@ func insertMemoryRoom(r *run, s *storeRow, path, content string, by Actor) (*Mem
 	return insertMemoryAs(r, s, path, content, by, false)
 }
 
+// insertMemoryQuery inserts a new memory's row, its created version
+// inserted already.
+const insertMemoryQuery = `INSERT INTO memories (id, store, path, head, version_id, sha, size, created_at, updated_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
 // insertMemoryAs is insertMemoryRoom with the version marked conflict (a
 // save whose base is gone).
 func insertMemoryAs(r *run, s *storeRow, path, content string, by Actor, conflict bool) (*Memory, error) {
@@ -300,8 +305,7 @@ func insertMemoryAs(r *run, s *storeRow, path, content string, by Actor, conflic
 		return nil, err
 	}
 	m.VersionID, m.Seq = vid, head
-	ino, err := r.insertKey("ino", `INSERT INTO memories (id, store, path, head, version_id, sha, size, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, m.ID, s.seq, path, head, vid, m.ContentSHA256, m.ContentSize, now, now)
+	ino, err := r.insertKey("ino", insertMemoryQuery, m.ID, s.seq, path, head, vid, m.ContentSHA256, m.ContentSize, now, now)
 	if err != nil {
 		return nil, err
 	}

@@ -114,15 +114,36 @@ func (db *DB) Save(ctx context.Context, req SaveReq) (Change, error) {
 	}
 	var ch Change
 	k, known := db.knownSaveOf(req)
-	if known && db.d.name == "postgres" {
-		if done, err := db.pgFastSave(ctx, k, &ch); done || err != nil {
+	var c knownCreate
+	create := false
+	if !known {
+		c, create = db.knownCreateOf(req)
+	}
+	if db.d.name == "postgres" {
+		var done bool
+		var err error
+		switch {
+		case known:
+			done, err = db.pgFastSave(ctx, k, &ch)
+		case create:
+			done, err = db.pgFastCreate(ctx, c, &ch)
+		}
+		if done || err != nil {
 			return ch, err
 		}
 	}
 	err := db.write(ctx, "save", func(r *run) error {
 		ch = Change{}
-		if known && db.d.name == "sqlite" {
-			if done, err := fastSave(r, k, &ch); done || err != nil {
+		if db.d.name == "sqlite" {
+			var done bool
+			var err error
+			switch {
+			case known:
+				done, err = fastSave(r, k, &ch)
+			case create:
+				done, err = fastCreate(r, c, &ch)
+			}
+			if done || err != nil {
 				return err
 			}
 		}
