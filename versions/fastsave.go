@@ -36,7 +36,7 @@ func (db *DB) rememberStore(s *storeRow) {
 }
 
 // knownSaveQuery appends a modified version of memory ?3 at head ?4 and
-// path ?15 (SQLite; see fastSave). Its memory_id is NULL, which the
+// path ?15, whose content is not already ?10's (SQLite; see fastSave). Its memory_id is NULL, which the
 // column refuses and OR IGNORE turns into no row, unless the memory, its
 // store and the store's counters are as the save assumes. The shape to
 // keep: INSERT … VALUES whose every value is a subquery that finds one row
@@ -51,7 +51,7 @@ const knownSaveQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, o
 				AND (s.max_history_bytes <= 0 OR s.history_bytes + s.pending_bytes + ?13
 					+ coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) <= s.max_history_bytes)
 			FROM stores s WHERE s.seq = ?16)
-		THEN (SELECT m.id FROM memories m WHERE m.id = ?3 AND m.head = ?4 AND +m.store = ?16 AND +m.path = ?15) END,
+		THEN (SELECT m.id FROM memories m WHERE m.id = ?3 AND m.head = ?4 AND +m.store = ?16 AND +m.path = ?15 AND +m.sha <> ?10) END,
 		'modified', ?5, ?6, ?7, ?8, ?9, ?15, ?10, ?11, ?12,
 		coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?13,
 		coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0), ?14)
@@ -71,13 +71,14 @@ type knownSave struct {
 
 // knownSaveOf returns the save for the one statement, or false when the
 // save must read and decide: one whose caller does not know the memory's
-// head (no MemoryID, Path, HeadVersionID of the engine's form or
-// HeadSHA256), one of a store this handle has not saved to yet, one of
+// head (no MemoryID, Path or HeadVersionID of the engine's form; an
+// IfSHA256 needs HeadSHA256 too), one of a store this handle has not saved to yet, one of
 // those that do more (a rename, a pending row, a conflict refused,
 // nothing to save, a precondition that fails) or that the guard finds
 // something in.
 func (db *DB) knownSaveOf(req SaveReq) (knownSave, bool) {
-	if req.MemoryID == "" || req.Path == "" || req.HeadSHA256 == "" || req.FromPending || req.PendingID != 0 {
+	if req.MemoryID == "" || req.Path == "" || req.FromPending || req.PendingID != 0 ||
+		req.HeadSHA256 == "" && req.IfSHA256 != "" {
 		return knownSave{}, false
 	}
 	head, _, ok := versionSeq(req.HeadVersionID)
@@ -104,7 +105,13 @@ func (db *DB) knownSaveOf(req SaveReq) (knownSave, bool) {
 		return k, false
 	}
 	if f.guard != guard.Off {
-		if req.HeadContent == nil || len(guard.ScanName(req.Path)) > 0 || len(guard.ScanChange(*req.HeadContent, req.Content)) > 0 {
+		// Without the head's content, what the save adds is taken to be
+		// all of it: a save the guard finds nothing in, whole, is clean.
+		head := ""
+		if req.HeadContent != nil {
+			head = *req.HeadContent
+		}
+		if len(guard.ScanName(req.Path)) > 0 || len(guard.ScanChange(head, req.Content)) > 0 {
 			return k, false
 		}
 	}

@@ -293,3 +293,41 @@ func TestKnownCreateLimitTwoDaemons(t *testing.T) {
 		t.Fatalf("%d memories, want 3", st.MemoryCount)
 	}
 }
+
+// A caller that knows the head's version but not its content (an atomic
+// save over a file this mount never read) still saves in one statement;
+// the content already the head's writes nothing, and a credential anywhere
+// in the content is refused as the save that reads refuses it.
+func TestKnownHeadVersionOnly(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	prime(t, db, s.ID)
+	m := create(t, db, s.ID, "/a.md", "one")
+	save := func(content string) (versions.Change, error) {
+		return db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: m.Path, Content: content, By: me, MemoryID: m.ID,
+			HeadVersionID: m.VersionID, BaseVersionID: m.VersionID})
+	}
+	db.HoldSweeps()
+	n := db.Statements()
+	if _, err := save("one"); err != nil {
+		t.Fatal(err)
+	}
+	if h := history(t, db, s.ID, m.ID); len(h) != 1 {
+		t.Fatalf("the head's own content saved again: %d versions, want 1", len(h))
+	}
+	n = db.Statements()
+	ch, err := save("two")
+	ok(t, err)
+	if got, want := db.Statements()-n, int64(3); onPostgres() && got > 1 || got > want {
+		t.Fatalf("the save ran %d statements, want at most %d (1 on PostgreSQL)", got, want)
+	}
+	if got, err := db.GetMemory(ctx, s.ID, m.ID); err != nil || got.VersionID != ch.VersionID || *got.Content != "two" || ch.Conflict {
+		t.Fatalf("change %+v, memory after it %+v %v", ch, got, err)
+	}
+	m2, err := db.GetMemory(ctx, s.ID, m.ID)
+	ok(t, err)
+	m = m2
+	if _, err := save("two\n" + guardtest.All()[0].Text); versions.ErrorCode(err) != versions.CodeCredential {
+		t.Fatalf("a credential saved over a head known by version only: %v, want %v", err, versions.CodeCredential)
+	}
+}

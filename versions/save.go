@@ -32,10 +32,10 @@ type SaveReq struct {
 	Exclusive bool
 
 	// What the caller knows of MemoryID's head, so that the save reads
-	// none of it again: its version, its content's hash and, for the
-	// guard's check of what the save adds, its content (optional: without
-	// it, a store whose guard is on reads it). The memory must be at Path
-	// at that head. The write is conditioned on that head (and path); only
+	// none of it again: its version and, when known, its content's hash
+	// and, for the guard's check of what the save adds, its content
+	// (without it the guard checks the whole content). The memory must be
+	// at Path at that head. The write is conditioned on that head (and path); only
 	// when the memory has moved on does the save read everything and
 	// decide again.
 	HeadVersionID string

@@ -544,7 +544,8 @@ func (m *Mirror) save(f *File, h *Handle, cause string) Plan {
 	case StateMemory:
 		r.Kind, r.MemID, r.Base, r.Strict = AskSave, f.MemID, f.Base, m.o.Strict
 		if f.Loaded && f.StoredAt != "" && f.StoredAt == f.Base && f.Base == f.Head {
-			r.Head, r.HeadContent = f.Head, f.Stored
+			stored := f.Stored
+			r.Head, r.HeadContent = f.Head, &stored
 		}
 	case StateNew:
 		if m.isTemp(f.Path) && m.o.Settle > 0 && (cause == "flushed" || cause == "released") {

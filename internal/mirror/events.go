@@ -239,11 +239,13 @@ type Request struct {
 	Paths []string
 	// Mode: AskMakeDir's.
 	Mode uint32
-	// Head and HeadContent: AskSave's memory's head as this mount holds
-	// it (its buffer started from it), so that the engine reads none of
-	// it again; "" when the mount does not know it.
+	// Head and HeadContent: AskSave's memory's head as this mount last
+	// learnt it, and that head's content when the mount holds it (its
+	// buffer started from it), so that the engine reads none of it again;
+	// "" and nil when the mount does not know them. The engine checks the
+	// head against the rows.
 	Head        string
-	HeadContent string
+	HeadContent *string
 }
 
 // Plan is what Apply decided: answer the kernel's request with Errno (or

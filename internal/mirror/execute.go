@@ -122,11 +122,12 @@ func (g Engine) save(ctx context.Context, r Request) (*versions.Memory, bool, er
 	// A temporary file not written since its row was saved: the row's
 	// content, attributed to whoever saved it.
 	req.FromPending = r.Pending != 0 && !r.Dirty
-	if r.Head != "" {
-		// The write is conditioned on this head; the engine decides
-		// again only when the memory moved on.
-		sum := sha256.Sum256([]byte(r.HeadContent))
-		req.HeadVersionID, req.HeadSHA256, req.HeadContent = r.Head, hex.EncodeToString(sum[:]), &r.HeadContent
+	// The write is conditioned on this head; the engine decides again
+	// only when the memory moved on.
+	req.HeadVersionID = r.Head
+	if r.Head != "" && r.HeadContent != nil {
+		sum := sha256.Sum256([]byte(*r.HeadContent))
+		req.HeadSHA256, req.HeadContent = hex.EncodeToString(sum[:]), r.HeadContent
 	}
 	ch, err := g.DB.Save(ctx, req)
 	if err != nil {

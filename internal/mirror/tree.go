@@ -127,13 +127,17 @@ func (m *Mirror) saveOver(src, dst *File, e Rename, pending int64) *Request {
 	}
 	switch {
 	case dst != nil && dst.State == StateMemory:
-		r.MemID, r.Over = dst.MemID, dst.ID
+		r.MemID, r.Over, r.Head = dst.MemID, dst.ID, dst.Head
 		if r.Base == "" {
 			r.Base = dst.Head
 		}
+		if dst.Loaded && dst.StoredAt != "" && dst.StoredAt == dst.Head {
+			stored := dst.Stored
+			r.HeadContent = &stored
+		}
 	case m.held[e.To] != nil:
 		hd := m.held[e.To]
-		r.MemID, r.Base = hd.memID, hd.head
+		r.MemID, r.Base, r.Head = hd.memID, hd.head, hd.head
 		if dst != nil {
 			r.Over = dst.ID
 		}

@@ -50,3 +50,45 @@ BEGIN
 	PERFORM pg_notify('memfs', '');
 	RETURN;
 END $$;
+
+-- memfs_save as before, but for a memory whose content is already p_sha's
+-- (a caller that knows the head's version and not its content cannot
+-- tell that nothing is to be saved): nothing is written, and the caller
+-- decides.
+CREATE OR REPLACE FUNCTION memfs_save(p_store BIGINT, p_memory TEXT, p_head BIGINT, p_path TEXT, p_at BIGINT,
+	p_actor_type TEXT, p_actor_id TEXT, p_conflict BOOLEAN, p_origin BIGINT, p_sha TEXT, p_size BIGINT,
+	p_content BYTEA, p_cost BIGINT, p_via TEXT, p_guard TEXT, p_max_bytes BIGINT,
+	OUT v_seq BIGINT, OUT v_ino BIGINT, OUT v_created BIGINT)
+LANGUAGE plpgsql AS $$
+DECLARE
+	lo     BIGINT := p_store << 40;
+	hi     BIGINT := (p_store + 1) << 40;
+	s      RECORD;
+	l_seq  BIGINT;
+	l_hist BIGINT;
+	l_live BIGINT;
+BEGIN
+	SELECT archived_at, guard, max_memory_bytes, max_history_bytes, history_bytes, pending_bytes INTO s
+		FROM stores WHERE seq = p_store FOR UPDATE;
+	IF NOT FOUND OR s.archived_at IS NOT NULL OR s.guard <> p_guard OR s.max_memory_bytes <> p_max_bytes THEN
+		v_ino := NULL;
+		RETURN;
+	END IF;
+	SELECT ino, created_at INTO v_ino, v_created FROM memories
+		WHERE id = p_memory AND store = p_store AND head = p_head AND path = p_path AND sha <> p_sha;
+	IF NOT FOUND THEN
+		RETURN;
+	END IF;
+	SELECT seq, hist, live INTO l_seq, l_hist, l_live FROM versions WHERE seq > lo AND seq < hi ORDER BY seq DESC LIMIT 1;
+	IF s.max_history_bytes > 0 AND s.history_bytes + s.pending_bytes + coalesce(l_hist, 0) + p_cost > s.max_history_bytes THEN
+		v_ino := NULL;
+		RETURN;
+	END IF;
+	INSERT INTO versions (seq, store, memory_id, operation, created_at, actor_type, actor_id, conflict, origin,
+		path, sha, size, content, hist, live, via_key)
+	VALUES (coalesce(l_seq, lo) + 1, p_store, p_memory, 'modified', p_at, p_actor_type, p_actor_id, p_conflict, p_origin,
+		p_path, p_sha, p_size, p_content, coalesce(l_hist, 0) + p_cost, coalesce(l_live, 0), p_via)
+	RETURNING seq INTO v_seq;
+	PERFORM pg_notify('memfs', '');
+	RETURN;
+END $$;
