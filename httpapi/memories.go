@@ -58,6 +58,9 @@ func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
 	case p.Content == nil:
 		return invalid("content is required: give the memory's text (\"\" for an empty memory)")
 	}
+	if err := mayWrite(r, *p.Path); err != nil {
+		return err
+	}
 	var m versions.Memory
 	if _, err := s.db.Save(r.Context(), versions.SaveReq{StoreID: sid, Path: *p.Path, Content: *p.Content, By: Actor(r), Exclusive: true, Memory: &m}); err != nil {
 		return err
@@ -130,6 +133,13 @@ func (s *Server) updateMemory(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decodeMemory(w, r, sid, &p); err != nil {
 		return err
 	}
+	var moveTo []string
+	if p.Path != nil {
+		moveTo = append(moveTo, *p.Path)
+	}
+	if err := s.mayChangeMemory(r, sid, mid, moveTo...); err != nil {
+		return err
+	}
 	u := versions.MemoryUpdate{Content: p.Content, Path: p.Path}
 	if pc := p.Precondition; pc != nil {
 		if pc.Type != "content_sha256" {
@@ -176,6 +186,9 @@ func (s *Server) deleteMemory(w http.ResponseWriter, r *http.Request) error {
 		if err := sha("expected_content_sha256", want); err != nil {
 			return err
 		}
+	}
+	if err := s.mayChangeMemory(r, sid, mid); err != nil {
+		return err
 	}
 	if err := s.db.DeleteMemory(r.Context(), sid, mid, versions.MemoryDelete{IfSHA256: want}, Actor(r)); err != nil {
 		return err

@@ -68,6 +68,9 @@ func (s *Server) redactVersion(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.mayChangeVersion(r, sid, vid); err != nil {
+		return err
+	}
 	ver, err := s.db.RedactVersion(r.Context(), sid, vid, Actor(r))
 	if err != nil {
 		return err

@@ -74,6 +74,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, h HandlerFunc) er
 	if err := checkScope(k, r); err != nil {
 		return err
 	}
+	actAsKeySession(k, r)
+	if r, err = s.checkSessionWrite(k, r); err != nil {
+		return err
+	}
 	release, err := s.limit.acquire(r.Context(), k.ID)
 	if err != nil {
 		return err

@@ -107,19 +107,17 @@ func ForSession(ctx context.Context, db *versions.DB, storeID, sessionID string)
 	if err := sess.CheckOpen(); err != nil {
 		return nil, err
 	}
-	for _, a := range sess.Resources {
-		if a.StoreID != storeID {
-			continue
-		}
-		t := New(db, storeID, versions.SessionActor(sess.ID))
-		t.attach = a
-		if a.Access == versions.ReadOnly {
-			t.readOnly = fmt.Sprintf("memory store %s is attached read-only to session %s", storeID, sess.ID)
-		}
-		return t, nil
+	a, ok := sess.Attachment(storeID)
+	if !ok {
+		return nil, &versions.Error{Code: versions.CodeNotFound,
+			Message: fmt.Sprintf("session %s has no attachment of memory store %s: use one of the session's stores, or act without --session", sess.ID, storeID)}
 	}
-	return nil, &versions.Error{Code: versions.CodeNotFound,
-		Message: fmt.Sprintf("session %s has no attachment of memory store %s: use one of the session's stores, or act without --session", sess.ID, storeID)}
+	t := New(db, storeID, versions.SessionActor(sess.ID))
+	t.attach = a
+	if a.Access == versions.ReadOnly {
+		t.readOnly = fmt.Sprintf("memory store %s is attached read-only to session %s", storeID, sess.ID)
+	}
+	return t, nil
 }
 
 // StoreID is the store the Tool works on.

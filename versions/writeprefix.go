@@ -6,8 +6,9 @@ import "strings"
 // the store ("/projects/p1/"), as an app's memory lets a conversation in a
 // project read the whole account's memory but write only its project's
 // folder. Every surface a session writes through (its mount, the memory
-// tool acting for it) asks Writable before a change; a rename must be
-// writable at both ends, so that nothing moves into or out of the folder.
+// tool acting for it, the HTTP API acting as it) asks Writable before a
+// change; a rename must be writable at both ends, so that nothing moves
+// into or out of the folder.
 
 // checkWritePrefix refuses a prefix that is not a folder path ("/a/b/") or
 // one given with read_only access, where it would mean nothing.
@@ -26,6 +27,17 @@ func checkWritePrefix(a AttachmentParams) error {
 		return errorf(CodeInvalid, "store %s is attached read_only and given a write prefix %q: a read_only attachment writes nothing; drop one of them", a.StoreID, p)
 	}
 	return nil
+}
+
+// Attachment is the session's attachment of the store, if it attaches it:
+// what every surface acting as the session holds its writes to.
+func (s *Session) Attachment(storeID string) (Attachment, bool) {
+	for _, a := range s.Resources {
+		if a.StoreID == storeID {
+			return a, true
+		}
+	}
+	return Attachment{}, false
 }
 
 // Writable reports whether the attachment lets its session change what is

@@ -25,12 +25,15 @@ func apikeyCommand() *cli.Command {
 may create stores and sessions. With --store (repeatable) it reaches only
 those stores: any other store answers 404 as if it did not exist, and it
 creates no stores and reaches no sessions. With --read-only every change
-(any method but GET) is refused with 403 permission_error.`,
+(any method but GET) is refused with 403 permission_error. With --session
+it acts as the session on every route: a write the session's attachment
+does not allow (a read_only store, a path outside its write prefix) is
+403 permission_error.`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "name", Usage: "what the key is for, e.g. the program that uses it (required)"},
 					&cli.StringSliceFlag{Name: "store", Usage: "limit the key to `STORE` (an id or a unique name; repeat for more)"},
 					&cli.BoolFlag{Name: "read-only", Usage: "the key reads and changes nothing"},
-					&cli.StringFlag{Name: "session", Usage: "a key for session `ID`: it reaches the session's stores and may act as the session (the memory tool's X-Memfs-Session header)"},
+					&cli.StringFlag{Name: "session", Usage: "a key for session `ID`: it reaches the session's stores and acts as the session, writing only what its attachments let it (read_write, inside a --write-prefix)"},
 					&cli.BoolFlag{Name: "any-session", Usage: "a key of every store that may act as any session (X-Memfs-Session): for a harness that runs sessions"},
 				},
 				Action: apikeyCreate,
