@@ -383,3 +383,114 @@ func (db *DB) pgFastCreate(ctx context.Context, k knownCreate, ch *Change) (ok b
 	k.saved(db, seq.Int64, ino.Int64, ch)
 	return true, nil
 }
+
+// renameQuery appends the version that moves the memory at ?5 to ?7 in
+// the same directory, referencing its content (SQLite; see fastRename).
+// Its memory_id is NULL, so that no row is written, unless the store is
+// writable with the guard policy the rename was decided on, the version
+// fits the history quota (its cost ?6 plus the content it references),
+// and nothing is at or below ?7 (?8 and ?9 bound its subtree; the
+// directory holds the memory moved, so no file lies above ?7). The
+// version's insert moves the memory (versions_moved). The shape to keep
+// is knownSaveQuery's.
+const renameQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, operation, created_at, actor_type,
+	actor_id, conflict, origin, prev_path, path, sha, size, content_of, hist, live, via_key)
+	VALUES (coalesce((SELECT seq FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), ?1) + 1, ?3,
+		CASE WHEN (SELECT s.archived_at IS NULL AND s.guard = ?4
+				AND (s.max_history_bytes <= 0 OR s.history_bytes + s.pending_bytes + ?6
+					+ coalesce((SELECT m.size FROM memories m WHERE m.store = ?3 AND m.path = ?5), 0)
+					+ coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) <= s.max_history_bytes)
+			FROM stores s WHERE s.seq = ?3)
+			AND NOT EXISTS (SELECT 1 FROM memories WHERE store = ?3 AND path = ?7)
+			AND NOT EXISTS (SELECT 1 FROM memories WHERE store = ?3 AND path > ?8 AND path < ?9)
+			AND NOT EXISTS (SELECT 1 FROM dirs WHERE store = ?3 AND path >= ?7 AND path < ?9 AND (path = ?7 OR path > ?8))
+		THEN (SELECT m.id FROM memories m WHERE m.store = ?3 AND m.path = ?5) END,
+		'modified', ?10, ?11, ?12, 0, ?13, ?5, ?7,
+		(SELECT m.sha FROM memories m WHERE m.store = ?3 AND m.path = ?5),
+		(SELECT m.size FROM memories m WHERE m.store = ?3 AND m.path = ?5),
+		(SELECT coalesce(c.content_of, c.seq) FROM versions c WHERE c.seq = (SELECT m.head FROM memories m WHERE m.store = ?3 AND m.path = ?5)),
+		coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?6
+			+ coalesce((SELECT m.size FROM memories m WHERE m.store = ?3 AND m.path = ?5), 0),
+		coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0), ?14)
+	RETURNING seq, memory_id, sha, size, (SELECT m.ino FROM memories m WHERE m.id = memory_id),
+		(SELECT m.created_at FROM memories m WHERE m.id = memory_id)`
+
+// knownRename is a rename of a file within its directory to a name the
+// caller takes to be free, as both backends' statements take it.
+type knownRename struct {
+	storeID, from, to       string
+	f                       storeFacts
+	store                   int64 // the store's row number
+	at                      int64
+	byID                    string
+	actorType, actorID, via any
+}
+
+// knownRenameOf returns the rename for the one statement, or false when it
+// must read and decide: a move to another directory, one of a store this
+// handle has not written to yet, or a name the guard finds something in.
+func (db *DB) knownRenameOf(storeID, from, to string, by Actor) (knownRename, bool) {
+	if from == to || parentOf(from) != parentOf(to) {
+		return knownRename{}, false
+	}
+	fv, ok := db.facts.Load(storeID)
+	if !ok {
+		return knownRename{}, false
+	}
+	sv, ok := db.seqs.Load(storeID)
+	if !ok {
+		return knownRename{}, false
+	}
+	f := fv.(storeFacts)
+	if f.guard != guard.Off && len(guard.ScanName(to)) > 0 {
+		return knownRename{}, false
+	}
+	k := knownRename{storeID: storeID, from: from, to: to, f: f, store: sv.(int64), at: db.nowNanos(), byID: by.ID}
+	k.actorType, k.actorID, k.via = actorArgs(by)
+	return k, true
+}
+
+// moved is the memory as the rename left it (without its content).
+func (k *knownRename) moved(seq int64, id, sha string, size, ino, created int64) *Memory {
+	return &Memory{ID: id, StoreID: k.storeID, Path: k.to, ContentSHA256: sha, ContentSize: int(size), VersionID: versionID(seq, k.at),
+		CreatedAt: fromNanos(created), UpdatedAt: fromNanos(k.at), Ino: uint64(ino), Seq: seq}
+}
+
+// fastRename is Rename's one statement on SQLite, in the caller's
+// transaction; nil when nothing was written and the rename must read and
+// decide.
+func fastRename(r *run, k knownRename) (*Memory, error) {
+	lo, hi := versionRange(k.store)
+	below, beyond := subtree(k.to)
+	var seq, size, ino, created int64
+	var id, sha string
+	err := r.scan(renameQuery, []any{lo, hi, k.store, string(k.f.guard), k.from, versionCost(0, k.to, k.byID), k.to, below, beyond,
+		k.at, k.actorType, k.actorID, r.db.originNum, k.via}, &seq, &id, &sha, &size, &ino, &created)
+	if err == sql.ErrNoRows {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.changed = true
+	return k.moved(seq, id, sha, size, ino, created), nil
+}
+
+// pgFastRename is Rename's one statement on PostgreSQL: memfs_rename
+// (migration 0025), one round trip; nil when nothing was written.
+func (db *DB) pgFastRename(ctx context.Context, k knownRename) (*Memory, error) {
+	var seq, size, ino, created sql.NullInt64
+	var id, sha sql.NullString
+	below, beyond := subtree(k.to)
+	err := db.writeStatement(ctx, "rename", func(r *run) error {
+		err := r.scan("SELECT * FROM memfs_rename(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.from, k.to, below, beyond,
+			k.at, k.actorType, k.actorID, db.originNum, versionCost(0, k.to, k.byID), k.via, string(k.f.guard)},
+			&seq, &id, &sha, &size, &ino, &created)
+		r.changed = seq.Valid
+		return err
+	})
+	if err != nil || !seq.Valid {
+		return nil, err
+	}
+	return k.moved(seq.Int64, id.String, sha.String, size.Int64, ino.Int64, created.Int64), nil
+}

@@ -331,3 +331,58 @@ func TestKnownHeadVersionOnly(t *testing.T) {
 		t.Fatalf("a credential saved over a head known by version only: %v, want %v", err, versions.CodeCredential)
 	}
 }
+
+// A rename within a directory to a free name is one statement (one round
+// trip on PostgreSQL): the memory keeps its id, inode and content, and its
+// history holds the move; a name that is taken is decided by the rename
+// that reads, with its answers.
+func TestKnownRename(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	prime(t, db, s.ID)
+	m := create(t, db, s.ID, "/d/a.md", "one")
+	db.HoldSweeps()
+	n := db.Statements()
+	moved, err := db.Rename(ctx, s.ID, "/d/a.md", "/d/b.md", false, me)
+	ok(t, err)
+	if got, want := db.Statements()-n, int64(3); onPostgres() && got > 1 || got > want {
+		t.Fatalf("the rename ran %d statements, want at most %d (1 on PostgreSQL)", got, want)
+	}
+	got, err := db.GetMemory(ctx, s.ID, "/d/b.md")
+	ok(t, err)
+	if got.ID != m.ID || got.Ino != m.Ino || *got.Content != "one" || moved.ID != m.ID || moved.Ino != m.Ino || moved.VersionID != got.VersionID ||
+		moved.Seq == 0 || moved.Path != "/d/b.md" || moved.ContentSHA256 != m.ContentSHA256 || !moved.CreatedAt.Equal(m.CreatedAt) {
+		t.Fatalf("moved %+v, memory after the rename %+v, before %+v", moved, got, m)
+	}
+	h := history(t, db, s.ID, m.ID)
+	if len(h) != 2 || h[0].PreviousPath != "/d/a.md" || h[0].Path == nil || *h[0].Path != "/d/b.md" {
+		t.Fatalf("history %+v", h)
+	}
+	if v, err := db.GetVersion(ctx, s.ID, h[0].ID); err != nil || v.Content == nil || *v.Content != "one" {
+		t.Fatalf("the move's version: %+v %v", v, err)
+	}
+	if _, err := db.GetMemory(ctx, s.ID, "/d/a.md"); versions.ErrorCode(err) != versions.CodeNotFound {
+		t.Fatalf("the old path after the rename: %v", err)
+	}
+	c := create(t, db, s.ID, "/d/c.md", "two")
+	if _, err := db.Rename(ctx, s.ID, "/d/b.md", "/d/c.md", true, me); versions.ErrorCode(err) != versions.CodePathConflict {
+		t.Fatalf("a rename onto a memory without replacing: %v, want %v", err, versions.CodePathConflict)
+	}
+	ok(t, db.MakeDir(ctx, s.ID, "/d/kept"))
+	if _, err := db.Rename(ctx, s.ID, "/d/b.md", "/d/kept", false, me); versions.ErrorCode(err) != versions.CodeIsDir {
+		t.Fatalf("a rename onto a directory: %v, want %v", err, versions.CodeIsDir)
+	}
+	over, err := db.Rename(ctx, s.ID, "/d/b.md", "/d/c.md", false, me)
+	ok(t, err)
+	if over.ID != c.ID {
+		t.Fatalf("a rename over a memory gives it a version: %+v, want memory %s", over, c.ID)
+	}
+	if got, err := db.GetMemory(ctx, s.ID, "/d/c.md"); err != nil || *got.Content != "one" {
+		t.Fatalf("the memory renamed over: %+v %v", got, err)
+	}
+	_, err = db.ArchiveStore(ctx, s.ID)
+	ok(t, err)
+	if _, err := db.Rename(ctx, s.ID, "/d/c.md", "/d/e.md", false, me); versions.ErrorCode(err) != versions.CodeReadOnly {
+		t.Fatalf("a rename in an archived store: %v, want %v", err, versions.CodeReadOnly)
+	}
+}

@@ -178,8 +178,21 @@ func (db *DB) Rename(ctx context.Context, storeID, from, to string, noReplace bo
 	if err := ValidatePath(to); err != nil {
 		return nil, err
 	}
+	k, known := db.knownRenameOf(storeID, from, to, by)
+	if known && db.d.name == "postgres" {
+		if m, err := db.pgFastRename(ctx, k); m != nil || err != nil {
+			return m, err
+		}
+	}
 	var moved *Memory
 	err := db.write(ctx, "rename", func(r *run) error {
+		if known && db.d.name == "sqlite" {
+			m, err := fastRename(r, k)
+			if m != nil || err != nil {
+				moved = m
+				return err
+			}
+		}
 		s, err := loadStoreLite(r, storeID, true)
 		if err != nil {
 			return err

@@ -92,3 +92,55 @@ BEGIN
 	PERFORM pg_notify('memfs', '');
 	RETURN;
 END $$;
+
+-- memfs_rename moves the memory at p_from to p_to in the same directory,
+-- in one round trip: it takes the store's lock, checks that the store is
+-- writable with that guard policy, that the version (p_cost plus the
+-- content it references) fits the history quota, and that nothing is at
+-- or below p_to (p_below and p_beyond bound its subtree; the directory
+-- holds the memory moved, so no file lies above p_to), then inserts the
+-- version referencing the memory's content (whose trigger moves the
+-- memory) and notifies. It returns NULLs, and writes nothing, when
+-- anything differs: the caller reads and decides again.
+CREATE FUNCTION memfs_rename(p_store BIGINT, p_from TEXT, p_to TEXT, p_below TEXT, p_beyond TEXT, p_at BIGINT,
+	p_actor_type TEXT, p_actor_id TEXT, p_origin BIGINT, p_cost BIGINT, p_via TEXT, p_guard TEXT,
+	OUT v_seq BIGINT, OUT v_memory TEXT, OUT v_sha TEXT, OUT v_size BIGINT, OUT v_ino BIGINT, OUT v_created BIGINT)
+LANGUAGE plpgsql AS $$
+DECLARE
+	lo     BIGINT := p_store << 40;
+	hi     BIGINT := (p_store + 1) << 40;
+	s      RECORD;
+	m      RECORD;
+	l_seq  BIGINT;
+	l_hist BIGINT;
+	l_live BIGINT;
+BEGIN
+	SELECT archived_at, guard, max_history_bytes, history_bytes, pending_bytes INTO s
+		FROM stores WHERE seq = p_store FOR UPDATE;
+	IF NOT FOUND OR s.archived_at IS NOT NULL OR s.guard <> p_guard THEN
+		RETURN;
+	END IF;
+	SELECT id, head, sha, size, ino, created_at INTO m FROM memories WHERE store = p_store AND path = p_from;
+	IF NOT FOUND
+		OR EXISTS (SELECT 1 FROM memories WHERE store = p_store AND (path = p_to OR path > p_below AND path < p_beyond))
+		OR EXISTS (SELECT 1 FROM dirs WHERE store = p_store AND path >= p_to AND path < p_beyond AND (path = p_to OR path > p_below)) THEN
+		RETURN;
+	END IF;
+	SELECT seq, hist, live INTO l_seq, l_hist, l_live FROM versions WHERE seq > lo AND seq < hi ORDER BY seq DESC LIMIT 1;
+	IF s.max_history_bytes > 0 AND s.history_bytes + s.pending_bytes + coalesce(l_hist, 0) + p_cost + m.size > s.max_history_bytes THEN
+		RETURN;
+	END IF;
+	INSERT INTO versions (seq, store, memory_id, operation, created_at, actor_type, actor_id, conflict, origin,
+		prev_path, path, sha, size, content_of, hist, live, via_key)
+	VALUES (coalesce(l_seq, lo) + 1, p_store, m.id, 'modified', p_at, p_actor_type, p_actor_id, false, p_origin,
+		p_from, p_to, m.sha, m.size, (SELECT coalesce(c.content_of, c.seq) FROM versions c WHERE c.seq = m.head),
+		coalesce(l_hist, 0) + p_cost + m.size, coalesce(l_live, 0), p_via)
+	RETURNING seq INTO v_seq;
+	v_memory := m.id;
+	v_sha := m.sha;
+	v_size := m.size;
+	v_ino := m.ino;
+	v_created := m.created_at;
+	PERFORM pg_notify('memfs', '');
+	RETURN;
+END $$;
