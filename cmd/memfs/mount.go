@@ -138,6 +138,7 @@ func mountAction(c *cli.Context) error {
 	if addr := c.String("metrics-addr"); addr != "" {
 		m := newMountMetrics()
 		m.countLeases(db)
+		m.countWrites(db)
 		stop, err := m.serve(addr)
 		if err != nil {
 			return err

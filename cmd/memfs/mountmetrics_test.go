@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -55,6 +56,15 @@ func TestMountMetrics(t *testing.T) {
 	}
 	if !ok {
 		t.Errorf("/metrics has no feed lag for the CLI's change:\n%s", grepLines(text, "memfs_mount"))
+	}
+	// The two saves at least were commits, and took time in the engine.
+	for name, least := range map[string]float64{"memfs_engine_commits_total": 2, "memfs_engine_write_seconds_total": 1e-9,
+		"memfs_engine_transaction_seconds_total": 1e-9, "memfs_engine_commit_seconds_total": 1e-9} {
+		var v float64
+		_, after, _ := strings.Cut(text, "\n"+name+" ")
+		if _, err := fmt.Sscanf(after, "%g", &v); err != nil || v < least {
+			t.Errorf("/metrics: %s %q, want at least %g", name, after[:min(len(after), 20)], least)
+		}
 	}
 }
 
