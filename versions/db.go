@@ -492,6 +492,20 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 	}
 	defer func() { p.put(c, err) }() // c is nil once dropped
 	defer func() {
+		// A panic in fn leaves the connection inside its transaction: it
+		// is rolled back (on SQLite letting go of the database) before the
+		// connection is lent out again, or dropped.
+		if v := recover(); v != nil {
+			if begin != "" {
+				if _, err := c.c.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+					c.discard(true)
+					c = nil
+				}
+			}
+			panic(v)
+		}
+	}()
+	defer func() {
 		if err != nil && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)) {
 			db.wp.dropIdle()
 			db.rp.dropIdle()

@@ -10,14 +10,18 @@ import (
 )
 
 // The one-statement saves. A save whose caller knows the memory's head
-// (Save with HeadVersionID and HeadSHA256), and a deletion, are written
-// by one INSERT of the version whose subqueries check, against the rows
-// themselves, everything the save was decided on: the memory still at
-// that head and path, the store writable with the limits and guard policy
-// the decision used, and the history quota against the store's counters
-// (so that two daemons never both see room). The version's insert moves
-// the memory's head in the same statement (the triggers of
-// migrations/*/0023_lean_saves.sql). When the statement writes nothing,
+// (Save with HeadVersionID), a new memory's, a rename within a directory
+// and a deletion are written by one INSERT of the version (a new memory's
+// row follows it) whose subqueries check, against the rows themselves,
+// everything the save was decided on: the memory still at that head and
+// path, or the path free, the store writable with the limits and guard
+// policy the decision used, and the history quota against the store's
+// counters (so that two daemons never both see room). The version's
+// insert moves the memory's head in the same statement (the triggers of
+// migrations/sqlite/0023_lean_saves.sql). On PostgreSQL each is a function
+// of migrations/postgres/0023 and 0025, one round trip. A version's time
+// is taken under the store's write lock, so that times follow the
+// versions' order. When the statement writes nothing,
 // the save reads everything and decides again in the same transaction, and
 // reports whatever made it differ.
 
@@ -115,7 +119,6 @@ func (db *DB) knownSaveOf(req SaveReq) (knownSave, bool) {
 			return k, false
 		}
 	}
-	k.at = db.nowNanos()
 	k.actorType, k.actorID, k.via = actorArgs(req.By)
 	return k, true
 }
@@ -142,6 +145,9 @@ func (k *knownSave) change(db *DB, seq int64) Change {
 // transaction; ok is false when nothing was written and the save must
 // read and decide.
 func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
+	// The version's time is taken under the database's write lock, so
+	// that versions' times follow their order.
+	k.at = r.db.nowNanos()
 	lo, hi := versionRange(k.store)
 	var seq, ino, created int64
 	err = r.scan(knownSaveQuery, []any{lo, hi, k.req.MemoryID, k.head, k.at, k.actorType, k.actorID, k.conflict, r.db.originNum,
@@ -160,20 +166,21 @@ func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
 }
 
 // pgFastSave is Save's one statement on PostgreSQL: memfs_save (migration
-// 0023) in a statement of its own, which commits it and notifies the
+// 0025) in a statement of its own, which commits it and notifies the
 // feed's listeners, one round trip. ok is false when nothing was written.
 func (db *DB) pgFastSave(ctx context.Context, k knownSave, ch *Change) (ok bool, err error) {
-	var seq, ino, created sql.NullInt64
+	var seq, ino, created, at sql.NullInt64
 	err = db.writeStatement(ctx, "save", func(r *run) error {
 		err := r.scan("SELECT * FROM memfs_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.req.MemoryID, k.head,
-			k.req.Path, k.at, k.actorType, k.actorID, k.conflict, db.originNum, k.sha, len(k.req.Content),
-			db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
+			k.req.Path, db.nowNanos(), k.actorType, k.actorID, k.conflict, db.originNum, k.sha, len(k.req.Content),
+			db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created, &at)
 		r.changed = seq.Valid
 		return err
 	})
 	if err != nil || !seq.Valid {
 		return false, err
 	}
+	k.at = at.Int64
 	*ch = k.change(db, seq.Int64)
 	k.memory(ch, ino.Int64, created.Int64)
 	return true, nil
@@ -313,8 +320,7 @@ func (db *DB) knownCreateOf(req SaveReq) (knownCreate, bool) {
 	if f.guard != guard.Off && (len(guard.ScanName(req.Path)) > 0 || len(guard.ScanChange("", req.Content)) > 0) {
 		return knownCreate{}, false
 	}
-	k := knownCreate{req: req, f: f, store: sv.(int64), at: db.nowNanos(), sha: sha256Hex(req.Content)}
-	k.id = db.ids.make(prefixMemory, fromNanos(k.at))
+	k := knownCreate{req: req, f: f, store: sv.(int64), sha: sha256Hex(req.Content)}
 	k.actorType, k.actorID, k.via = actorArgs(req.By)
 	return k, true
 }
@@ -341,6 +347,8 @@ func (k *knownCreate) saved(db *DB, seq, ino int64, ch *Change) {
 // version's conditional insert, then the memory's. ok is false when
 // nothing was written and the save must read and decide.
 func fastCreate(r *run, k knownCreate, ch *Change) (ok bool, err error) {
+	k.at = r.db.nowNanos() // under the write lock, as fastSave's
+	k.id = r.db.ids.make(prefixMemory, fromNanos(k.at))
 	lo, hi := versionRange(k.store)
 	taken, err := json.Marshal(k.taken())
 	if err != nil {
@@ -369,17 +377,20 @@ func fastCreate(r *run, k knownCreate, ch *Change) (ok bool, err error) {
 // 0025) in a statement of its own, one round trip. ok is false when
 // nothing was written.
 func (db *DB) pgFastCreate(ctx context.Context, k knownCreate, ch *Change) (ok bool, err error) {
-	var seq, ino sql.NullInt64
+	var seq, ino, at sql.NullInt64
+	now := db.nowNanos()
+	k.id = db.ids.make(prefixMemory, fromNanos(now))
 	err = db.writeStatement(ctx, "save", func(r *run) error {
 		err := r.scan("SELECT * FROM memfs_create(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.id, k.req.Path,
-			k.taken(), k.at, k.actorType, k.actorID, db.originNum, k.sha, len(k.req.Content),
-			db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino)
+			k.taken(), now, k.actorType, k.actorID, db.originNum, k.sha, len(k.req.Content),
+			db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &at)
 		r.changed = seq.Valid
 		return err
 	})
 	if err != nil || !seq.Valid {
 		return false, err
 	}
+	k.at = at.Int64
 	k.saved(db, seq.Int64, ino.Int64, ch)
 	return true, nil
 }
@@ -445,7 +456,7 @@ func (db *DB) knownRenameOf(storeID, from, to string, by Actor) (knownRename, bo
 	if f.guard != guard.Off && len(guard.ScanName(to)) > 0 {
 		return knownRename{}, false
 	}
-	k := knownRename{storeID: storeID, from: from, to: to, f: f, store: sv.(int64), at: db.nowNanos(), byID: by.ID}
+	k := knownRename{storeID: storeID, from: from, to: to, f: f, store: sv.(int64), byID: by.ID}
 	k.actorType, k.actorID, k.via = actorArgs(by)
 	return k, true
 }
@@ -460,6 +471,7 @@ func (k *knownRename) moved(seq int64, id, sha string, size, ino, created int64)
 // transaction; nil when nothing was written and the rename must read and
 // decide.
 func fastRename(r *run, k knownRename) (*Memory, error) {
+	k.at = r.db.nowNanos() // under the write lock, as fastSave's
 	lo, hi := versionRange(k.store)
 	below, beyond := subtree(k.to)
 	var seq, size, ino, created int64
@@ -479,18 +491,19 @@ func fastRename(r *run, k knownRename) (*Memory, error) {
 // pgFastRename is Rename's one statement on PostgreSQL: memfs_rename
 // (migration 0025), one round trip; nil when nothing was written.
 func (db *DB) pgFastRename(ctx context.Context, k knownRename) (*Memory, error) {
-	var seq, size, ino, created sql.NullInt64
+	var seq, size, ino, created, at sql.NullInt64
 	var id, sha sql.NullString
 	below, beyond := subtree(k.to)
 	err := db.writeStatement(ctx, "rename", func(r *run) error {
 		err := r.scan("SELECT * FROM memfs_rename(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.from, k.to, below, beyond,
-			k.at, k.actorType, k.actorID, db.originNum, versionCost(0, k.to, k.byID), k.via, string(k.f.guard)},
-			&seq, &id, &sha, &size, &ino, &created)
+			db.nowNanos(), k.actorType, k.actorID, db.originNum, versionCost(0, k.to, k.byID), k.via, string(k.f.guard)},
+			&seq, &id, &sha, &size, &ino, &created, &at)
 		r.changed = seq.Valid
 		return err
 	})
 	if err != nil || !seq.Valid {
 		return nil, err
 	}
+	k.at = at.Int64
 	return k.moved(seq.Int64, id.String, sha.String, size.Int64, ino.Int64, created.Int64), nil
 }

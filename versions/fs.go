@@ -186,6 +186,7 @@ func (db *DB) Rename(ctx context.Context, storeID, from, to string, noReplace bo
 	}
 	var moved *Memory
 	err := db.write(ctx, "rename", func(r *run) error {
+		moved = nil
 		if known && db.d.name == "sqlite" {
 			m, err := fastRename(r, k)
 			if m != nil || err != nil {

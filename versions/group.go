@@ -2,6 +2,7 @@ package versions
 
 import (
 	"context"
+	"fmt"
 	"sync"
 )
 
@@ -66,10 +67,33 @@ func (c *committer) write(ctx context.Context, db *DB, fn func(r *run) error) er
 // transaction that holds its own write, and leaves what arrived meanwhile
 // to a goroutine that leads on.
 func (c *committer) lead(db *DB, once bool) {
+	var batch []*groupWrite
+	defer func() {
+		// A write that panics (a bug) must not leave the writes waiting
+		// with it, or those queued behind, without an answer for ever: its
+		// batch's others fail, a leader takes the queue on, and the panic
+		// goes on up the stack of whoever led.
+		if p := recover(); p != nil {
+			for _, w := range batch {
+				select {
+				case w.done <- fmt.Errorf("a write in the same transaction failed (%v): nothing of this one was saved; try again", p):
+				default:
+				}
+			}
+			c.mu.Lock()
+			more := len(c.queue) > 0
+			c.leading = more
+			c.mu.Unlock()
+			if more {
+				go c.lead(db, false)
+			}
+			panic(p)
+		}
+	}()
 	for {
 		conn, err := db.wp.get(context.Background())
 		c.mu.Lock()
-		batch := c.queue
+		batch = c.queue
 		c.queue = nil
 		if len(batch) == 0 {
 			c.leading = false

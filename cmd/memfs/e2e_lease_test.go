@@ -38,7 +38,8 @@ func twoNamespacesOnePath(t *testing.T, env *e2eEnv) {
 	env.cli(t, "memory", "create", "--path", "/notes.md", "--content", "kept", storeID)
 	mnt := mountDir(t) // the same path in both namespaces
 	// ready waits for the store's directory in the namespace's mount.
-	ready := `until [ -d "$MNT/$SLUG" ]; do sleep 0.05; done`
+	// A mount that exits before it is ready fails the script, with its log.
+	ready := `until [ -d "$MNT/$SLUG" ]; do kill -0 $pid 2>/dev/null || { echo "memfs mount exited before it was ready:"; cat "$LOG"; exit 1; }; sleep 0.05; done`
 	writer := `"$MEMFS" mount --store "$STORE" "$MNT" 2>"$LOG" & pid=$!
 ` + ready + `
 end=$(($(date +%s) + 8)); i=0
@@ -61,10 +62,11 @@ while [ "$(date +%s)" -lt "$end" ]; do
 done
 umount -l "$MNT" 2>/dev/null
 echo "mounts: $i"`
+	logs := t.TempDir()
 	run := func(name, script string) (*exec.Cmd, *strings.Builder) {
 		c := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", script)
 		c.Env = append(env.environ(), "MEMFS="+memfsBin, "STORE="+storeID, "MNT="+mnt, "SLUG="+slug,
-			"LOG="+filepath.Join(t.TempDir(), name+".log"))
+			"LOG="+filepath.Join(logs, name+".log"))
 		var out strings.Builder
 		c.Stdout, c.Stderr = &out, &out
 		if err := c.Start(); err != nil {
@@ -85,9 +87,13 @@ echo "mounts: $i"`
 				t.Errorf("a namespace's script failed: %v\nwriter:\n%s\nrestarter:\n%s", err, wout, rout)
 			}
 		case <-time.After(60 * time.Second):
+			ps, _ := exec.Command("ps", "-eo", "pid,ppid,stat,wchan:24,args").CombinedOutput()
 			w.Process.Kill()
 			r.Process.Kill()
-			t.Fatalf("the namespaces' scripts did not end\nwriter:\n%s\nrestarter:\n%s", wout, rout)
+			wlog, _ := os.ReadFile(filepath.Join(logs, "writer.log"))
+			rlog, _ := os.ReadFile(filepath.Join(logs, "restarter.log"))
+			t.Fatalf("the namespaces' scripts did not end\nwriter:\n%s\nrestarter:\n%s\nprocesses:\n%s\nwriter's mount log:\n%s\nrestarter's mount logs (last 4 KiB):\n%s",
+				wout, rout, ps, wlog, rlog[max(0, len(rlog)-4096):])
 		}
 	}
 	// Wait out the lease of a mount that could not end its own (the

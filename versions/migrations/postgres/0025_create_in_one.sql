@@ -1,3 +1,8 @@
+-- The functions of one round trip take the version's time as the later of
+-- the caller's clock (p_at) and the store's latest version's, read under
+-- the store's lock, and return it (v_at): versions' times follow their
+-- order even when a save waited for the lock.
+--
 -- memfs_create writes a new memory at p_path, with its created version, in
 -- one round trip, as memfs_save writes a known head's save: it takes the
 -- store's lock, checks against the rows what the caller decided on (the
@@ -12,7 +17,7 @@
 CREATE FUNCTION memfs_create(p_store BIGINT, p_memory TEXT, p_path TEXT, p_up TEXT[], p_at BIGINT,
 	p_actor_type TEXT, p_actor_id TEXT, p_origin BIGINT, p_sha TEXT, p_size BIGINT,
 	p_content BYTEA, p_cost BIGINT, p_via TEXT, p_guard TEXT, p_max_bytes BIGINT,
-	OUT v_seq BIGINT, OUT v_ino BIGINT)
+	OUT v_seq BIGINT, OUT v_ino BIGINT, OUT v_at BIGINT)
 LANGUAGE plpgsql AS $$
 DECLARE
 	lo     BIGINT := p_store << 40;
@@ -23,6 +28,7 @@ DECLARE
 	l_seq  BIGINT;
 	l_hist BIGINT;
 	l_live BIGINT;
+	l_at   BIGINT;
 BEGIN
 	SELECT archived_at, guard, max_memory_bytes, max_memories, memory_count, max_history_bytes, history_bytes, pending_bytes INTO s
 		FROM stores WHERE seq = p_store FOR UPDATE;
@@ -34,18 +40,19 @@ BEGIN
 		OR EXISTS (SELECT 1 FROM dirs WHERE store = p_store AND path >= p_path AND path < beyond AND (path = p_path OR path > below)) THEN
 		RETURN;
 	END IF;
-	SELECT seq, hist, live INTO l_seq, l_hist, l_live FROM versions WHERE seq > lo AND seq < hi ORDER BY seq DESC LIMIT 1;
+	SELECT seq, hist, live, created_at INTO l_seq, l_hist, l_live, l_at FROM versions WHERE seq > lo AND seq < hi ORDER BY seq DESC LIMIT 1;
+	v_at := greatest(p_at, l_at);
 	IF s.memory_count + coalesce(l_live, 0) + (SELECT count(*) FROM pending WHERE store = p_store) >= s.max_memories
 		OR s.max_history_bytes > 0 AND s.history_bytes + s.pending_bytes + coalesce(l_hist, 0) + p_cost > s.max_history_bytes THEN
 		RETURN;
 	END IF;
 	INSERT INTO versions (seq, store, memory_id, operation, created_at, actor_type, actor_id, conflict, origin,
 		path, sha, size, content, hist, live, via_key)
-	VALUES (coalesce(l_seq, lo) + 1, p_store, p_memory, 'created', p_at, p_actor_type, p_actor_id, false, p_origin,
+	VALUES (coalesce(l_seq, lo) + 1, p_store, p_memory, 'created', v_at, p_actor_type, p_actor_id, false, p_origin,
 		p_path, p_sha, p_size, p_content, coalesce(l_hist, 0) + p_cost, coalesce(l_live, 0) + 1, p_via)
 	RETURNING seq INTO v_seq;
 	INSERT INTO memories (id, store, path, head, version_id, sha, size, created_at, updated_at)
-	VALUES (p_memory, p_store, p_path, v_seq, memfs_version_id(v_seq, p_at), p_sha, p_size, p_at, p_at)
+	VALUES (p_memory, p_store, p_path, v_seq, memfs_version_id(v_seq, v_at), p_sha, p_size, v_at, v_at)
 	RETURNING ino INTO v_ino;
 	PERFORM pg_notify('memfs', '');
 	RETURN;
@@ -53,12 +60,13 @@ END $$;
 
 -- memfs_save as before, but for a memory whose content is already p_sha's
 -- (a caller that knows the head's version and not its content cannot
--- tell that nothing is to be saved): nothing is written, and the caller
--- decides.
-CREATE OR REPLACE FUNCTION memfs_save(p_store BIGINT, p_memory TEXT, p_head BIGINT, p_path TEXT, p_at BIGINT,
+-- tell that nothing is to be saved) nothing is written, and the caller
+-- decides; and the version's time is v_at.
+DROP FUNCTION memfs_save(BIGINT, TEXT, BIGINT, TEXT, BIGINT, TEXT, TEXT, BOOLEAN, BIGINT, TEXT, BIGINT, BYTEA, BIGINT, TEXT, TEXT, BIGINT);
+CREATE FUNCTION memfs_save(p_store BIGINT, p_memory TEXT, p_head BIGINT, p_path TEXT, p_at BIGINT,
 	p_actor_type TEXT, p_actor_id TEXT, p_conflict BOOLEAN, p_origin BIGINT, p_sha TEXT, p_size BIGINT,
 	p_content BYTEA, p_cost BIGINT, p_via TEXT, p_guard TEXT, p_max_bytes BIGINT,
-	OUT v_seq BIGINT, OUT v_ino BIGINT, OUT v_created BIGINT)
+	OUT v_seq BIGINT, OUT v_ino BIGINT, OUT v_created BIGINT, OUT v_at BIGINT)
 LANGUAGE plpgsql AS $$
 DECLARE
 	lo     BIGINT := p_store << 40;
@@ -67,6 +75,7 @@ DECLARE
 	l_seq  BIGINT;
 	l_hist BIGINT;
 	l_live BIGINT;
+	l_at   BIGINT;
 BEGIN
 	SELECT archived_at, guard, max_memory_bytes, max_history_bytes, history_bytes, pending_bytes INTO s
 		FROM stores WHERE seq = p_store FOR UPDATE;
@@ -79,14 +88,15 @@ BEGIN
 	IF NOT FOUND THEN
 		RETURN;
 	END IF;
-	SELECT seq, hist, live INTO l_seq, l_hist, l_live FROM versions WHERE seq > lo AND seq < hi ORDER BY seq DESC LIMIT 1;
+	SELECT seq, hist, live, created_at INTO l_seq, l_hist, l_live, l_at FROM versions WHERE seq > lo AND seq < hi ORDER BY seq DESC LIMIT 1;
+	v_at := greatest(p_at, l_at);
 	IF s.max_history_bytes > 0 AND s.history_bytes + s.pending_bytes + coalesce(l_hist, 0) + p_cost > s.max_history_bytes THEN
 		v_ino := NULL;
 		RETURN;
 	END IF;
 	INSERT INTO versions (seq, store, memory_id, operation, created_at, actor_type, actor_id, conflict, origin,
 		path, sha, size, content, hist, live, via_key)
-	VALUES (coalesce(l_seq, lo) + 1, p_store, p_memory, 'modified', p_at, p_actor_type, p_actor_id, p_conflict, p_origin,
+	VALUES (coalesce(l_seq, lo) + 1, p_store, p_memory, 'modified', v_at, p_actor_type, p_actor_id, p_conflict, p_origin,
 		p_path, p_sha, p_size, p_content, coalesce(l_hist, 0) + p_cost, coalesce(l_live, 0), p_via)
 	RETURNING seq INTO v_seq;
 	PERFORM pg_notify('memfs', '');
@@ -104,7 +114,7 @@ END $$;
 -- anything differs: the caller reads and decides again.
 CREATE FUNCTION memfs_rename(p_store BIGINT, p_from TEXT, p_to TEXT, p_below TEXT, p_beyond TEXT, p_at BIGINT,
 	p_actor_type TEXT, p_actor_id TEXT, p_origin BIGINT, p_cost BIGINT, p_via TEXT, p_guard TEXT,
-	OUT v_seq BIGINT, OUT v_memory TEXT, OUT v_sha TEXT, OUT v_size BIGINT, OUT v_ino BIGINT, OUT v_created BIGINT)
+	OUT v_seq BIGINT, OUT v_memory TEXT, OUT v_sha TEXT, OUT v_size BIGINT, OUT v_ino BIGINT, OUT v_created BIGINT, OUT v_at BIGINT)
 LANGUAGE plpgsql AS $$
 DECLARE
 	lo     BIGINT := p_store << 40;
@@ -114,6 +124,7 @@ DECLARE
 	l_seq  BIGINT;
 	l_hist BIGINT;
 	l_live BIGINT;
+	l_at   BIGINT;
 BEGIN
 	SELECT archived_at, guard, max_history_bytes, history_bytes, pending_bytes INTO s
 		FROM stores WHERE seq = p_store FOR UPDATE;
@@ -126,13 +137,14 @@ BEGIN
 		OR EXISTS (SELECT 1 FROM dirs WHERE store = p_store AND path >= p_to AND path < p_beyond AND (path = p_to OR path > p_below)) THEN
 		RETURN;
 	END IF;
-	SELECT seq, hist, live INTO l_seq, l_hist, l_live FROM versions WHERE seq > lo AND seq < hi ORDER BY seq DESC LIMIT 1;
+	SELECT seq, hist, live, created_at INTO l_seq, l_hist, l_live, l_at FROM versions WHERE seq > lo AND seq < hi ORDER BY seq DESC LIMIT 1;
+	v_at := greatest(p_at, l_at);
 	IF s.max_history_bytes > 0 AND s.history_bytes + s.pending_bytes + coalesce(l_hist, 0) + p_cost + m.size > s.max_history_bytes THEN
 		RETURN;
 	END IF;
 	INSERT INTO versions (seq, store, memory_id, operation, created_at, actor_type, actor_id, conflict, origin,
 		prev_path, path, sha, size, content_of, hist, live, via_key)
-	VALUES (coalesce(l_seq, lo) + 1, p_store, m.id, 'modified', p_at, p_actor_type, p_actor_id, false, p_origin,
+	VALUES (coalesce(l_seq, lo) + 1, p_store, m.id, 'modified', v_at, p_actor_type, p_actor_id, false, p_origin,
 		p_from, p_to, m.sha, m.size, (SELECT coalesce(c.content_of, c.seq) FROM versions c WHERE c.seq = m.head),
 		coalesce(l_hist, 0) + p_cost + m.size, coalesce(l_live, 0), p_via)
 	RETURNING seq INTO v_seq;
@@ -143,4 +155,53 @@ BEGIN
 	v_created := m.created_at;
 	PERFORM pg_notify('memfs', '');
 	RETURN;
+END $$;
+
+-- memfs_delete as before, its version's time the later of p_at and the
+-- store's latest version's.
+CREATE OR REPLACE FUNCTION memfs_delete(p_store_id TEXT, p_by_path BOOLEAN, p_ref TEXT, p_if_sha TEXT, p_at BIGINT,
+	p_actor_type TEXT, p_actor_id TEXT, p_origin BIGINT, p_cost BIGINT, p_via TEXT, p_keep BOOLEAN) RETURNS BIGINT
+LANGUAGE plpgsql AS $$
+DECLARE
+	s_seq  BIGINT;
+	lo     BIGINT;
+	hi     BIGINT;
+	m_id   TEXT;
+	m_path TEXT;
+	m_sha  TEXT;
+	parent TEXT;
+	l_seq  BIGINT;
+	l_hist BIGINT;
+	l_live BIGINT;
+	l_at   BIGINT;
+	v_seq  BIGINT;
+BEGIN
+	SELECT seq INTO s_seq FROM stores WHERE id = p_store_id FOR UPDATE;
+	IF NOT FOUND THEN
+		RETURN NULL;
+	END IF;
+	lo := s_seq << 40;
+	hi := (s_seq + 1) << 40;
+	IF p_by_path THEN
+		SELECT id, path, sha INTO m_id, m_path, m_sha FROM memories WHERE store = s_seq AND path = p_ref;
+	ELSE
+		SELECT id, path, sha INTO m_id, m_path, m_sha FROM memories WHERE id = p_ref AND store = s_seq;
+	END IF;
+	IF m_id IS NULL OR (p_if_sha <> '' AND m_sha <> lower(p_if_sha)) THEN
+		RETURN NULL;
+	END IF;
+	parent := regexp_replace(m_path, '/[^/]*$', '');
+	IF p_keep AND parent <> ''
+		AND NOT EXISTS (SELECT 1 FROM memories WHERE store = s_seq AND path > parent || '/' AND path < parent || '0' AND id <> m_id)
+		AND NOT EXISTS (SELECT 1 FROM dirs WHERE store = s_seq AND path > parent || '/' AND path < parent || '0') THEN
+		RETURN NULL;
+	END IF;
+	SELECT seq, hist, live, created_at INTO l_seq, l_hist, l_live, l_at FROM versions WHERE seq > lo AND seq < hi ORDER BY seq DESC LIMIT 1;
+	INSERT INTO versions (seq, store, memory_id, operation, created_at, actor_type, actor_id, conflict, origin,
+		path, hist, live, via_key)
+	VALUES (coalesce(l_seq, lo) + 1, s_seq, m_id, 'deleted', greatest(p_at, l_at), p_actor_type, p_actor_id, false, p_origin,
+		m_path, coalesce(l_hist, 0) + p_cost + 2 * octet_length(m_path), coalesce(l_live, 0) - 1, p_via)
+	RETURNING seq INTO v_seq;
+	PERFORM pg_notify('memfs', '');
+	RETURN v_seq;
 END $$;
