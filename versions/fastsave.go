@@ -164,13 +164,9 @@ func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
 // feed's listeners, one round trip. ok is false when nothing was written.
 func (db *DB) pgFastSave(ctx context.Context, k knownSave, ch *Change) (ok bool, err error) {
 	var seq, ino, created sql.NullInt64
-	err = db.writeStatement(ctx, "save", func(r *run) error {
-		err := r.scan("SELECT * FROM memfs_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.req.MemoryID, k.head,
-			k.req.Path, k.at, k.actorType, k.actorID, k.conflict, db.originNum, k.sha, len(k.req.Content),
-			db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
-		r.changed = seq.Valid
-		return err
-	})
+	err = db.pgSave(ctx, k.store, "SELECT * FROM memfs_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.req.MemoryID, k.head,
+		k.req.Path, k.at, k.actorType, k.actorID, k.conflict, db.originNum, k.sha, len(k.req.Content),
+		db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
 	if err != nil || !seq.Valid {
 		return false, err
 	}
@@ -370,13 +366,9 @@ func fastCreate(r *run, k knownCreate, ch *Change) (ok bool, err error) {
 // nothing was written.
 func (db *DB) pgFastCreate(ctx context.Context, k knownCreate, ch *Change) (ok bool, err error) {
 	var seq, ino sql.NullInt64
-	err = db.writeStatement(ctx, "save", func(r *run) error {
-		err := r.scan("SELECT * FROM memfs_create(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.id, k.req.Path,
-			k.taken(), k.at, k.actorType, k.actorID, db.originNum, k.sha, len(k.req.Content),
-			db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino)
-		r.changed = seq.Valid
-		return err
-	})
+	err = db.pgSave(ctx, k.store, "SELECT * FROM memfs_create(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.id, k.req.Path,
+		k.taken(), k.at, k.actorType, k.actorID, db.originNum, k.sha, len(k.req.Content),
+		db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino)
 	if err != nil || !seq.Valid {
 		return false, err
 	}
