@@ -105,6 +105,7 @@ type DB struct {
 	changesWritten atomic.Int64
 	pg             *pgState // PostgreSQL only
 	group          committer
+	pgGroup        pgGroup
 	// leases are the mount leases this handle holds and its sweep of
 	// lapsed ones (leases.go).
 	leases leases

@@ -166,17 +166,14 @@ func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
 }
 
 // pgFastSave is Save's one statement on PostgreSQL: memfs_save (migration
-// 0025) in a statement of its own, which commits it and notifies the
-// feed's listeners, one round trip. ok is false when nothing was written.
+// 0025), which notifies the feed's listeners, committed alone in one
+// round trip or with the store's other saves of the moment (pggroup.go).
+// ok is false when nothing was written.
 func (db *DB) pgFastSave(ctx context.Context, k knownSave, ch *Change) (ok bool, err error) {
 	var seq, ino, created, at sql.NullInt64
-	err = db.writeStatement(ctx, "save", func(r *run) error {
-		err := r.scan("SELECT * FROM memfs_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.req.MemoryID, k.head,
-			k.req.Path, db.nowNanos(), k.actorType, k.actorID, k.conflict, db.originNum, k.sha, len(k.req.Content),
-			db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created, &at)
-		r.changed = seq.Valid
-		return err
-	})
+	err = db.pgSave(ctx, k.store, "SELECT * FROM memfs_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.req.MemoryID, k.head,
+		k.req.Path, db.nowNanos(), k.actorType, k.actorID, k.conflict, db.originNum, k.sha, len(k.req.Content),
+		db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created, &at)
 	if err != nil || !seq.Valid {
 		return false, err
 	}
@@ -374,19 +371,15 @@ func fastCreate(r *run, k knownCreate, ch *Change) (ok bool, err error) {
 }
 
 // pgFastCreate is Save's create on PostgreSQL: memfs_create (migration
-// 0025) in a statement of its own, one round trip. ok is false when
+// 0025), committed as pgFastSave's call is. ok is false when
 // nothing was written.
 func (db *DB) pgFastCreate(ctx context.Context, k knownCreate, ch *Change) (ok bool, err error) {
 	var seq, ino, at sql.NullInt64
 	now := db.nowNanos()
 	k.id = db.ids.make(prefixMemory, fromNanos(now))
-	err = db.writeStatement(ctx, "save", func(r *run) error {
-		err := r.scan("SELECT * FROM memfs_create(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.id, k.req.Path,
-			k.taken(), now, k.actorType, k.actorID, db.originNum, k.sha, len(k.req.Content),
-			db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &at)
-		r.changed = seq.Valid
-		return err
-	})
+	err = db.pgSave(ctx, k.store, "SELECT * FROM memfs_create(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.id, k.req.Path,
+		k.taken(), now, k.actorType, k.actorID, db.originNum, k.sha, len(k.req.Content),
+		db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &at)
 	if err != nil || !seq.Valid {
 		return false, err
 	}
@@ -489,18 +482,15 @@ func fastRename(r *run, k knownRename) (*Memory, error) {
 }
 
 // pgFastRename is Rename's one statement on PostgreSQL: memfs_rename
-// (migration 0025), one round trip; nil when nothing was written.
+// (migration 0025), committed as pgFastSave's call is; nil when nothing
+// was written.
 func (db *DB) pgFastRename(ctx context.Context, k knownRename) (*Memory, error) {
 	var seq, size, ino, created, at sql.NullInt64
 	var id, sha sql.NullString
 	below, beyond := subtree(k.to)
-	err := db.writeStatement(ctx, "rename", func(r *run) error {
-		err := r.scan("SELECT * FROM memfs_rename(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.from, k.to, below, beyond,
-			db.nowNanos(), k.actorType, k.actorID, db.originNum, versionCost(0, k.to, k.byID), k.via, string(k.f.guard)},
-			&seq, &id, &sha, &size, &ino, &created, &at)
-		r.changed = seq.Valid
-		return err
-	})
+	err := db.pgSave(ctx, k.store, "SELECT * FROM memfs_rename(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.from, k.to, below, beyond,
+		db.nowNanos(), k.actorType, k.actorID, db.originNum, versionCost(0, k.to, k.byID), k.via, string(k.f.guard)},
+		&seq, &id, &sha, &size, &ino, &created, &at)
 	if err != nil || !seq.Valid {
 		return nil, err
 	}

@@ -20,11 +20,12 @@ import (
 // every fn may run more than once already (retry), and sets its results
 // again when it does.
 //
-// PostgreSQL does not group: its writers hold several connections and
-// each write transaction locks its store's row, so writes of different
-// stores run at once rather than queue, and one transaction holding the
-// locks of several stores would make daemons wait for, or deadlock with,
-// each other.
+// PostgreSQL does not group these writes: its writers hold several
+// connections and each write transaction locks its store's row, so writes
+// of different stores run at once rather than queue, and one transaction
+// holding the locks of several stores would make daemons wait for, or
+// deadlock with, each other. Its one-statement saves of one store are
+// grouped instead (pggroup.go).
 //
 // Lock order: committer.mu is a leaf, never held while a transaction
 // runs.

@@ -114,3 +114,93 @@ func BenchmarkPostgresSave(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPostgresSaveConcurrent is BenchmarkPostgresSave's known-head
+// saves and creates made by 8 writers of one store at once, as the
+// processes of one mount save. It reports the saves per second and the
+// transactions per save, counted from the versions' xmin (each
+// transaction that inserted one).
+//
+//	go test -run XXX -bench PostgresSaveConcurrent -benchtime 1000x ./versions
+func BenchmarkPostgresSaveConcurrent(b *testing.B) {
+	const writers = 8
+	dsn := pgtest.Database(b)
+	db, err := versions.Open(dsn, versions.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	probe, err := sql.Open("pgx", dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { probe.Close() })
+	body := strings.Repeat("x", 2048)
+	s := newStore(b, db, versions.StoreParams{MaxMemories: 1 << 30, MaxHistoryBytes: -1})
+	heads := make([]*versions.Memory, writers)
+	for w := range heads {
+		heads[w] = create(b, db, s.ID, fmt.Sprintf("/w%d.md", w), body)
+	}
+	// Each sub-benchmark runs more than once (b.N grows): what each writer
+	// saved is counted across runs, so that no save repeats its head.
+	var saved, created [writers]int
+	ops := []struct {
+		name string
+		save func(w, n int) error
+	}{
+		{"overwrite-known-head", func(w, _ int) error {
+			m := heads[w]
+			saved[w]++
+			c := fmt.Sprintf("%d %s", saved[w], body)
+			ch, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: m.Path, Content: c, By: me, MemoryID: m.ID,
+				HeadVersionID: m.VersionID, HeadSHA256: m.ContentSHA256, HeadContent: m.Content, BaseVersionID: m.VersionID})
+			if err != nil {
+				return err
+			}
+			heads[w] = &versions.Memory{ID: m.ID, Path: m.Path, VersionID: ch.VersionID, ContentSHA256: ch.SHA256, Content: &c}
+			return nil
+		}},
+		{"create", func(w, _ int) error {
+			created[w]++
+			_, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: fmt.Sprintf("/c%d/%d.md", w, created[w]), Content: body, By: me})
+			return err
+		}},
+	}
+	last := func() (seq, xacts int64) {
+		err := probe.QueryRow("SELECT coalesce(max(seq), 0), count(DISTINCT xmin::text) FROM versions").Scan(&seq, &xacts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return seq, xacts
+	}
+	for _, op := range ops {
+		b.Run(op.name, func(b *testing.B) {
+			seq0, xacts0 := last()
+			stmts := db.Statements()
+			errs := make(chan error, writers)
+			t0 := time.Now()
+			for w := range writers {
+				go func() {
+					var err error
+					for n := w; n < b.N && err == nil; n += writers {
+						err = op.save(w, n)
+					}
+					errs <- err
+				}()
+			}
+			for range writers {
+				if err := <-errs; err != nil {
+					b.Fatal(err)
+				}
+			}
+			elapsed := time.Since(t0)
+			seq, xacts := last()
+			if got := seq - seq0; got != int64(b.N) {
+				b.Fatalf("%d versions written for %d saves", got, b.N)
+			}
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "saves/s")
+			b.ReportMetric(float64(xacts-xacts0)/float64(b.N), "xacts/save")
+			b.ReportMetric(float64(db.Statements()-stmts)/float64(b.N), "stmts/op")
+		})
+	}
+}
