@@ -205,6 +205,9 @@ func (m *Mirror) newHandle(f *File, tid int, write, app bool) *Handle {
 	if write && tid > 0 {
 		h.Users = map[uint32]bool{uint32(tid): true}
 	}
+	if f.handles == nil {
+		f.handles = map[HandleID]*Handle{}
+	}
 	f.handles[h.ID] = h
 	m.hs[h.ID] = h
 	return h
@@ -615,6 +618,7 @@ func (m *Mirror) close(f *File, h *Handle) Plan {
 	if len(f.handles) > 0 {
 		return Plan{}
 	}
+	f.handles = nil // a file closed for good holds no map: the mount knows thousands
 	var p Plan
 	if f.Dirty && !f.Due && f.State != StateUnlinked && f.State != StateScratch && f.State != StateHeld {
 		// Its save failed: the content is discarded, and the kernel's

@@ -385,7 +385,7 @@ func (m *Mirror) memoryIno(mem *versions.Memory) uint64 {
 func (m *Mirror) newFile(p string, s State) *File {
 	m.nextID++
 	now := m.o.Now()
-	f := &File{ID: m.nextID, Path: p, State: s, handles: map[HandleID]*Handle{}, Mode: 0o644, Atime: now, Mtime: now, Ctime: now, KernelSize: -1}
+	f := &File{ID: m.nextID, Path: p, State: s, Mode: 0o644, Atime: now, Mtime: now, Ctime: now, KernelSize: -1}
 	m.files[f.ID] = f
 	m.names.set(p, f.ID)
 	return f
