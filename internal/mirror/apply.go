@@ -19,8 +19,7 @@ const PublishRetry = time.Second
 // request with the last plan's Errno or Err.
 func (m *Mirror) Apply(e Event) Plan {
 	if _, ok := e.(Foreign); ok {
-		m.inflight.Lock()
-		defer m.inflight.Unlock()
+		m.inflight.landed()
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

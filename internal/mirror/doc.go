@@ -33,10 +33,12 @@
 //     kernel holds the parent directories' locks for a rename and files
 //     have one parent, so no two renames take the same two files in
 //     opposite orders.
-//   - inflight: held shared by Run from an engine request to its answer's
-//     Apply (never while waiting for a file's lock), and alone by the
-//     Apply of a change from the feed, so that this mount's own commit is
-//     known as its own before the feed's copy of it is applied.
+//   - inflight (flights.go): a request is in flight from its engine call
+//     to its answer's Apply (never while waiting for a file's lock); the
+//     Apply of a change from the feed first waits, holding no lock, for
+//     the requests in flight when it began, so that this mount's own
+//     commit is known as its own before the feed's copy of it is applied.
+//     Its own lock is a leaf.
 //   - The mirror's own lock (Apply and the read accessors), never held
 //     while the engine is asked or the kernel told; under it, the
 //     leaves: the index's, the content cache's, LastOpened's. Timers' lock

@@ -168,13 +168,8 @@ type Options struct {
 // out.
 type Mirror struct {
 	mu sync.Mutex
-	// inflight is held shared while an engine request of a plan is
-	// carried out and its answer applied, and alone while a change the
-	// feed brought is applied: a change this mount committed is then known
-	// as its own (its answer noted the feed position) before the feed's
-	// copy of it is looked at. Taken before mu, never while waiting for a
-	// file's lock.
-	inflight sync.RWMutex
+	// inflight are the engine requests being carried out (flights.go).
+	inflight flights
 	o        Options
 	files    map[ID]*File
 	names    pathNames
