@@ -30,7 +30,7 @@ const writersFloor = 0.8
 // Absolute targets.
 const (
 	visibilityP99TargetMS = 50
-	rssTargetMiB          = 100
+	rssTargetMiB          = 96
 	// The RSS target is for a daemon serving this many stores of this many
 	// memories each.
 	rssTargetStores   = 8
