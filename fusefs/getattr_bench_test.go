@@ -1,16 +1,12 @@
 package fusefs
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/memfs/memfs/versions"
 )
 
 // BenchmarkGetattr is one GETATTR round trip through the mount: statx with
@@ -18,31 +14,7 @@ import (
 // after a write does. With -cpuprofile the profile shows the daemon's
 // share, since the mount is served by the benchmark's own process.
 func BenchmarkGetattr(b *testing.B) {
-	ctx := context.Background()
-	tmp := b.TempDir()
-	db, err := versions.Open(filepath.Join(tmp, "memfs.db"), versions.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	st, err := db.CreateStore(ctx, versions.StoreParams{Name: "Getattr"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sess, err := db.CreateSession(ctx, []versions.AttachmentParams{{StoreID: st.ID}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	mnt := filepath.Join(tmp, "mnt")
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	srv, err := Mount(mnt, db, sess, Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { srv.Unmount() })
-	dir := filepath.Join(mnt, sess.Resources[0].Slug)
+	_, dir := mountBenchMemfs(b)
 	const files = 100
 	paths := make([]string, files)
 	for i := range paths {
