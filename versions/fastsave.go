@@ -39,6 +39,20 @@ func (db *DB) rememberStore(s *storeRow) {
 	db.facts.Store(s.ID, storeFacts{guard: s.Guard, maxMemoryBytes: s.MaxMemoryBytes})
 }
 
+// factsOf returns what this handle remembers of a store it saved to, and
+// its row number; false before its first save.
+func (db *DB) factsOf(storeID string) (storeFacts, int64, bool) {
+	fv, ok := db.facts.Load(storeID)
+	if !ok {
+		return storeFacts{}, 0, false
+	}
+	sv, ok := db.seqs.Load(storeID)
+	if !ok {
+		return storeFacts{}, 0, false
+	}
+	return fv.(storeFacts), sv.(int64), true
+}
+
 // knownSaveQuery appends a modified version of memory ?3 at head ?4 and
 // path ?15, whose content is not already ?10's (SQLite; see fastSave). Its memory_id is NULL, which the
 // column refuses and OR IGNORE turns into no row, unless the memory, its
@@ -89,16 +103,11 @@ func (db *DB) knownSaveOf(req SaveReq) (knownSave, bool) {
 	if !ok {
 		return knownSave{}, false
 	}
-	fv, ok := db.facts.Load(req.StoreID)
+	f, store, ok := db.factsOf(req.StoreID)
 	if !ok {
 		return knownSave{}, false
 	}
-	sv, ok := db.seqs.Load(req.StoreID)
-	if !ok {
-		return knownSave{}, false
-	}
-	f := fv.(storeFacts)
-	k := knownSave{req: req, f: f, store: sv.(int64), head: head, sha: sha256Hex(req.Content)}
+	k := knownSave{req: req, f: f, store: store, head: head, sha: sha256Hex(req.Content)}
 	k.conflict = req.BaseVersionID != "" && req.BaseVersionID != req.HeadVersionID
 	switch {
 	case k.conflict && req.Strict, k.sha == req.HeadSHA256,
@@ -302,22 +311,17 @@ func (db *DB) knownCreateOf(req SaveReq) (knownCreate, bool) {
 		req.FromPending || req.PendingID != 0 {
 		return knownCreate{}, false
 	}
-	fv, ok := db.facts.Load(req.StoreID)
+	f, store, ok := db.factsOf(req.StoreID)
 	if !ok {
 		return knownCreate{}, false
 	}
-	sv, ok := db.seqs.Load(req.StoreID)
-	if !ok {
-		return knownCreate{}, false
-	}
-	f := fv.(storeFacts)
 	if checkContent(req.Content, f.maxMemoryBytes) != nil {
 		return knownCreate{}, false
 	}
 	if f.guard != guard.Off && (len(guard.ScanName(req.Path)) > 0 || len(guard.ScanChange("", req.Content)) > 0) {
 		return knownCreate{}, false
 	}
-	k := knownCreate{req: req, f: f, store: sv.(int64), sha: sha256Hex(req.Content)}
+	k := knownCreate{req: req, f: f, store: store, sha: sha256Hex(req.Content)}
 	k.actorType, k.actorID, k.via = actorArgs(req.By)
 	return k, true
 }
@@ -437,19 +441,14 @@ func (db *DB) knownRenameOf(storeID, from, to string, by Actor) (knownRename, bo
 	if from == to || parentOf(from) != parentOf(to) {
 		return knownRename{}, false
 	}
-	fv, ok := db.facts.Load(storeID)
+	f, store, ok := db.factsOf(storeID)
 	if !ok {
 		return knownRename{}, false
 	}
-	sv, ok := db.seqs.Load(storeID)
-	if !ok {
-		return knownRename{}, false
-	}
-	f := fv.(storeFacts)
 	if f.guard != guard.Off && len(guard.ScanName(to)) > 0 {
 		return knownRename{}, false
 	}
-	k := knownRename{storeID: storeID, from: from, to: to, f: f, store: sv.(int64), byID: by.ID}
+	k := knownRename{storeID: storeID, from: from, to: to, f: f, store: store, byID: by.ID}
 	k.actorType, k.actorID, k.via = actorArgs(by)
 	return k, true
 }

@@ -81,13 +81,7 @@ func (c *committer) lead(db *DB, once bool) {
 				default:
 				}
 			}
-			c.mu.Lock()
-			more := len(c.queue) > 0
-			c.leading = more
-			c.mu.Unlock()
-			if more {
-				go c.lead(db, false)
-			}
+			c.handOff(db)
 			panic(p)
 		}
 	}()
@@ -108,15 +102,20 @@ func (c *committer) lead(db *DB, once bool) {
 		}
 		db.runBatch(batch)
 		if once {
-			c.mu.Lock()
-			more := len(c.queue) > 0
-			c.leading = more
-			c.mu.Unlock()
-			if more {
-				go c.lead(db, false)
-			}
+			c.handOff(db)
 			return
 		}
+	}
+}
+
+// handOff ends a leader's turn: a goroutine leads on if writes wait.
+func (c *committer) handOff(db *DB) {
+	c.mu.Lock()
+	more := len(c.queue) > 0
+	c.leading = more
+	c.mu.Unlock()
+	if more {
+		go c.lead(db, false)
 	}
 }
 
