@@ -522,8 +522,10 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 		defer since(&db.times.tx, time.Now())
 	}
 	if begin == "" {
-		if err = fn(r); !write {
-			err = p.stale(ctx, c, err) // a read is safe to run again
+		// A read is safe to run again, and so is a write none of which
+		// reached the server (a pooled connection the server dropped).
+		if err = fn(r); !write || db.d.unsent(err) {
+			err = p.stale(ctx, c, err)
 		}
 		return err
 	}

@@ -33,6 +33,9 @@ type dialect struct {
 	transient func(error) bool
 	// broken: the connection cannot serve another statement.
 	broken func(error) bool
+	// unsent: the statement failed before anything of it reached the
+	// server, so that even a write is safe to run again.
+	unsent func(error) bool
 	// notify, if set, runs before the COMMIT of a transaction that added
 	// to the change feed, in the same round trip.
 	notify string

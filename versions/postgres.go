@@ -49,6 +49,7 @@ var postgresDialect = &dialect{
 	blob:             func(s string) any { return []byte(s) },
 	transient:        pgTransient,
 	broken:           pgBroken,
+	unsent:           pgconn.SafeToRetry,
 	wrap:             pgWrap,
 	notify:           "SELECT pg_notify('" + feedChannel + "', '')",
 	statementTimeout: pgStatementTimeout,

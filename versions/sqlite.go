@@ -22,6 +22,7 @@ var sqliteDialect = &dialect{
 	blob:       func(s string) any { return s },
 	transient:  sqliteBusy,
 	broken:     func(error) bool { return false },
+	unsent:     func(error) bool { return false },
 	wrap:       sqliteWrap,
 	// One writer connection: a commit shared is one the others skip.
 	groupCommit: true,
