@@ -18,9 +18,6 @@ const PublishRetry = time.Second
 // answer back as Answered (which may ask again), and answers the kernel's
 // request with the last plan's Errno or Err.
 func (m *Mirror) Apply(e Event) Plan {
-	if _, ok := e.(Foreign); ok {
-		m.inflight.landed()
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.apply(e)

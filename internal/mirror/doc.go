@@ -35,10 +35,10 @@
 //     opposite orders.
 //   - inflight (flights.go): a request is in flight from its engine call
 //     to its answer's Apply (never while waiting for a file's lock); the
-//     Apply of a change from the feed first waits, holding no lock, for
-//     the requests in flight when it began, so that this mount's own
-//     commit is known as its own before the feed's copy of it is applied.
-//     Its own lock is a leaf.
+//     changes read from the feed are applied after Landed, which waits,
+//     holding no lock, for the requests in flight when it was called, so
+//     that this mount's own commit is known as its own before the feed's
+//     copy of it is applied. Its own lock is a leaf.
 //   - The mirror's own lock (Apply and the read accessors), never held
 //     while the engine is asked or the kernel told; under it, the
 //     leaves: the index's, the content cache's, LastOpened's. Timers' lock

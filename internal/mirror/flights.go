@@ -3,12 +3,13 @@ package mirror
 import "sync"
 
 // flights are the engine requests of a mount between their start and
-// their answer's Apply. A change the feed brought is applied only once
-// every request that began before it is answered: a change this mount
-// committed is then known as its own (its answer noted the feed position)
-// before the feed's copy of it is looked at. Requests that begin
-// meanwhile do not wait for the feed, nor it for them, so a mount saving
-// without pause still applies other writers' changes at once.
+// their answer's Apply. Changes read from the feed are applied only once
+// every request that began before the read is answered (Landed): a change
+// this mount committed is then known as its own (its answer noted the
+// feed position) before the feed's copy of it is looked at. Requests that
+// begin meanwhile do not wait for the feed, nor it for them, and the feed
+// waits once per read, not once per change, so a mount saving without
+// pause still applies other writers' changes at once.
 type flights struct {
 	mu     sync.Mutex
 	done   sync.Cond
@@ -52,3 +53,8 @@ func (f *flights) before(mark uint64) bool {
 	}
 	return false
 }
+
+// Landed waits until every engine request this mount began so far is
+// answered: the feed's changes read before the call are then applied
+// knowing which are this mount's own. It holds no lock while it waits.
+func (m *Mirror) Landed() { m.inflight.landed() }
