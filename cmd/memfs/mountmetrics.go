@@ -87,27 +87,21 @@ func (m *mountMetrics) countLeases(db *versions.DB) {
 // (versions.WriteTimes), so that an operator sees whether saves wait for
 // the database or for the mount.
 func (m *mountMetrics) countWrites(db *versions.DB) {
-	seconds := func(f func(versions.WriteTimes) time.Duration) func() float64 {
-		return func() float64 { return f(db.WriteTimes()).Seconds() }
+	for _, c := range []struct {
+		name, help string
+		value      func() float64
+	}{
+		{"memfs_engine_write_seconds_total", "Time the daemon's writes to the database took, from call to return (waiting for the writer included).",
+			func() float64 { return db.WriteTimes().Call.Seconds() }},
+		{"memfs_engine_transaction_seconds_total", "Time the daemon's write transactions took on their connection, BEGIN to the end of COMMIT.",
+			func() float64 { return db.WriteTimes().Transaction.Seconds() }},
+		{"memfs_engine_commit_seconds_total", "Time the daemon's COMMITs took.",
+			func() float64 { return db.WriteTimes().Commit.Seconds() }},
+		{"memfs_engine_commits_total", "Write transactions the daemon committed.",
+			func() float64 { return float64(db.Writes()) }},
+	} {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help}, c.value))
 	}
-	m.reg.MustRegister(
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "memfs_engine_write_seconds_total",
-			Help: "Time the daemon's writes to the database took, from call to return (waiting for the writer included).",
-		}, seconds(func(t versions.WriteTimes) time.Duration { return t.Call })),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "memfs_engine_transaction_seconds_total",
-			Help: "Time the daemon's write transactions took on their connection, BEGIN to the end of COMMIT.",
-		}, seconds(func(t versions.WriteTimes) time.Duration { return t.Transaction })),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "memfs_engine_commit_seconds_total",
-			Help: "Time the daemon's COMMITs took.",
-		}, seconds(func(t versions.WriteTimes) time.Duration { return t.Commit })),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "memfs_engine_commits_total",
-			Help: "Write transactions the daemon committed.",
-		}, func() float64 { return float64(db.Writes()) }),
-	)
 }
 
 func (m *mountMetrics) Saved() { m.saves.Inc() }
