@@ -6,7 +6,7 @@ package fusefs
 // buffer, base version, mode and times, what the kernel's caches hold of
 // it, refusals, the unsaved budget it holds, pending row, held memory) and
 // about the store as this mount shows it (listing index, inode numbers,
-// directories' mode and times, own feed positions, count of memories)
+// directories' mode and times, the origin of its commits, count of memories)
 // lives in the store's mirror.Mirror, and every decision is made in its
 // Apply. A request becomes an event; storeMount.run gives it to
 // mirror.Mirror.Run, which applies it, asks the engine (Engine.Execute)

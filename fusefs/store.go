@@ -42,7 +42,7 @@ func newStoreMount(s *Server, a versions.Attachment, st *versions.Store, seq ver
 	sm.m = mirror.New(mirror.Options{Temp: mirror.Names(s.opts.TempPatterns), Scratch: mirror.Names(s.opts.ScratchPatterns),
 		Attach: a, Grace: s.opts.Grace, Settle: Settle, Strict: s.opts.Strict, Shared: s.shared, Start: s.started})
 	sm.m.SetStore(st)
-	sm.eng = mirror.Engine{DB: s.db, Store: a.StoreID, Actor: s.actor, Relet: s.lease.Renew}
+	sm.eng = mirror.Engine{DB: s.db, Store: a.StoreID, Actor: s.actor, Relet: s.lease.Renew, Origin: sm.m.Origin()}
 	sm.timers = mirror.NewTimers(func(e mirror.Event) {
 		op, id, where := "publish", mirror.ID(0), at("")
 		switch e := e.(type) {

@@ -51,13 +51,10 @@ type FeedPos struct{ v, c int64 }
 // versions are the feed.
 func recordChange(r *run, storeID string, op ChangeOp, path string) error {
 	r.changed = true
-	seq, err := r.insertKey("seq", "INSERT INTO changes (store, path, origin, at, op) VALUES (?, ?, ?, ?, ?)",
-		storeID, path, r.db.origin, r.db.nowNanos(), string(op))
+	_, err := r.insertKey("seq", "INSERT INTO changes (store, path, origin, at, op) VALUES (?, ?, ?, ?, ?)",
+		storeID, path, r.origin().name, r.db.nowNanos(), string(op))
 	if err != nil {
 		return err
-	}
-	if p := positionsOf(r.ctx); p != nil {
-		p.add(seq)
 	}
 	if r.db.changesWritten.Add(1)%trimEvery != 0 {
 		return nil

@@ -225,8 +225,7 @@ func TestChangesSayWhatChanged(t *testing.T) {
 	other := create(t, db, s.ID, "/o", "other")
 	over, err := db.Rename(ctx, s.ID, "/o", "/d/a", false, me)
 	ok(t, err)
-	var delSeq int64
-	ok(t, db.DeleteMemory(ctx, s.ID, a.ID, versions.MemoryDelete{Seq: &delSeq}, me))
+	ok(t, db.DeleteMemory(ctx, s.ID, a.ID, versions.MemoryDelete{}, me))
 	ok(t, db.RemoveDir(ctx, s.ID, "/d"))
 
 	cs, pos, err := db.Changes(ctx, s.ID, start)
@@ -248,7 +247,7 @@ func TestChangesSayWhatChanged(t *testing.T) {
 		// content, the source's is deleted right after it.
 		{versions.ChangeModified, "/d/a", "", a.ID, over.VersionID, over.Seq, 5},
 		{versions.ChangeDeleted, "/o", "", other.ID, "", over.Seq + 1, 0},
-		{versions.ChangeDeleted, "/d/a", "", a.ID, "", delSeq, 0},
+		{versions.ChangeDeleted, "/d/a", "", a.ID, "", -2, 0},
 		{versions.ChangeDirRemoved, "/d", "", "", "", -1, 0},
 	}
 	var got []row
@@ -266,6 +265,9 @@ func TestChangesSayWhatChanged(t *testing.T) {
 		if c.Op == versions.ChangeDeleted {
 			r.ver = ""
 		}
+		if c.Op == versions.ChangeDeleted && c.Path == "/d/a" {
+			r.seq = -2 // a deletion reports no position
+		}
 		if c.Origin != db.Origin() {
 			t.Errorf("change %+v: origin %q, want %q", c, c.Origin, db.Origin())
 		}
@@ -282,5 +284,45 @@ func TestChangesSayWhatChanged(t *testing.T) {
 	ok(t, err)
 	if len(mid) != 0 {
 		t.Fatalf("changes after the end: %+v", mid)
+	}
+}
+
+// TestChangesNameTheirWriter: every kind of write records the origin its
+// context gives (WithOrigin), on the one-statement paths and the others,
+// so that a mount tells its own changes in the feed the moment they
+// commit; a write without one records the handle's.
+func TestChangesNameTheirWriter(t *testing.T) {
+	db := openDB(t)
+	s := newStore(t, db, versions.StoreParams{})
+	start, err := db.FeedHead(ctx, s.ID)
+	ok(t, err)
+	mine := versions.WithOrigin(ctx, 4242)
+	m, err := db.CreateMemory(mine, s.ID, "/a", "one", me)
+	ok(t, err)
+	_, err = db.Save(mine, versions.SaveReq{StoreID: s.ID, Path: "/a", Content: "two", By: me, MemoryID: m.ID,
+		HeadVersionID: m.VersionID})
+	ok(t, err)
+	_, err = db.Rename(mine, s.ID, "/a", "/b", false, me)
+	ok(t, err)
+	ok(t, db.MakeDir(mine, s.ID, "/d"))
+	_, err = db.Rename(mine, s.ID, "/b", "/d/b", false, me) // to another directory: read and decide
+	ok(t, err)
+	ok(t, db.DeleteMemory(mine, s.ID, m.ID, versions.MemoryDelete{KeepParentDir: true}, me))
+	ok(t, db.RemoveDir(mine, s.ID, "/d"))
+	create(t, db, s.ID, "/theirs", "x")
+
+	cs, _, err := db.Changes(ctx, s.ID, start)
+	ok(t, err)
+	if len(cs) < 8 {
+		t.Fatalf("%d changes, want at least 8: %+v", len(cs), cs)
+	}
+	for i, c := range cs {
+		want := "4242"
+		if i == len(cs)-1 {
+			want = db.Origin()
+		}
+		if c.Origin != want {
+			t.Errorf("change %d %s %s: origin %q, want %q", i, c.Op, c.Path, c.Origin, want)
+		}
 	}
 }

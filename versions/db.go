@@ -15,15 +15,12 @@ package versions
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,12 +79,11 @@ type DB struct {
 	wp, rp      *connPool
 	// lw and lp are the connection mount leases are renewed on
 	// (RenewMount), so that a renewal never queues behind the writers.
-	lw        *sql.DB
-	lp        *connPool
-	origin    string
-	originNum int64 // origin as it is stored in versions
-	now       func() time.Time
-	ids       idGen
+	lw     *sql.DB
+	lp     *connPool
+	origin origin
+	now    func() time.Time
+	ids    idGen
 	// seqs caches store id → row number for the read paths a mount calls
 	// on every lookup; a store's row number never changes or is reused.
 	seqs sync.Map
@@ -144,8 +140,7 @@ func Open(dsn string, opts Options) (*DB, error) {
 		opts.BusyTimeout = 30 * time.Second
 	}
 	db := &DB{now: opts.Now, busyTimeout: opts.BusyTimeout}
-	db.originNum = randomOrigin()
-	db.origin = strconv.FormatInt(db.originNum, 10)
+	db.origin = makeOrigin(NewOrigin())
 	if db.now == nil {
 		db.now = time.Now
 	}
@@ -203,9 +198,6 @@ func (db *DB) Close() error {
 	return db.closeErr
 }
 
-// Origin identifies this handle in the Changes it records.
-func (db *DB) Origin() string { return db.origin }
-
 // Path is the absolute path of a SQLite database file; on PostgreSQL, the
 // server and database without credentials (as Where).
 func (db *DB) Path() string {
@@ -221,14 +213,6 @@ func (db *DB) Where() string { return db.where }
 
 // Backend is "sqlite" or "postgres".
 func (db *DB) Backend() string { return db.d.name }
-
-// randomOrigin is a handle's origin: 31 random bits, small in every
-// version row, and unlikely to be another live handle's.
-func randomOrigin() int64 {
-	var b [4]byte
-	rand.Read(b[:]) // never fails since Go 1.24
-	return int64(binary.BigEndian.Uint32(b[:])>>1) + 1
-}
 
 // ---- connections and transactions ----
 
@@ -534,9 +518,6 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 	if _, err = r.exec(begin); err != nil {
 		err = p.stale(ctx, c, err)
 		return err
-	}
-	if p := positionsOf(ctx); p != nil {
-		p.reset() // an attempt that rolled back recorded nothing
 	}
 	if err = fn(r); err == nil {
 		if write {

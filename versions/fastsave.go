@@ -145,9 +145,9 @@ func (k *knownSave) memory(ch *Change, ino, created int64) {
 		ContentSize: ch.Size, VersionID: ch.VersionID, CreatedAt: fromNanos(created), UpdatedAt: ch.At, Ino: uint64(ino), Seq: ch.Seq}
 }
 
-func (k *knownSave) change(db *DB, seq int64) Change {
+func (k *knownSave) change(o origin, seq int64) Change {
 	return Change{Seq: seq, StoreID: k.req.StoreID, Op: ChangeModified, Path: k.req.Path, MemoryID: k.req.MemoryID,
-		VersionID: versionID(seq, k.at), SHA256: k.sha, Size: len(k.req.Content), Origin: db.origin, At: fromNanos(k.at), Conflict: k.conflict}
+		VersionID: versionID(seq, k.at), SHA256: k.sha, Size: len(k.req.Content), Origin: o.name, At: fromNanos(k.at), Conflict: k.conflict}
 }
 
 // fastSave is Save's one statement on SQLite, in the caller's
@@ -159,7 +159,7 @@ func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
 	k.at = r.db.nowNanos()
 	lo, hi := versionRange(k.store)
 	var seq, ino, created int64
-	err = r.scan(knownSaveQuery, []any{lo, hi, k.req.MemoryID, k.head, k.at, k.actorType, k.actorID, k.conflict, r.db.originNum,
+	err = r.scan(knownSaveQuery, []any{lo, hi, k.req.MemoryID, k.head, k.at, k.actorType, k.actorID, k.conflict, r.origin().num,
 		k.sha, len(k.req.Content), r.db.d.blob(k.req.Content), k.cost(), k.via,
 		k.req.Path, k.store, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created)
 	if err == sql.ErrNoRows {
@@ -169,7 +169,7 @@ func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
 		return false, err
 	}
 	r.changed = true
-	*ch = k.change(r.db, seq)
+	*ch = k.change(r.origin(), seq)
 	k.memory(ch, ino, created)
 	return true, nil
 }
@@ -181,13 +181,13 @@ func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
 func (db *DB) pgFastSave(ctx context.Context, k knownSave, ch *Change) (ok bool, err error) {
 	var seq, ino, created, at sql.NullInt64
 	err = db.pgSave(ctx, k.store, "SELECT * FROM memfs_save(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.req.MemoryID, k.head,
-		k.req.Path, db.nowNanos(), k.actorType, k.actorID, k.conflict, db.originNum, k.sha, len(k.req.Content),
+		k.req.Path, db.nowNanos(), k.actorType, k.actorID, k.conflict, db.originOf(ctx).num, k.sha, len(k.req.Content),
 		db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &created, &at)
 	if err != nil || !seq.Valid {
 		return false, err
 	}
 	k.at = at.Int64
-	*ch = k.change(db, seq.Int64)
+	*ch = k.change(db.originOf(ctx), seq.Int64)
 	k.memory(ch, ino.Int64, created.Int64)
 	return true, nil
 }
@@ -215,30 +215,31 @@ var (
 // memory's directory, if it emptied it, when d.KeepParentDir asks). ok is false
 // when the deletion must read and decide: no such memory, or its content
 // not d.IfSHA256.
-func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by Actor) (ok bool, seq int64, err error) {
+func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by Actor) (ok bool, err error) {
 	q := deleteByIDQuery
 	if strings.HasPrefix(ref, "/") {
 		q = deleteByPathQuery
 	}
 	lo, hi := versionRange(storeSeq)
 	actorType, actorID, via := actorArgs(by)
+	var seq int64
 	var path string
-	err = r.scan(q, []any{lo, hi, storeSeq, r.db.nowNanos(), actorType, actorID, r.db.originNum,
+	err = r.scan(q, []any{lo, hi, storeSeq, r.db.nowNanos(), actorType, actorID, r.origin().num,
 		versionCost(0, "", by.ID), via, ref, d.IfSHA256}, &seq, &path)
 	if err == sql.ErrNoRows {
-		return false, 0, nil
+		return false, nil
 	}
 	if err != nil {
-		return false, 0, err
+		return false, err
 	}
 	r.changed = true
 	if d.KeepParentDir {
 		s := &storeRow{Store: Store{ID: storeID}, seq: storeSeq}
 		if err := keepDir(r, s, parentOf(path)); err != nil {
-			return false, 0, err
+			return false, err
 		}
 	}
-	return true, seq, nil
+	return true, nil
 }
 
 // pgFastDelete is DeleteMemory's one statement on PostgreSQL: memfs_delete
@@ -250,15 +251,12 @@ func (db *DB) pgFastDelete(ctx context.Context, storeID, ref string, d MemoryDel
 	var seq sql.NullInt64
 	err = db.writeStatement(ctx, "delete memory", func(r *run) error {
 		err := r.scan("SELECT memfs_delete(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{storeID, strings.HasPrefix(ref, "/"), ref,
-			d.IfSHA256, db.nowNanos(), actorType, actorID, db.originNum, versionCost(0, "", by.ID), via, d.KeepParentDir}, &seq)
+			d.IfSHA256, db.nowNanos(), actorType, actorID, db.originOf(ctx).num, versionCost(0, "", by.ID), via, d.KeepParentDir}, &seq)
 		r.changed = seq.Valid
 		return err
 	})
 	if err != nil || !seq.Valid {
 		return false, err
-	}
-	if d.Seq != nil {
-		*d.Seq = seq.Int64
 	}
 	return true, nil
 }
@@ -333,10 +331,10 @@ func (k *knownCreate) taken() []string { return append(ancestors(k.req.Path), k.
 
 // saved fills the change, and the caller's req.Memory if asked, with the
 // memory as created.
-func (k *knownCreate) saved(db *DB, seq, ino int64, ch *Change) {
+func (k *knownCreate) saved(o origin, seq, ino int64, ch *Change) {
 	vid := versionID(seq, k.at)
 	*ch = Change{Seq: seq, StoreID: k.req.StoreID, Op: ChangeCreated, Path: k.req.Path, MemoryID: k.id, VersionID: vid,
-		SHA256: k.sha, Size: len(k.req.Content), Origin: db.origin, At: fromNanos(k.at)}
+		SHA256: k.sha, Size: len(k.req.Content), Origin: o.name, At: fromNanos(k.at)}
 	if k.req.Memory != nil {
 		content := k.req.Content
 		*k.req.Memory = Memory{ID: k.id, StoreID: k.req.StoreID, Path: k.req.Path, Content: &content, ContentSHA256: k.sha,
@@ -358,7 +356,7 @@ func fastCreate(r *run, k knownCreate, ch *Change) (ok bool, err error) {
 	below, beyond := subtree(k.req.Path)
 	var seq int64
 	err = r.scan(createQuery, []any{lo, hi, k.store, string(k.f.guard), k.f.maxMemoryBytes, k.cost(), string(taken), below, beyond,
-		k.req.Path, k.id, k.at, k.actorType, k.actorID, r.db.originNum, k.sha, len(k.req.Content), r.db.d.blob(k.req.Content), k.via}, &seq)
+		k.req.Path, k.id, k.at, k.actorType, k.actorID, r.origin().num, k.sha, len(k.req.Content), r.db.d.blob(k.req.Content), k.via}, &seq)
 	if err == sql.ErrNoRows {
 		return false, nil
 	}
@@ -370,7 +368,7 @@ func fastCreate(r *run, k knownCreate, ch *Change) (ok bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	k.saved(r.db, seq, ino, ch)
+	k.saved(r.origin(), seq, ino, ch)
 	return true, nil
 }
 
@@ -382,13 +380,13 @@ func (db *DB) pgFastCreate(ctx context.Context, k knownCreate, ch *Change) (ok b
 	now := db.nowNanos()
 	k.id = db.ids.make(prefixMemory, fromNanos(now))
 	err = db.pgSave(ctx, k.store, "SELECT * FROM memfs_create(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.id, k.req.Path,
-		k.taken(), now, k.actorType, k.actorID, db.originNum, k.sha, len(k.req.Content),
+		k.taken(), now, k.actorType, k.actorID, db.originOf(ctx).num, k.sha, len(k.req.Content),
 		db.d.blob(k.req.Content), k.cost(), k.via, string(k.f.guard), k.f.maxMemoryBytes}, &seq, &ino, &at)
 	if err != nil || !seq.Valid {
 		return false, err
 	}
 	k.at = at.Int64
-	k.saved(db, seq.Int64, ino.Int64, ch)
+	k.saved(db.originOf(ctx), seq.Int64, ino.Int64, ch)
 	return true, nil
 }
 
@@ -469,7 +467,7 @@ func fastRename(r *run, k knownRename) (*Memory, error) {
 	var seq, size, ino, created int64
 	var id, sha string
 	err := r.scan(renameQuery, []any{lo, hi, k.store, string(k.f.guard), k.from, versionCost(0, k.to, k.byID), k.to, below, beyond,
-		k.at, k.actorType, k.actorID, r.db.originNum, k.via}, &seq, &id, &sha, &size, &ino, &created)
+		k.at, k.actorType, k.actorID, r.origin().num, k.via}, &seq, &id, &sha, &size, &ino, &created)
 	if err == sql.ErrNoRows {
 		return nil, nil
 	}
@@ -488,7 +486,7 @@ func (db *DB) pgFastRename(ctx context.Context, k knownRename) (*Memory, error) 
 	var id, sha sql.NullString
 	below, beyond := subtree(k.to)
 	err := db.pgSave(ctx, k.store, "SELECT * FROM memfs_rename(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", []any{k.store, k.from, k.to, below, beyond,
-		db.nowNanos(), k.actorType, k.actorID, db.originNum, versionCost(0, k.to, k.byID), k.via, string(k.f.guard)},
+		db.nowNanos(), k.actorType, k.actorID, db.originOf(ctx).num, versionCost(0, k.to, k.byID), k.via, string(k.f.guard)},
 		&seq, &id, &sha, &size, &ino, &created, &at)
 	if err != nil || !seq.Valid {
 		return nil, err

@@ -166,8 +166,6 @@ func (db *DB) RemoveDir(ctx context.Context, storeID, path string) error {
 // its own subtree). Parent directories emptied by the move are kept. When a
 // file moved, the memory now at to is returned, without its content (a mount
 // keeps its attributes instead of reading them again); nil for a directory.
-// Its Seq is the feed position of its version; when it replaced another
-// file, ReplacedSeq is the position of the source's deletion.
 func (db *DB) Rename(ctx context.Context, storeID, from, to string, noReplace bool, by Actor) (*Memory, error) {
 	if from == "/" || to == "/" {
 		return nil, errorf(CodeInvalid, "the store's root cannot be renamed or replaced")
@@ -248,7 +246,7 @@ func renameFile(r *run, s *storeRow, src *memRow, to string, noReplace bool, by 
 		if err != nil {
 			return nil, err
 		}
-		m.ReplacedSeq, err = deleteMemory(r, s, src, !sameDir, by)
+		_, err = deleteMemory(r, s, src, !sameDir, by)
 		return m, err
 	}
 	if isdir {

@@ -138,9 +138,6 @@ func (db *DB) runBatch(batch []*groupWrite) {
 				return err
 			}
 			r.ctx = w.ctx
-			if p := positionsOf(w.ctx); p != nil {
-				p.reset()
-			}
 			warned := len(r.guardWarnings)
 			errs[i] = w.fn(r)
 			r.ctx = context.Background()

@@ -30,9 +30,6 @@ type MemoryUpdate struct {
 type MemoryDelete struct {
 	IfSHA256      string
 	KeepParentDir bool
-	// Seq, if set, receives the feed position (Change.Seq) of the
-	// "deleted" version the deletion committed.
-	Seq *int64
 }
 
 // CreateMemory writes a new memory and its "created" version (a Save
@@ -137,10 +134,7 @@ func (db *DB) DeleteMemory(ctx context.Context, storeID, memoryID string, d Memo
 			if err != nil {
 				return err
 			}
-			done, seq, err := fastDelete(r, storeSeq, storeID, memoryID, d, by)
-			if d.Seq != nil {
-				*d.Seq = seq
-			}
+			done, err := fastDelete(r, storeSeq, storeID, memoryID, d, by)
 			if done || err != nil {
 				return err
 			}
@@ -153,10 +147,7 @@ func (db *DB) DeleteMemory(ctx context.Context, storeID, memoryID string, d Memo
 			return errorf(CodePreconditionFailed, "memory %s at %s has content_sha256 %s, not %s: nothing was deleted; re-read the memory and retry with its current content_sha256",
 				m.ID, m.Path, m.ContentSHA256, d.IfSHA256)
 		}
-		seq, err := deleteMemory(r, s, m, d.KeepParentDir, by)
-		if d.Seq != nil {
-			*d.Seq = seq
-		}
+		_, err = deleteMemory(r, s, m, d.KeepParentDir, by)
 		return err
 	})
 }
@@ -445,7 +436,7 @@ func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err
 	var hist, live int
 	cost := versionCost(v.size, v.path, v.by.ID)
 	err = r.scan(insertVersionQuery, []any{lo, hi,
-		s.seq, v.memoryID, string(v.op), v.at, actorType, actorID, v.conflict, r.db.originNum, prev, v.path, sha, size, contentOf, content,
+		s.seq, v.memoryID, string(v.op), v.at, actorType, actorID, v.conflict, r.origin().num, prev, v.path, sha, size, contentOf, content,
 		cost, v.live, via}, &seq, &hist, &live)
 	if err != nil {
 		return 0, "", err

@@ -110,7 +110,7 @@ func (db *DB) Save(ctx context.Context, req SaveReq) (Change, error) {
 			return Change{}, err
 		}
 		return Change{StoreID: req.StoreID, Op: ChangePending, Path: req.Path, PendingID: id,
-			SHA256: sha256Hex(req.Content), Size: len(req.Content), Origin: db.origin}, nil
+			SHA256: sha256Hex(req.Content), Size: len(req.Content), Origin: db.originOf(ctx).name}, nil
 	}
 	var ch Change
 	k, known := db.knownSaveOf(req)
@@ -224,7 +224,7 @@ func saveNew(r *run, s *storeRow, req SaveReq, content, sha string, by Actor, ch
 		return err
 	}
 	*ch = Change{Seq: m.Seq, StoreID: s.ID, Op: ChangeCreated, Path: m.Path, MemoryID: m.ID, VersionID: m.VersionID,
-		SHA256: sha, Size: len(content), Origin: r.db.origin, At: m.CreatedAt, Conflict: conflict}
+		SHA256: sha, Size: len(content), Origin: r.origin().name, At: m.CreatedAt, Conflict: conflict}
 	if req.Memory != nil {
 		*req.Memory = *m
 	}
@@ -247,7 +247,7 @@ func saveVersion(r *run, s *storeRow, m *memRow, req SaveReq, content, sha strin
 		}
 	}
 	*ch = Change{StoreID: s.ID, Op: ChangeModified, Path: m.Path, MemoryID: m.ID, VersionID: m.VersionID,
-		SHA256: sha, Size: len(content), Origin: r.db.origin}
+		SHA256: sha, Size: len(content), Origin: r.origin().name}
 	if sha == m.ContentSHA256 && u.Path == nil {
 		// Nothing to save: the content is the head's.
 		if req.Memory != nil {

@@ -158,9 +158,6 @@ type Memory struct {
 	// Seq is the feed position (Change.Seq) of the version the write that
 	// returned this memory committed; 0 from a read.
 	Seq int64 `json:"-"`
-	// ReplacedSeq is, for a rename over another file, the feed position of
-	// the source memory's deletion the same commit recorded.
-	ReplacedSeq int64 `json:"-"`
 }
 
 func (m Memory) MarshalJSON() ([]byte, error) {
@@ -377,10 +374,8 @@ type Entry struct {
 //
 // Seq is the change's position: a memory's change is its version's place
 // in the versions table, any other a row of the changes table, each kind
-// growing with its commits. Every write that commits a version reports
-// that position (Memory.Seq, MemoryDelete.Seq), so that a mount can skip
-// its own changes by position rather than by path. Origin is the Origin()
-// of the DB handle that committed it.
+// growing with its commits. Origin names the writer that committed it
+// (origin.go): a mount tells its own changes by it.
 type Change struct {
 	Seq       int64
 	StoreID   string

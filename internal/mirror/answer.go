@@ -14,18 +14,13 @@ const lostReason = "the mount's lease lapsed (the daemon was stopped or cut off 
 
 // answered finishes the transition whose request the engine answered: the
 // one place for the bookkeeping after a commit (the file's state, the
-// index, the content cache, the count of memories, this mount's own feed
-// positions).
+// index, the content cache, the count of memories).
 func (m *Mirror) answered(e Answered) Plan {
 	r := e.Req
 	f := m.files[r.File]
 	if e.Err != nil {
 		return m.failed(e, f)
 	}
-	if e.Mem != nil && r.Kind != AskLoad && r.Kind != AskResolve {
-		m.own.add([]int64{e.Mem.Seq}, nil)
-	}
-	m.own.add(e.Seqs, e.DirSeqs)
 	switch r.Kind {
 	case AskLoad:
 		if f == nil {

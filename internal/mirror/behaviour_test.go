@@ -454,6 +454,40 @@ var scenarios = []scenario{
 			t.Fatal("a memory deleted elsewhere is still in the mirror")
 		}
 	}},
+	{name: "OwnChangeBeforeItsAnswer", run: func(t *testing.T, r *rig) {
+		// The feed may bring a save back before the mount has its answer
+		// (another thread reads the feed meanwhile): it is known as the
+		// mount's own at once, with nothing to wait for.
+		r.writeFile("/f.md", "one", shell)
+		r.writeFile("/g.md", "g", shell)
+		r.feed()
+		r.notices = nil
+		h := r.open("/f.md", shell, true, true)
+		r.write(h, 0, "two")
+		p := r.m.Apply(mirror.Flush{Handle: h})
+		if p.Ask == nil || p.Ask.Kind != mirror.AskSave {
+			t.Fatalf("flush asked %+v, want a save", p.Ask)
+		}
+		a := r.eng.Execute(ctx, *p.Ask)
+		cs, pos, err := r.db.Changes(ctx, r.store, r.pos)
+		if err != nil || len(cs) != 1 {
+			t.Fatalf("the feed after the save: %+v %v", cs, err)
+		}
+		r.pos = pos
+		if fp := r.m.Apply(mirror.Foreign{Change: cs[0]}); !fp.Own || len(fp.Notify) != 0 {
+			t.Fatalf("the mount's own save, read from the feed before its answer: %+v", fp)
+		}
+		r.other("/g.md", "theirs")
+		if r.m.Apply(a); r.read("/f.md", tool) != "two" {
+			t.Fatal("the save's answer after its feed copy")
+		}
+		r.release(h)
+		r.feed()
+		if len(r.notices) == 0 {
+			t.Fatal("another's change after it told the kernel nothing")
+		}
+		r.expectHistory("/f.md", "created:one", "modified:two")
+	}},
 	{name: "LeaseLapsed", run: func(t *testing.T, r *rig) {
 		h := r.create("/l.tmp", tool)
 		r.write(h, 0, "l")

@@ -7,7 +7,7 @@
 // listing index (Index), the inode numbers handed out (files', memories',
 // directories'), the directories' mode and times, the memories held for
 // editors, the versions each process last opened, the count of memories
-// and the feed positions of this mount's own commits.
+// and the origin its commits record.
 //
 // Apply is the only way its state changes. It takes an event (a kernel
 // request, a timer's end, the engine's answer to a request of a plan, a
@@ -33,12 +33,6 @@
 //     kernel holds the parent directories' locks for a rename and files
 //     have one parent, so no two renames take the same two files in
 //     opposite orders.
-//   - inflight (flights.go): a request is in flight from its engine call
-//     to its answer's Apply (never while waiting for a file's lock); the
-//     changes read from the feed are applied after Landed, which waits,
-//     holding no lock, for the requests in flight when it was called, so
-//     that this mount's own commit is known as its own before the feed's
-//     copy of it is applied. Its own lock is a leaf.
 //   - The mirror's own lock (Apply and the read accessors), never held
 //     while the engine is asked or the kernel told; under it, the
 //     leaves: the index's, the content cache's, LastOpened's. Timers' lock
@@ -133,9 +127,12 @@
 //   - A memory renamed to a scratch name is held; one renamed elsewhere is
 //     moved.
 //
-// Own changes. Every answer carries the feed positions of what the engine
-// committed for this mount; a change the feed brings at such a position is
-// this mount's own and changes nothing. There is no time window.
+// Own changes. Every write the engine commits for this mirror records its
+// origin (Mirror.Origin, versions.WithOrigin); a change the feed brings
+// with that origin is this mount's own and changes nothing. It is known
+// from the moment it commits, before its answer is applied, so the feed
+// never waits for this mount's requests (which may wait long on the
+// database's lock), and there is no time window.
 //
 // A temporary file whose pending row others published (its mount's lease
 // lapsed) is the memory they made of it from this mount's next request on

@@ -124,16 +124,13 @@ type (
 	HoldEnded struct{ Path string }
 	// Settled: Options.Settle ended for a closed temporary file (Due).
 	Settled struct{ File ID }
-	// Answered is the engine's answer to Req: the memory it wrote (with its
-	// feed position in Mem.Seq), the pending row it saved, the content it
-	// loaded, the positions of what else it committed, or its error.
+	// Answered is the engine's answer to Req: the memory it wrote, the
+	// pending row it saved, the content it loaded, or its error.
 	Answered struct {
 		Req     Request
 		Mem     *versions.Memory
 		Pending int64
 		Content string
-		Seqs    []int64 // memory changes
-		DirSeqs []int64 // directory changes
 		Err     error
 		// Created: the save made a new memory.
 		Created bool

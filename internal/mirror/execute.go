@@ -16,6 +16,9 @@ type Engine struct {
 	Store string
 	Owner versions.PendingOwner
 	Actor versions.Actor
+	// Origin is the mirror's (Mirror.Origin): its writes record it, so
+	// that the feed brings them back as its own.
+	Origin int64
 	// Relet renews the mount's lease now, or takes a new one if it
 	// lapsed, and returns the owner from then on (nil: none to take).
 	Relet func(context.Context) (versions.PendingOwner, error)
@@ -26,6 +29,7 @@ type Engine struct {
 func (g Engine) Execute(ctx context.Context, r Request) Answered {
 	a := Answered{Req: r}
 	db, st := g.DB, g.Store
+	ctx = versions.WithOrigin(ctx, g.Origin)
 	switch r.Kind {
 	case AskLoad:
 		m, err := db.GetMemory(ctx, st, r.MemID)
@@ -49,8 +53,7 @@ func (g Engine) Execute(ctx context.Context, r Request) Answered {
 	case AskDrop:
 		a.Err = db.DropPending(ctx, st, g.Owner, r.Pending)
 	case AskDelete:
-		var seq int64
-		del := versions.MemoryDelete{KeepParentDir: true, Seq: &seq}
+		del := versions.MemoryDelete{KeepParentDir: true}
 		a.Err = db.DeleteMemory(ctx, st, r.MemID, del, g.Actor)
 		if versions.ErrorCode(a.Err) == versions.CodeNotFound && r.Cause == "unlinked" {
 			// The mount's file is not (or no longer) the memory at the
@@ -68,13 +71,8 @@ func (g Engine) Execute(ctx context.Context, r Request) Answered {
 		} else if versions.ErrorCode(a.Err) == versions.CodeNotFound {
 			a.Err = nil // gone already
 		}
-		a.Seqs = []int64{seq}
 	case AskMove:
-		wctx, pos := versions.WithPositions(ctx)
-		a.Mem, a.Err = db.Rename(wctx, st, r.From, r.Path, r.NoReplace, g.Actor)
-		if a.Err == nil {
-			a.Seqs, a.DirSeqs = []int64{a.Mem.ReplacedSeq}, pos.Seqs()
-		}
+		a.Mem, a.Err = db.Rename(ctx, st, r.From, r.Path, r.NoReplace, g.Actor)
 	case AskCount:
 		a.Store, a.Err = db.GetStore(ctx, st)
 	case AskResolve:
@@ -86,21 +84,11 @@ func (g Engine) Execute(ctx context.Context, r Request) Answered {
 			a.Err = err
 		}
 	case AskMakeDir:
-		wctx, pos := versions.WithPositions(ctx)
-		a.Err = db.MakeDir(wctx, st, r.Path)
-		a.DirSeqs = pos.Seqs()
+		a.Err = db.MakeDir(ctx, st, r.Path)
 	case AskRemoveDir:
-		wctx, pos := versions.WithPositions(ctx)
-		a.Err = db.RemoveDir(wctx, st, r.Path)
-		a.DirSeqs = pos.Seqs()
+		a.Err = db.RemoveDir(ctx, st, r.Path)
 	case AskMoveDir:
-		wctx, pos := versions.WithPositions(ctx)
-		var m *versions.Memory
-		m, a.Err = db.Rename(wctx, st, r.From, r.Path, r.NoReplace, g.Actor)
-		a.DirSeqs = pos.Seqs()
-		if m != nil {
-			a.Seqs = []int64{m.Seq, m.ReplacedSeq}
-		}
+		_, a.Err = db.Rename(ctx, st, r.From, r.Path, r.NoReplace, g.Actor)
 		if a.Err == nil {
 			a.Moved = map[string]*versions.Memory{}
 			for _, p := range r.Paths {

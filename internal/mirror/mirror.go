@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"path"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -168,12 +169,14 @@ type Options struct {
 // out.
 type Mirror struct {
 	mu sync.Mutex
-	// inflight are the engine requests being carried out (flights.go).
-	inflight flights
-	o        Options
-	files    map[ID]*File
-	names    pathNames
-	hs       map[HandleID]*Handle
+	// origin names this mirror's writes in the feed (versions.WithOrigin):
+	// a change of that origin is its own.
+	origin int64
+	own    string // origin's decimal form, as Change.Origin has it
+	o      Options
+	files  map[ID]*File
+	names  pathNames
+	hs     map[HandleID]*Handle
 	// held are the memories renamed to scratch names, by the path the
 	// store keeps them at.
 	held map[string]*hold
@@ -182,7 +185,6 @@ type Mirror struct {
 	memIno map[string]uint64
 	dirIno map[string]uint64
 	opened *LastOpened
-	own    ownSet
 	// row is the store's row as the mount knows it (store.go); gone:
 	// the store was deleted.
 	row    versions.Store
@@ -207,6 +209,10 @@ type hold struct {
 	memID, head string
 	file        ID // the scratch file that holds it, 0 once removed
 }
+
+// Origin is what this mirror's writes are to record as their origin
+// (Engine.Origin).
+func (m *Mirror) Origin() int64 { return m.origin }
 
 // Transition is one change of state: from, the event that caused it, to.
 type Transition struct {
@@ -234,7 +240,8 @@ func New(o Options) *Mirror {
 	if o.Start.IsZero() {
 		o.Start = o.Now()
 	}
-	return &Mirror{o: o, files: map[ID]*File{}, names: pathNames{}, hs: map[HandleID]*Handle{},
+	origin := versions.NewOrigin()
+	return &Mirror{origin: origin, own: strconv.FormatInt(origin, 10), o: o, files: map[ID]*File{}, names: pathNames{}, hs: map[HandleID]*Handle{},
 		held: map[string]*hold{}, memIno: map[string]uint64{}, dirIno: map[string]uint64{},
 		opened: NewLastOpened(256, 1024), idx: NewIndex(), local: map[ID]*File{}, dirs: map[string]dirMeta{}}
 }

@@ -74,6 +74,7 @@ func newRig(t *testing.T, p versions.StoreParams, strict bool) *rig {
 		eng: mirror.Engine{DB: db, Store: st.ID, Owner: lease.Owner(), Actor: versions.SessionActor("sesn_mirror")}}
 	r.m = mirror.New(mirror.Options{Temp: tempNames, Scratch: scratchNames, Grace: grace, Settle: settle, Strict: strict,
 		OnMove: func(t mirror.Transition) { r.moves = append(r.moves, t) }})
+	r.eng.Origin = r.m.Origin()
 	r.m.SetStore(st)
 	return r
 }

@@ -1,0 +1,54 @@
+package versions
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"strconv"
+)
+
+// An origin names the writer of a change: each version and changes row
+// records the origin of the write that committed it, and the feed gives
+// it back (Change.Origin, its decimal form). A DB handle has one; a
+// process whose writers share a handle, a daemon's mounts, gives each
+// writer its own (WithOrigin), so that each tells its own changes in the
+// feed from the moment they commit, without waiting for their answers.
+type origin struct {
+	num  int64 // as versions store it
+	name string
+}
+
+func makeOrigin(n int64) origin { return origin{n, strconv.FormatInt(n, 10)} }
+
+// NewOrigin returns a new origin: 31 random bits, small in every version
+// row, and unlikely to be another live writer's.
+func NewOrigin() int64 {
+	var b [4]byte
+	rand.Read(b[:]) // never fails since Go 1.24
+	return int64(binary.BigEndian.Uint32(b[:])>>1) + 1
+}
+
+type originKey struct{}
+
+// WithOrigin returns a context whose writes record origin o instead of
+// the handle's.
+func WithOrigin(ctx context.Context, o int64) context.Context {
+	return context.WithValue(ctx, originKey{}, makeOrigin(o))
+}
+
+// originOf is the origin the writes made with ctx record.
+func (db *DB) originOf(ctx context.Context) origin {
+	if ctx != nil {
+		if o, ok := ctx.Value(originKey{}).(origin); ok {
+			return o
+		}
+	}
+	return db.origin
+}
+
+// origin is the origin r's current write records.
+func (r *run) origin() origin { return r.db.originOf(r.ctx) }
+
+// Origin identifies this handle in the Changes it records, unless a
+// write's context gives its own (WithOrigin).
+func (db *DB) Origin() string { return db.origin.name }
