@@ -103,7 +103,7 @@ func (m *Mirror) answered(e Answered) Plan {
 			m.o.Contents.Forget(f.MemID)
 			delete(m.memIno, f.MemID)
 			f.MemID = e.Mem.ID
-			m.memIno[e.Mem.ID] = f.Ino
+			m.keepIno(e.Mem, f.Ino)
 		}
 		f.Head, f.Size, f.Ctime = e.Mem.VersionID, int64(e.Mem.ContentSize), m.o.Now()
 		if !f.Dirty {
@@ -204,7 +204,7 @@ func (m *Mirror) resolved(f *File, mem *versions.Memory) Plan {
 		return p
 	}
 	f.MemID = mem.ID
-	m.memIno[mem.ID] = f.Ino
+	m.keepIno(mem, f.Ino)
 	m.learnt(f, mem)
 	f.Base = mem.VersionID
 	f.PagesSync = false
@@ -245,7 +245,7 @@ func (m *Mirror) saved(e Answered, f *File) Plan {
 	// The memory keeps the number the kernel and programs saw, also in
 	// a new node once the kernel forgot this one (an editor compares
 	// st_ino before it saves), and in listings.
-	m.memIno[e.Mem.ID] = f.Ino
+	m.keepIno(e.Mem, f.Ino)
 	newVersion := wasLocal || e.Mem.VersionID != f.Base
 	f.MemID, f.Head, f.Base, f.Pending, f.Siblings, f.HeldAt, f.Saved = e.Mem.ID, e.Mem.VersionID, e.Mem.VersionID, 0, nil, "", ""
 	f.Size = int64(e.Mem.ContentSize)

@@ -181,7 +181,8 @@ type Mirror struct {
 	// store keeps them at.
 	held map[string]*hold
 	// memIno and dirIno are the inode numbers handed out: a memory's and
-	// a directory's stay theirs while the mount runs.
+	// a directory's stay theirs while the mount runs. memIno holds only
+	// the memories whose number is not their own (keepIno).
 	memIno map[string]uint64
 	dirIno map[string]uint64
 	opened *LastOpened
@@ -379,9 +380,18 @@ func (m *Mirror) memoryIno(mem *versions.Memory) uint64 {
 	if ino, ok := m.memIno[mem.ID]; ok {
 		return ino
 	}
-	ino := ownIno(mem)
+	return ownIno(mem)
+}
+
+// keepIno makes ino mem's inode number while the mount runs. Only a
+// number other than the memory's own (a file created in this mount) is
+// kept: the rest follow from the memory.
+func (m *Mirror) keepIno(mem *versions.Memory, ino uint64) {
+	if ino == ownIno(mem) {
+		delete(m.memIno, mem.ID)
+		return
+	}
 	m.memIno[mem.ID] = ino
-	return ino
 }
 
 func (m *Mirror) newFile(p string, s State) *File {
