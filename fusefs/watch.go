@@ -55,6 +55,7 @@ func (sm *storeMount) poll(ctx context.Context) error {
 		sm.seq = pos
 		return nil
 	}
+	sm.m.Landed(changes)
 	whole := slices.ContainsFunc(changes, func(c versions.Change) bool { return c.Path == "/" })
 	if whole {
 		if err := sm.eng.Reread(ctx, sm.m); err != nil {

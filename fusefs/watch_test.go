@@ -109,11 +109,11 @@ func (f *feedCount) count() int {
 	return f.n
 }
 
-// The watcher skips the mount's own memory changes by the feed position
-// their commits returned: creates, saves, renames (onto another file too),
+// The watcher skips the mount's own memory changes by the origin their
+// commits record: creates, saves, renames (onto another file too),
 // removals and held backups made here are none of others' changes, and a
 // save made elsewhere right after them at the same path is.
-func TestOwnChangesSkippedByPosition(t *testing.T) {
+func TestOwnChangesSkippedByOrigin(t *testing.T) {
 	e := newEnv(t)
 	st := e.store(t, "Own")
 	obs := &feedCount{}

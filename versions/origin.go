@@ -14,18 +14,19 @@ import (
 // writer its own (WithOrigin), so that each tells its own changes in the
 // feed from the moment they commit, without waiting for their answers.
 type origin struct {
-	num  int64 // as versions store it
+	num  int64 // as versions and the PostgreSQL functions take it
 	name string
 }
 
 func makeOrigin(n int64) origin { return origin{n, strconv.FormatInt(n, 10)} }
 
-// NewOrigin returns a new origin: 31 random bits, small in every version
-// row, and unlikely to be another live writer's.
+// NewOrigin returns a new origin: 62 random bits. A mount ignores the
+// changes of its own origin, so it must not be any other writer's, and
+// every handle opened (each CLI command's) takes one.
 func NewOrigin() int64 {
-	var b [4]byte
+	var b [8]byte
 	rand.Read(b[:]) // never fails since Go 1.24
-	return int64(binary.BigEndian.Uint32(b[:])>>1) + 1
+	return int64(binary.BigEndian.Uint64(b[:])>>2) + 1
 }
 
 type originKey struct{}

@@ -33,6 +33,13 @@
 //     kernel holds the parent directories' locks for a rename and files
 //     have one parent, so no two renames take the same two files in
 //     opposite orders.
+//   - inflight (flights.go): a request is in flight from its engine call
+//     to its answer's Apply (never while waiting for a file's lock). A
+//     change made elsewhere that touches a request in flight (its path,
+//     above or below it, its memory; any memory's change for a count) is
+//     applied after Landed, which waits, holding no lock, for those
+//     requests begun before it was called: their answers are about the
+//     state before the change. Its own lock is a leaf.
 //   - The mirror's own lock (Apply and the read accessors), never held
 //     while the engine is asked or the kernel told; under it, the
 //     leaves: the index's, the content cache's, LastOpened's. Timers' lock
@@ -131,8 +138,9 @@
 // origin (Mirror.Origin, versions.WithOrigin); a change the feed brings
 // with that origin is this mount's own and changes nothing. It is known
 // from the moment it commits, before its answer is applied, so the feed
-// never waits for this mount's requests (which may wait long on the
-// database's lock), and there is no time window.
+// waits for none of this mount's requests (which may wait long on the
+// database's lock) but those a change made elsewhere touches (Landed),
+// and there is no time window.
 //
 // A temporary file whose pending row others published (its mount's lease
 // lapsed) is the memory they made of it from this mount's next request on

@@ -173,10 +173,12 @@ type Mirror struct {
 	// a change of that origin is its own.
 	origin int64
 	own    string // origin's decimal form, as Change.Origin has it
-	o      Options
-	files  map[ID]*File
-	names  pathNames
-	hs     map[HandleID]*Handle
+	// inflight are the engine requests being carried out (flights.go).
+	inflight flights
+	o        Options
+	files    map[ID]*File
+	names    pathNames
+	hs       map[HandleID]*Handle
 	// held are the memories renamed to scratch names, by the path the
 	// store keeps them at.
 	held map[string]*hold

@@ -45,8 +45,10 @@ func (m *Mirror) Run(ctx context.Context, eng Engine, e Event, each func(Plan), 
 			break
 		}
 		again := p.Again
+		flight := m.inflight.begin(*p.Ask)
 		a := eng.Execute(ctx, *p.Ask)
 		p = m.Apply(a)
+		m.inflight.end(flight)
 		if again && a.Err == nil && p.Errno == 0 && p.Err == nil {
 			each(p)
 			p = m.Apply(e)
