@@ -72,7 +72,7 @@ func TestLandedWaitsOnlyForEarlierRequests(t *testing.T) {
 		close(landed)
 	}()
 	time.Sleep(100 * time.Millisecond) // landed is waiting for first
-	f.begin(save) // the next save of the file, still in flight
+	f.begin(save)                      // the next save of the file, still in flight
 	f.end(first)
 	select {
 	case <-landed:
