@@ -83,8 +83,8 @@ func writeMarkdown(w io.Writer, r *report) error {
 			thousands(l.Versions), l.LogSeconds, l.StartupSeconds)
 	}
 	if s := r.RSS; s != nil {
-		fmt.Fprintf(&b, "- daemon peak RSS (VmHWM) with %d stores × %s memories, every file read: memfs (%s) %.1f MiB, go-fuse loopback %.1f MiB\n",
-			s.Stores, thousands(s.MemoriesPerStore), s.Daemon, s.MemfsPeakMiB, s.LoopbackPeakMiB)
+		fmt.Fprintf(&b, "- daemon peak RSS (VmHWM) with %d stores × %s memories, every file read: memfs (%s) %.1f MiB (after the walk: %.1f MiB its own, %.1f MiB of mapped files), go-fuse loopback %.1f MiB\n",
+			s.Stores, thousands(s.MemoriesPerStore), s.Daemon, s.MemfsPeakMiB, s.MemfsAnonMiB, s.MemfsFileMiB, s.LoopbackPeakMiB)
 	}
 	for _, e := range r.Errors {
 		fmt.Fprintf(&b, "- not measured: %s\n", e)

@@ -249,8 +249,8 @@ func writeText(w io.Writer, r *report) error {
 			l.Versions, l.LogSeconds, l.Runs, l.Lines, l.StartupSeconds, l.BuildVersionsPerSec)
 	}
 	if s := r.RSS; s != nil {
-		fmt.Fprintf(w, "daemon peak RSS with %d stores × %d memories, after reading every file: memfs (%s) %.1f MiB; go-fuse loopback over the same files %.1f MiB\n",
-			s.Stores, s.MemoriesPerStore, s.Daemon, s.MemfsPeakMiB, s.LoopbackPeakMiB)
+		fmt.Fprintf(w, "daemon peak RSS with %d stores × %d memories, after reading every file: memfs (%s) %.1f MiB (then %.1f MiB anonymous, %.1f MiB of mapped files); go-fuse loopback over the same files %.1f MiB\n",
+			s.Stores, s.MemoriesPerStore, s.Daemon, s.MemfsPeakMiB, s.MemfsAnonMiB, s.MemfsFileMiB, s.LoopbackPeakMiB)
 	}
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "not measured: %s\n", e)
