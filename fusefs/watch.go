@@ -19,7 +19,14 @@ import (
 // they see a committed save within one wake-up.
 func (s *Server) watch(ctx context.Context) {
 	mirror.Follow(ctx, s.db, s.opts.PollInterval, func(ctx context.Context) error {
-		for _, sm := range s.stores {
+		moved, err := s.moved(ctx)
+		if err != nil {
+			return err
+		}
+		for i, sm := range s.stores {
+			if !moved[i] {
+				continue
+			}
 			if err := sm.poll(ctx); err != nil {
 				return err
 			}
@@ -38,6 +45,22 @@ func (s *Server) watch(ctx context.Context) {
 		}
 		s.reachable()
 	})
+}
+
+// moved tells which of the mounted stores' feeds moved since their last
+// poll. A commit to any store of the database wakes the watcher: with
+// several stores mounted, one statement finds those to read the changes
+// of (versions.DB.FeedsMoved); one store is read at once.
+func (s *Server) moved(ctx context.Context) ([]bool, error) {
+	if len(s.stores) == 1 {
+		return []bool{true}, nil
+	}
+	ids := make([]string, len(s.stores))
+	after := make([]versions.FeedPos, len(s.stores))
+	for i, sm := range s.stores {
+		ids[i], after[i] = sm.id, sm.seq
+	}
+	return s.db.FeedsMoved(ctx, ids, after)
 }
 
 // poll applies the store's changes since the last poll. Archiving,

@@ -3,6 +3,8 @@ package versions
 import (
 	"context"
 	"database/sql"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -159,6 +161,55 @@ func (db *DB) Changes(ctx context.Context, storeID string, after FeedPos) ([]Cha
 		return rows.Err()
 	})
 	return out, pos, err
+}
+
+// FeedsMoved reports, for each of the stores, whether its feed holds a
+// change after its position after[i] (what Changes would return), in one
+// statement for them all: a follower woken by any store's commit reads
+// the Changes of those of its stores that moved, not of every one.
+func (db *DB) FeedsMoved(ctx context.Context, stores []string, after []FeedPos) ([]bool, error) {
+	moved := make([]bool, len(stores))
+	if len(stores) == 0 {
+		return moved, nil
+	}
+	err := db.one(ctx, "read the change feed", func(r *run) error {
+		var q strings.Builder
+		var args []any
+		for i, id := range stores {
+			seq, err := db.storeSeq(r, id)
+			if ErrorCode(err) == CodeNotFound {
+				moved[i] = true // gone: Changes says so
+				continue
+			} else if err != nil {
+				return err
+			}
+			lo, hi := versionRange(seq)
+			if q.Len() > 0 {
+				q.WriteString(" UNION ALL ")
+			}
+			// A redacted version names no path and is no change (changesQuery).
+			q.WriteString("SELECT " + strconv.Itoa(i) + ` WHERE EXISTS (SELECT 1 FROM versions WHERE seq > ? AND seq < ? AND path IS NOT NULL)
+				OR EXISTS (SELECT 1 FROM changes WHERE store = ? AND seq > ?)`)
+			args = append(args, max(after[i].v, lo), hi, id, after[i].c)
+		}
+		if q.Len() == 0 {
+			return nil
+		}
+		rows, err := r.query(q.String(), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var i int
+			if err := rows.Scan(&i); err != nil {
+				return err
+			}
+			moved[i] = true
+		}
+		return rows.Err()
+	})
+	return moved, err
 }
 
 // FeedMark is what WaitFeed last saw of the whole database's feed.

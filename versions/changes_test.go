@@ -326,3 +326,42 @@ func TestChangesNameTheirWriter(t *testing.T) {
 		}
 	}
 }
+
+// FeedsMoved tells, in one statement, which stores' feeds hold changes
+// after their positions: a memory's save, a directory's change, the
+// store's deletion; not another store's changes.
+func TestFeedsMoved(t *testing.T) {
+	db := openDB(t)
+	a := newStore(t, db, versions.StoreParams{Name: "moved a"})
+	b := newStore(t, db, versions.StoreParams{Name: "moved b"})
+	ids := []string{a.ID, b.ID}
+	heads := func() []versions.FeedPos {
+		t.Helper()
+		var ps []versions.FeedPos
+		for _, id := range ids {
+			p, err := db.FeedHead(ctx, id)
+			ok(t, err)
+			ps = append(ps, p)
+		}
+		return ps
+	}
+	expect := func(after []versions.FeedPos, want ...bool) {
+		t.Helper()
+		got, err := db.FeedsMoved(ctx, ids, after)
+		ok(t, err)
+		if !slices.Equal(got, want) {
+			t.Fatalf("moved %v, want %v", got, want)
+		}
+	}
+	start := heads()
+	expect(start, false, false)
+	create(t, db, a.ID, "/one", "1")
+	expect(start, true, false)
+	now := heads()
+	expect(now, false, false)
+	ok(t, db.MakeDir(ctx, b.ID, "/d"))
+	expect(now, false, true)
+	now = heads()
+	ok(t, db.DeleteStore(ctx, b.ID))
+	expect(now, false, true)
+}
