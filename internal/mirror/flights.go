@@ -44,8 +44,19 @@ func (f *flights) end(id uint64) {
 // others' changes cs is in flight.
 func (f *flights) landed(own string, cs []versions.Change) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	mark := f.next
+	f.mu.Unlock()
+	f.landedUpTo(mark, own, cs)
+}
+
+// landedUpTo waits until none of the requests begun up to mark that
+// touches one of others' changes cs is in flight.
+func (f *flights) landedUpTo(mark uint64, own string, cs []versions.Change) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.flying == nil {
+		return
+	}
 	for f.blocked(mark, own, cs) {
 		f.done.Wait()
 	}

@@ -68,11 +68,10 @@ func TestLandedWaitsOnlyForEarlierRequests(t *testing.T) {
 	first := f.begin(save)
 	landed := make(chan struct{})
 	go func() {
-		f.landed("7", []versions.Change{{Path: "/f.md", Origin: "8"}})
+		f.landedUpTo(first, "7", []versions.Change{{Path: "/f.md", Origin: "8"}})
 		close(landed)
 	}()
-	time.Sleep(100 * time.Millisecond) // landed is waiting for first
-	f.begin(save)                      // the next save of the file, still in flight
+	f.begin(save) // the next save of the file, still in flight
 	f.end(first)
 	select {
 	case <-landed:
