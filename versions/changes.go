@@ -53,7 +53,7 @@ type FeedPos struct{ v, c int64 }
 // versions are the feed.
 func recordChange(r *run, storeID string, op ChangeOp, path string) error {
 	r.changed = true
-	_, err := r.insertKey("seq", "INSERT INTO changes (store, path, origin, at, op) VALUES (?, ?, ?, ?, ?)",
+	_, err := r.exec("INSERT INTO changes (store, path, origin, at, op) VALUES (?, ?, ?, ?, ?)",
 		storeID, path, r.origin().name, r.db.nowNanos(), string(op))
 	if err != nil {
 		return err

@@ -296,7 +296,8 @@ func TestChangesNameTheirWriter(t *testing.T) {
 	s := newStore(t, db, versions.StoreParams{})
 	start, err := db.FeedHead(ctx, s.ID)
 	ok(t, err)
-	mine := versions.WithOrigin(ctx, 4242)
+	o := versions.NewOrigin()
+	mine := versions.WithOrigin(ctx, o)
 	m, err := db.CreateMemory(mine, s.ID, "/a", "one", me)
 	ok(t, err)
 	_, err = db.Save(mine, versions.SaveReq{StoreID: s.ID, Path: "/a", Content: "two", By: me, MemoryID: m.ID,
@@ -317,7 +318,7 @@ func TestChangesNameTheirWriter(t *testing.T) {
 		t.Fatalf("%d changes, want at least 8: %+v", len(cs), cs)
 	}
 	for i, c := range cs {
-		want := "4242"
+		want := o.String()
 		if i == len(cs)-1 {
 			want = db.Origin()
 		}

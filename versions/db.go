@@ -81,7 +81,7 @@ type DB struct {
 	// (RenewMount), so that a renewal never queues behind the writers.
 	lw     *sql.DB
 	lp     *connPool
-	origin origin
+	origin Origin
 	now    func() time.Time
 	ids    idGen
 	// seqs caches store id → row number for the read paths a mount calls
@@ -140,7 +140,7 @@ func Open(dsn string, opts Options) (*DB, error) {
 		opts.BusyTimeout = 30 * time.Second
 	}
 	db := &DB{now: opts.Now, busyTimeout: opts.BusyTimeout}
-	db.origin = makeOrigin(NewOrigin())
+	db.origin = NewOrigin()
 	if db.now == nil {
 		db.now = time.Now
 	}

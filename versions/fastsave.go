@@ -145,7 +145,7 @@ func (k *knownSave) memory(ch *Change, ino, created int64) {
 		ContentSize: ch.Size, VersionID: ch.VersionID, CreatedAt: fromNanos(created), UpdatedAt: ch.At, Ino: uint64(ino), Seq: ch.Seq}
 }
 
-func (k *knownSave) change(o origin, seq int64) Change {
+func (k *knownSave) change(o Origin, seq int64) Change {
 	return Change{Seq: seq, StoreID: k.req.StoreID, Op: ChangeModified, Path: k.req.Path, MemoryID: k.req.MemoryID,
 		VersionID: versionID(seq, k.at), SHA256: k.sha, Size: len(k.req.Content), Origin: o.name, At: fromNanos(k.at), Conflict: k.conflict}
 }
@@ -331,7 +331,7 @@ func (k *knownCreate) taken() []string { return append(ancestors(k.req.Path), k.
 
 // saved fills the change, and the caller's req.Memory if asked, with the
 // memory as created.
-func (k *knownCreate) saved(o origin, seq, ino int64, ch *Change) {
+func (k *knownCreate) saved(o Origin, seq, ino int64, ch *Change) {
 	vid := versionID(seq, k.at)
 	*ch = Change{Seq: seq, StoreID: k.req.StoreID, Op: ChangeCreated, Path: k.req.Path, MemoryID: k.id, VersionID: vid,
 		SHA256: k.sha, Size: len(k.req.Content), Origin: o.name, At: fromNanos(k.at)}

@@ -25,13 +25,17 @@ func TestOriginsOfConcurrentWriters(t *testing.T) {
 	}
 	start, err := db.FeedHead(ctx, s.ID)
 	ok(t, err)
+	origins := make([]versions.Origin, writers)
+	for w := range origins {
+		origins[w] = versions.NewOrigin()
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
 	for w := range writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := versions.WithOrigin(ctx, int64(1000+w))
+			c := versions.WithOrigin(ctx, origins[w])
 			head := mems[w].VersionID
 			for i := range saves {
 				var m versions.Memory
@@ -51,7 +55,8 @@ func TestOriginsOfConcurrentWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A rename over another file, and a pending file published.
-	mine := versions.WithOrigin(ctx, 77)
+	o := versions.NewOrigin()
+	mine := versions.WithOrigin(ctx, o)
 	create(t, db, s.ID, "/src", "s")
 	create(t, db, s.ID, "/dst", "d")
 	_, err = db.Rename(mine, s.ID, "/src", "/dst", false, me)
@@ -70,7 +75,7 @@ func TestOriginsOfConcurrentWriters(t *testing.T) {
 		switch {
 		case len(c.Path) == 3 && c.Path[:2] == "/w":
 			w, _ := strconv.Atoi(c.Path[2:])
-			if want := strconv.Itoa(1000 + w); c.Origin != want {
+			if want := origins[w].String(); c.Origin != want {
 				t.Errorf("%s %s (seq %d): origin %s, want %s", c.Op, c.Path, c.Seq, c.Origin, want)
 			}
 			byWriter[c.Path]++
@@ -79,8 +84,8 @@ func TestOriginsOfConcurrentWriters(t *testing.T) {
 				t.Errorf("%s %s: origin %s, want the handle's %s", c.Op, c.Path, c.Origin, db.Origin())
 			}
 		default:
-			if c.Origin != "77" {
-				t.Errorf("%s %s (prev %s): origin %s, want 77", c.Op, c.Path, c.PrevPath, c.Origin)
+			if c.Origin != o.String() {
+				t.Errorf("%s %s (prev %s): origin %s, want %s", c.Op, c.Path, c.PrevPath, c.Origin, o)
 			}
 		}
 	}

@@ -18,7 +18,7 @@ type Engine struct {
 	Actor versions.Actor
 	// Origin is the mirror's (Mirror.Origin): its writes record it, so
 	// that the feed brings them back as its own.
-	Origin int64
+	Origin versions.Origin
 	// Relet renews the mount's lease now, or takes a new one if it
 	// lapsed, and returns the owner from then on (nil: none to take).
 	Relet func(context.Context) (versions.PendingOwner, error)

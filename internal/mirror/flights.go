@@ -108,4 +108,4 @@ func related(a, b string) bool {
 // touches one of the changes cs made elsewhere is answered, holding no
 // lock while it waits; cs are then applied after the answers that came
 // before them.
-func (m *Mirror) Landed(cs []versions.Change) { m.inflight.landed(m.own, cs) }
+func (m *Mirror) Landed(cs []versions.Change) { m.inflight.landed(m.origin.String(), cs) }

@@ -9,7 +9,7 @@ import (
 // paths it touched, and the file of the memory it changed learns it.
 func (m *Mirror) foreign(e Foreign) Plan {
 	c := e.Change
-	if c.Origin == m.own {
+	if c.Origin == m.origin.String() {
 		return Plan{Own: true}
 	}
 	if c.Op == versions.ChangeRedacted {

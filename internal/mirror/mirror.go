@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"path"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -171,8 +170,7 @@ type Mirror struct {
 	mu sync.Mutex
 	// origin names this mirror's writes in the feed (versions.WithOrigin):
 	// a change of that origin is its own.
-	origin int64
-	own    string // origin's decimal form, as Change.Origin has it
+	origin versions.Origin
 	// inflight are the engine requests being carried out (flights.go).
 	inflight flights
 	o        Options
@@ -215,7 +213,7 @@ type hold struct {
 
 // Origin is what this mirror's writes are to record as their origin
 // (Engine.Origin).
-func (m *Mirror) Origin() int64 { return m.origin }
+func (m *Mirror) Origin() versions.Origin { return m.origin }
 
 // Transition is one change of state: from, the event that caused it, to.
 type Transition struct {
@@ -243,8 +241,7 @@ func New(o Options) *Mirror {
 	if o.Start.IsZero() {
 		o.Start = o.Now()
 	}
-	origin := versions.NewOrigin()
-	return &Mirror{origin: origin, own: strconv.FormatInt(origin, 10), o: o, files: map[ID]*File{}, names: pathNames{}, hs: map[HandleID]*Handle{},
+	return &Mirror{origin: versions.NewOrigin(), o: o, files: map[ID]*File{}, names: pathNames{}, hs: map[HandleID]*Handle{},
 		held: map[string]*hold{}, memIno: map[string]uint64{}, dirIno: map[string]uint64{},
 		opened: NewLastOpened(256, 1024), idx: NewIndex(), local: map[ID]*File{}, dirs: map[string]dirMeta{}}
 }

@@ -74,10 +74,11 @@ func measureRSS(ctx context.Context, cfg *config, work string, rep *report) erro
 		return err
 	}
 	res.Daemon = kind
-	res.MemfsPeakMiB, res.MemfsAnonMiB, res.MemfsFileMiB, res.FilesRead, err = daemonPeak(ctx, d, mnt)
+	mem, files, err := daemonPeak(ctx, d, mnt)
 	if err != nil {
 		return err
 	}
+	res.MemfsPeakMiB, res.MemfsAnonMiB, res.MemfsFileMiB, res.FilesRead = mem.peak, mem.anon, mem.file, files
 	if want := cfg.rssStores * cfg.rssMemories; res.FilesRead != want {
 		return fmt.Errorf("read %d files through the memfs mount, want %d", res.FilesRead, want)
 	}
@@ -96,9 +97,11 @@ func measureRSS(ctx context.Context, cfg *config, work string, rep *report) erro
 	if err != nil {
 		return err
 	}
-	if res.LoopbackPeakMiB, _, _, _, err = daemonPeak(ctx, ld, lmnt); err != nil {
+	mem, _, err = daemonPeak(ctx, ld, lmnt)
+	if err != nil {
 		return err
 	}
+	res.LoopbackPeakMiB = mem.peak
 	res.Met = res.MemfsPeakMiB <= rssTargetMiB
 	rep.RSS = res
 	return nil
@@ -111,7 +114,7 @@ func measureRSS(ctx context.Context, cfg *config, work string, rep *report) erro
 func evictPages(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("open the binary to measure: %w", err)
 	}
 	defer f.Close()
 	if err := f.Sync(); err != nil {
@@ -165,19 +168,23 @@ func writeTree(dir string, n int) error {
 	return nil
 }
 
+// resident is a daemon's memory in MiB: its peak resident set (VmHWM),
+// and its anonymous and file-backed resident memory at the time.
+type resident struct{ peak, anon, file float64 }
+
 // daemonPeak reads every file below mnt, served by d, then stops d and
-// returns its VmHWM, its anonymous and file-backed resident memory then,
-// in MiB, and the number of files read.
-func daemonPeak(ctx context.Context, d *daemon, mnt string) (peak, anon, file float64, files int, err error) {
+// returns its memory and the number of files read.
+func daemonPeak(ctx context.Context, d *daemon, mnt string) (resident, int, error) {
 	defer stopDaemon(d, mnt)
-	if files, err = walkChild(ctx, mnt); err != nil {
-		return 0, 0, 0, files, err
+	files, err := walkChild(ctx, mnt)
+	if err != nil {
+		return resident{}, files, err
 	}
 	kib, err := procStatus(d.pid(), "VmHWM", "RssAnon", "RssFile")
 	if err != nil {
-		return 0, 0, 0, files, err
+		return resident{}, files, err
 	}
-	return float64(kib[0]) / 1024, float64(kib[1]) / 1024, float64(kib[2]) / 1024, files, nil
+	return resident{float64(kib[0]) / 1024, float64(kib[1]) / 1024, float64(kib[2]) / 1024}, files, nil
 }
 
 // walkChild reads every file below dir in a client process, as an agent
