@@ -18,10 +18,16 @@ import (
 // others — another mount, another process, the CLI, another host — so
 // they see a committed save within one wake-up.
 func (s *Server) watch(ctx context.Context) {
-	mirror.Follow(ctx, s.db, s.opts.PollInterval, func(ctx context.Context) error {
-		moved, err := s.moved(ctx)
-		if err != nil {
-			return err
+	ids := make([]string, len(s.stores))
+	for i, sm := range s.stores {
+		ids[i] = sm.id
+	}
+	mirror.Follow(ctx, s.db, s.opts.PollInterval, ids, func(ctx context.Context, moved []bool) error {
+		if moved == nil {
+			var err error
+			if moved, err = s.moved(ctx, ids); err != nil {
+				return err
+			}
 		}
 		for i, sm := range s.stores {
 			if !moved[i] {
@@ -47,18 +53,17 @@ func (s *Server) watch(ctx context.Context) {
 	})
 }
 
-// moved tells which of the mounted stores' feeds moved since their last
-// poll. A commit to any store of the database wakes the watcher: with
-// several stores mounted, one statement finds those to read the changes
-// of (versions.DB.FeedsMoved); one store is read at once.
-func (s *Server) moved(ctx context.Context) ([]bool, error) {
+// moved tells which of the mounted stores (ids) moved since their last
+// poll, when the wake-up did not say (SQLite; see versions.DB.WaitFeed):
+// with several stores mounted, one statement finds those to read the
+// changes of (versions.DB.FeedsMoved); one store is read at once.
+func (s *Server) moved(ctx context.Context, ids []string) ([]bool, error) {
 	if len(s.stores) == 1 {
 		return []bool{true}, nil
 	}
-	ids := make([]string, len(s.stores))
 	after := make([]versions.FeedPos, len(s.stores))
 	for i, sm := range s.stores {
-		ids[i], after[i] = sm.id, sm.seq
+		after[i] = sm.seq
 	}
 	return s.db.FeedsMoved(ctx, ids, after)
 }

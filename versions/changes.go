@@ -52,7 +52,7 @@ type FeedPos struct{ v, c int64 }
 // path touched by the transaction r belongs to. Memories need none: their
 // versions are the feed.
 func recordChange(r *run, storeID string, op ChangeOp, path string) error {
-	r.changed = true
+	r.fed(storeID)
 	_, err := r.exec("INSERT INTO changes (store, path, origin, at, op) VALUES (?, ?, ?, ?, ?)",
 		storeID, path, r.origin().name, r.db.nowNanos(), string(op))
 	if err != nil {
@@ -215,14 +215,17 @@ func (db *DB) FeedsMoved(ctx context.Context, stores []string, after []FeedPos) 
 // FeedMark is what WaitFeed last saw of the whole database's feed.
 type FeedMark struct{ v, c, n int64 }
 
-// WaitFeed blocks until the change feed of any store may have moved since
-// mark (the zero FeedMark: since ever), then returns the new mark; the
-// caller then reads Changes of the stores it follows. On SQLite it polls
-// every poll interval, four times less often once nothing changed for 5
-// seconds; on PostgreSQL it wakes on the notification a commit sends.
-func (db *DB) WaitFeed(ctx context.Context, mark FeedMark, poll time.Duration) (FeedMark, error) {
+// WaitFeed blocks until the change feed of one of stores (of any store,
+// when none is given) may have moved since mark (the zero FeedMark: since
+// ever), then returns the new mark and which of stores moved; the caller
+// then reads their Changes. On PostgreSQL it wakes on the notification a
+// commit sends, which names the stores it changed. moved is nil when any
+// may have: on SQLite, which it polls every poll interval (four times less
+// often once nothing changed for 5 seconds), and on PostgreSQL after a
+// notification that named no store, a reconnection, or 5 s without one.
+func (db *DB) WaitFeed(ctx context.Context, mark FeedMark, poll time.Duration, stores ...string) (_ FeedMark, moved []bool, _ error) {
 	if db.pg != nil {
-		return db.pg.wait(ctx, db, mark)
+		return db.pg.wait(ctx, db, mark, stores)
 	}
 	start := time.Now()
 	for {
@@ -236,7 +239,7 @@ func (db *DB) WaitFeed(ctx context.Context, mark FeedMark, poll time.Duration) (
 				coalesce((SELECT max(seq) FROM changes), 0)`, nil, &m.v, &m.c)
 		})
 		if err != nil || m != mark {
-			return m, err
+			return m, nil, err
 		}
 		wait := poll
 		if time.Since(start) > 5*time.Second {
@@ -244,7 +247,7 @@ func (db *DB) WaitFeed(ctx context.Context, mark FeedMark, poll time.Duration) (
 		}
 		select {
 		case <-ctx.Done():
-			return mark, ctx.Err()
+			return mark, nil, ctx.Err()
 		case <-time.After(wait):
 		}
 	}

@@ -2,6 +2,7 @@ package versions_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"sync"
@@ -140,7 +141,7 @@ func TestWaitFeed(t *testing.T) {
 	var mark versions.FeedMark
 	for {
 		wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		next, err := db.WaitFeed(wctx, mark, 5*time.Millisecond)
+		next, _, err := db.WaitFeed(wctx, mark, 5*time.Millisecond)
 		cancel()
 		if err != nil {
 			break
@@ -150,7 +151,7 @@ func TestWaitFeed(t *testing.T) {
 	var wg sync.WaitGroup
 	woke := make(chan versions.FeedMark, 1)
 	wg.Go(func() {
-		next, err := db.WaitFeed(ctx, mark, 5*time.Millisecond)
+		next, _, err := db.WaitFeed(ctx, mark, 5*time.Millisecond)
 		if err != nil {
 			t.Error(err)
 		}
@@ -325,6 +326,83 @@ func TestChangesNameTheirWriter(t *testing.T) {
 		if c.Origin != want {
 			t.Errorf("change %d %s %s: origin %q, want %q", i, c.Op, c.Path, c.Origin, want)
 		}
+	}
+}
+
+// On PostgreSQL a commit's notification names the store it changed,
+// whichever kind of write made it: a wait on other stores sleeps through
+// it, and a wait on its store wakes naming it.
+func TestWaitFeedNamesStores(t *testing.T) {
+	if !onPostgres() {
+		t.Skip("SQLite sends no notifications: WaitFeed polls")
+	}
+	dsn := testDSN(t)
+	db, err := versions.Open(dsn, versions.Options{})
+	ok(t, err)
+	t.Cleanup(func() { db.Close() })
+	writer, err := versions.Open(dsn, versions.Options{})
+	ok(t, err)
+	t.Cleanup(func() { writer.Close() })
+	a := newStore(t, writer, versions.StoreParams{Name: "named a"})
+	b := newStore(t, writer, versions.StoreParams{Name: "named b"})
+	m := create(t, writer, a.ID, "/f", "one")
+	var mark versions.FeedMark
+	for { // the listener's connection wakes the first waits
+		wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		next, _, err := db.WaitFeed(wctx, mark, 0)
+		cancel()
+		if err != nil {
+			break
+		}
+		mark = next
+	}
+	writes := []struct {
+		what  string
+		write func() error
+	}{
+		{"a create", func() error { _, err := writer.CreateMemory(ctx, a.ID, "/g", "x", me); return err }},
+		{"a save by path", func() error {
+			_, err := writer.Save(ctx, versions.SaveReq{StoreID: a.ID, Path: "/f", Content: "two", By: me})
+			return err
+		}},
+		{"a known head's save", func() error {
+			m, err := writer.GetMemory(ctx, a.ID, m.ID)
+			if err == nil {
+				_, err = writer.Save(ctx, versions.SaveReq{StoreID: a.ID, Path: "/f", Content: "three", By: me,
+					MemoryID: m.ID, HeadVersionID: m.VersionID})
+			}
+			return err
+		}},
+		{"a rename", func() error { _, err := writer.Rename(ctx, a.ID, "/g", "/h", false, me); return err }},
+		{"a directory", func() error { return writer.MakeDir(ctx, a.ID, "/d") }},
+		{"a deletion", func() error { return writer.DeleteMemory(ctx, a.ID, m.ID, versions.MemoryDelete{}, me) }},
+	}
+	for _, w := range writes {
+		ok(t, w.write())
+		wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		_, _, err := db.WaitFeed(wctx, mark, 0, b.ID)
+		cancel()
+		if err == nil {
+			t.Errorf("%s in one store woke a wait on another", w.what)
+		}
+		next, moved, err := db.WaitFeed(ctx, mark, 0, b.ID, a.ID)
+		ok(t, err)
+		if !slices.Equal(moved, []bool{false, true}) {
+			t.Errorf("after %s in the second store, moved %v, want [false true]", w.what, moved)
+		}
+		mark = next
+	}
+	// A notification that names no store (sent by an older build) may be
+	// of any.
+	raw, err := sql.Open("pgx", dsn)
+	ok(t, err)
+	t.Cleanup(func() { raw.Close() })
+	_, err = raw.ExecContext(ctx, "NOTIFY memfs")
+	ok(t, err)
+	_, moved, err := db.WaitFeed(ctx, mark, 0, b.ID)
+	ok(t, err)
+	if moved != nil {
+		t.Errorf("after a notification naming no store, moved %v, want nil (any)", moved)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -364,14 +365,24 @@ type run struct {
 	// it on PostgreSQL (lockStore).
 	write bool
 	// changed: the transaction added to the change feed, so its commit
-	// notifies the listeners (PostgreSQL).
+	// notifies the listeners (PostgreSQL) of the feeds of stores (fed).
 	changed bool
+	stores  []string
 	// guardWarnings are the credentials a store whose guard warns let
 	// through, reported once the transaction commits.
 	guardWarnings []GuardEvent
 	// cancels end the deadlines of the statements whose rows were read
 	// (query), when the transaction ends.
 	cancels []context.CancelFunc
+}
+
+// fed records that the transaction added to the change feed of store
+// (its id; "" when not known).
+func (r *run) fed(store string) {
+	r.changed = true
+	if !slices.Contains(r.stores, store) {
+		r.stores = append(r.stores, store)
+	}
 }
 
 // stmtCtx is the context of one statement q: where the dialect bounds
@@ -523,12 +534,12 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 		if write {
 			defer since(&db.times.commit, time.Now())
 		}
-		if r.changed && db.d.notify != "" {
+		if r.changed && db.d.notify != nil {
 			// One round trip: a statement without arguments goes by the
 			// simple protocol, which takes several; if the notification
 			// fails, the COMMIT is skipped and the transaction rolled back.
 			sctx, cancel := r.stmtCtx("COMMIT")
-			_, err = c.c.ExecContext(sctx, db.d.notify+"; COMMIT")
+			_, err = c.c.ExecContext(sctx, db.d.notify(r.stores)+"; COMMIT")
 			cancel()
 		} else {
 			_, err = r.exec("COMMIT")

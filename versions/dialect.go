@@ -36,9 +36,10 @@ type dialect struct {
 	// unsent: the statement failed before anything of it reached the
 	// server, so that even a write is safe to run again.
 	unsent func(error) bool
-	// notify, if set, runs before the COMMIT of a transaction that added
-	// to the change feed, in the same round trip.
-	notify string
+	// notify, if set, is the statement that runs before the COMMIT of a
+	// transaction that added to the change feeds of stores, in the same
+	// round trip.
+	notify func(stores []string) string
 	// groupCommit: writes that arrive together share a transaction (see
 	// group.go).
 	groupCommit bool

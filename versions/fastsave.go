@@ -168,7 +168,7 @@ func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	r.changed = true
+	r.fed(k.req.StoreID)
 	*ch = k.change(r.origin(), seq)
 	k.memory(ch, ino, created)
 	return true, nil
@@ -232,7 +232,7 @@ func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by 
 	if err != nil {
 		return false, err
 	}
-	r.changed = true
+	r.fed(storeID)
 	if d.KeepParentDir {
 		s := &storeRow{Store: Store{ID: storeID}, seq: storeSeq}
 		if err := keepDir(r, s, parentOf(path)); err != nil {
@@ -363,7 +363,7 @@ func fastCreate(r *run, k knownCreate, ch *Change) (ok bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	r.changed = true
+	r.fed(k.req.StoreID)
 	ino, err := r.insertKey("ino", insertMemoryQuery, k.id, k.store, k.req.Path, seq, versionID(seq, k.at), k.sha, len(k.req.Content), k.at, k.at)
 	if err != nil {
 		return false, err
@@ -474,7 +474,7 @@ func fastRename(r *run, k knownRename) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.changed = true
+	r.fed(k.storeID)
 	return k.moved(seq, id, sha, size, ino, created), nil
 }
 

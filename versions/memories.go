@@ -441,7 +441,7 @@ func insertVersion(r *run, s *storeRow, v newVersion) (seq int64, id string, err
 	if err != nil {
 		return 0, "", err
 	}
-	r.changed = true
+	r.fed(s.ID)
 	s.HistoryBytes, s.MemoryCount = s.histBase+hist, s.liveBase+live
 	if sha != nil {
 		// Checked once the version is in, which is when the count is

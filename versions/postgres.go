@@ -51,7 +51,7 @@ var postgresDialect = &dialect{
 	broken:           pgBroken,
 	unsent:           pgconn.SafeToRetry,
 	wrap:             pgWrap,
-	notify:           "SELECT pg_notify('" + feedChannel + "', '')",
+	notify:           feedNotify,
 	statementTimeout: pgStatementTimeout,
 }
 

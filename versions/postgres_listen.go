@@ -3,10 +3,13 @@ package versions
 import (
 	"context"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // feedChannel is the channel of the NOTIFY a transaction that changed the
@@ -18,6 +21,30 @@ const feedChannel = "memfs"
 // notification: the feed is read anyway, in case one was lost.
 const listenSafety = 5 * time.Second
 
+// feedNotify is the NOTIFY of a commit to the change feeds of stores: its
+// payload names them, so that a listener following others reads nothing;
+// it is empty when one is not known (a listener then reads every store it
+// follows).
+func feedNotify(stores []string) string {
+	payload := strings.Join(stores, ",")
+	if len(payload) > maxPayload || slices.ContainsFunc(stores, func(id string) bool { return !plainID(id) }) {
+		payload = ""
+	}
+	return "SELECT pg_notify('" + feedChannel + "', '" + payload + "')"
+}
+
+// plainID: a store id that is neither empty nor holds a character the
+// payload's SQL literal or its list would need to escape (ids are
+// memstore_ and a ULID, but an imported store keeps the id it had).
+func plainID(id string) bool {
+	return id != "" && !strings.ContainsFunc(id, func(r rune) bool {
+		return !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	})
+}
+
+// maxPayload keeps a notification within PostgreSQL's 8,000 bytes.
+const maxPayload = 7000
+
 // listener is the one LISTEN connection of a DB, opened by the first
 // WaitFeed and reconnected with backoff whenever it drops. Each
 // notification, and each (re)connection (commits may have been missed
@@ -27,40 +54,87 @@ type listener struct {
 	mu   sync.Mutex
 	n    int64
 	wake chan struct{} // closed and replaced at each event
+	// named is, per store id, the last event whose notification named
+	// it; unnamed is the last event that named no store: a notification
+	// with no payload, or a (re)connection.
+	named   map[string]int64
+	unnamed int64
 }
 
-func (p *pgState) wait(ctx context.Context, db *DB, mark FeedMark) (FeedMark, error) {
+func (p *pgState) wait(ctx context.Context, db *DB, mark FeedMark, stores []string) (FeedMark, []bool, error) {
 	l := &p.listener
 	l.once.Do(func() {
 		l.mu.Lock()
 		l.wake = make(chan struct{})
+		l.named = map[string]int64{}
 		l.mu.Unlock()
 		db.background.Add(1)
 		go p.listen(db)
 	})
-	l.mu.Lock()
-	n, wake := l.n, l.wake
-	l.mu.Unlock()
-	if n != mark.n {
-		return FeedMark{n: n}, nil
-	}
 	t := time.NewTimer(listenSafety)
 	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return mark, ctx.Err()
-	case <-t.C:
-		return mark, nil
-	case <-wake:
+	for {
+		l.mu.Lock()
+		next, wake := FeedMark{n: l.n}, l.wake
+		moved, any := l.movedSince(mark.n, stores)
+		l.mu.Unlock()
+		if any {
+			return next, moved, nil
+		}
+		mark = next // what came named other stores
+		select {
+		case <-ctx.Done():
+			return mark, nil, ctx.Err()
+		case <-t.C:
+			return mark, nil, nil
+		case <-wake:
+		}
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return FeedMark{n: l.n}, nil
 }
 
-func (l *listener) event() {
+// movedSince tells which of stores the events after event since named;
+// nil, true when any may have moved (an event named no store, or no
+// stores are given and one came).
+func (l *listener) movedSince(since int64, stores []string) ([]bool, bool) {
+	if l.n == since {
+		return nil, false
+	}
+	if l.unnamed > since || len(stores) == 0 {
+		return nil, true
+	}
+	moved := make([]bool, len(stores))
+	any := false
+	for i, id := range stores {
+		if l.named[id] > since {
+			moved[i], any = true, true
+		}
+	}
+	return moved, any
+}
+
+// notified is the stores a payload names: the functions of one round trip
+// send one store's id, which an imported store may have made of anything,
+// so the whole payload names one too.
+func notified(payload string) []string {
+	if payload == "" {
+		return nil
+	}
+	if !strings.Contains(payload, ",") {
+		return []string{payload}
+	}
+	return append(strings.Split(payload, ","), payload)
+}
+
+// event counts a notification naming stores (none: unnamed).
+func (l *listener) event(stores []string) {
 	l.mu.Lock()
 	l.n++
+	if len(stores) == 0 {
+		l.unnamed = l.n
+	}
+	for _, id := range stores {
+		l.named[id] = l.n
+	}
 	close(l.wake)
 	l.wake = make(chan struct{})
 	l.mu.Unlock()
@@ -80,11 +154,11 @@ func (p *pgState) listen(db *DB) {
 					slog.Info("change feed notifications are back", "db", db.where)
 				}
 				down, backoff = false, 50*time.Millisecond
-				p.listener.event()
+				p.listener.event(nil)
 				for err == nil {
-					_, err = conn.WaitForNotification(ctx)
-					if err == nil {
-						p.listener.event()
+					var n *pgconn.Notification
+					if n, err = conn.WaitForNotification(ctx); err == nil {
+						p.listener.event(notified(n.Payload))
 					}
 				}
 			}

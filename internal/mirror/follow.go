@@ -7,23 +7,24 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
-// Follow calls poll each time the change feed may have moved, until ctx
-// ends. The engine says when (versions.DB.WaitFeed: a poll of SQLite every
-// interval, slower when idle; PostgreSQL's notifications); poll reads on
-// from each store's own position, so a missed wake-up or a reconnection
-// loses nothing. A poll or wait that fails is told to failed (first: the
+// Follow calls poll each time the change feed of one of stores may have
+// moved, until ctx ends, with which of them did (nil: any may have). The
+// engine says when (versions.DB.WaitFeed: a poll of SQLite every
+// interval, slower when idle; PostgreSQL's notifications, which name the
+// stores); poll reads on from each store's own position, so a missed
+// wake-up or a reconnection loses nothing. A poll or wait that fails is told to failed (first: the
 // first of a run of failures) and tried again after interval; each one
 // that works, to worked (recovered: after failures).
-func Follow(ctx context.Context, db *versions.DB, interval time.Duration, poll func(context.Context) error, failed func(err error, first bool), worked func(recovered bool)) {
+func Follow(ctx context.Context, db *versions.DB, interval time.Duration, stores []string, poll func(ctx context.Context, moved []bool) error, failed func(err error, first bool), worked func(recovered bool)) {
 	var mark versions.FeedMark
 	failing := false
 	for {
-		next, err := db.WaitFeed(ctx, mark, interval)
+		next, moved, err := db.WaitFeed(ctx, mark, interval, stores...)
 		if ctx.Err() != nil {
 			return
 		}
 		if err == nil {
-			err = poll(ctx)
+			err = poll(ctx, moved)
 		}
 		if err != nil {
 			failed(err, !failing)
