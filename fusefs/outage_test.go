@@ -66,14 +66,29 @@ func TestPostgresOutageServesWhatIsCached(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(kept, "a.txt")); err != nil || string(got) != "alpha\n" {
 		t.Fatalf("read kept/a.txt = %q, %v", got, err)
 	}
-	// Changed elsewhere: the mount learns it changed, and does not read it.
+	// Changed elsewhere: the mount learns its new version from the feed,
+	// and does not read it.
 	second := "second\n"
-	if _, err := db.UpdateMemory(ctx, st.ID, changed.ID, versions.MemoryUpdate{Content: &second}, other); err != nil {
+	updated, err := db.UpdateMemory(ctx, st.ID, changed.ID, versions.MemoryUpdate{Content: &second}, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := m.srv.stores[0].m.Index()
+	if err := eventually(visibilityLimit, func() error {
+		if e, r := index.Lookup("/", "changed.txt"); r != mirror.Found || e.Memory.VersionID != updated.VersionID {
+			return fmt.Errorf("the mount's listing has not applied the change to /changed.txt: %v %+v", r, e.Memory)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Made elsewhere: the listing of its directory is no longer whole.
+	if _, err := db.CreateMemory(ctx, st.ID, "/made.txt", "made\n", other); err != nil {
 		t.Fatal(err)
 	}
 	if err := eventually(visibilityLimit, func() error {
-		if _, r := m.srv.stores[0].m.Index().Lookup("/", "changed.txt"); r != mirror.Unloaded {
-			return fmt.Errorf("the mount has not applied the change to /changed.txt")
+		if _, r := index.Lookup("/", "made.txt"); r != mirror.Unloaded {
+			return fmt.Errorf("the mount has not applied the creation of /made.txt")
 		}
 		return nil
 	}); err != nil {
@@ -119,7 +134,7 @@ func TestPostgresOutageServesWhatIsCached(t *testing.T) {
 	_, err = os.ReadFile(filepath.Join(dir, "changed.txt"))
 	wantErrno(t, "during the outage, read changed.txt (changed elsewhere since read)", err, syscall.EIO)
 	_, err = os.ReadDir(dir)
-	wantErrno(t, "during the outage, ls of the top directory (changed elsewhere since listed)", err, syscall.EIO)
+	wantErrno(t, "during the outage, ls of the top directory (a file made there elsewhere since listed)", err, syscall.EIO)
 
 	wantErrno(t, "during the outage, save kept/a.txt", os.WriteFile(filepath.Join(kept, "a.txt"), []byte("lost\n"), 0o644), syscall.EIO)
 	wantErrno(t, "during the outage, create kept/new.txt", os.WriteFile(filepath.Join(kept, "new.txt"), []byte("new\n"), 0o644), syscall.EIO)

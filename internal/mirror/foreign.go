@@ -15,15 +15,20 @@ func (m *Mirror) foreign(e Foreign) Plan {
 	if c.Op == versions.ChangeRedacted {
 		return Plan{Own: true} // no live file changed: the history tree's alone
 	}
+	saved := &versions.Memory{ID: c.MemoryID, VersionID: c.VersionID, ContentSize: c.Size, UpdatedAt: c.At}
 	var p Plan
 	for _, at := range c.Paths() {
 		p.Notify = append(p.Notify, Notice{Path: at, Along: m.idx.Along(at)})
-		m.idx.Forget(at)
+		if c.Op != versions.ChangeModified || c.MemoryID == "" || !m.idx.Resaved(at, saved) {
+			m.idx.Forget(at)
+		}
 	}
 	if c.MemoryID != "" && (c.Op == versions.ChangeCreated || c.Op == versions.ChangeModified) {
 		m.row.HistoryBytes += VersionCost(c.Size, c.Path)
 	}
-	m.liveOK = false
+	if c.Op != versions.ChangeModified {
+		m.liveOK = false // a memory came or went: count again
+	}
 	if c.MemoryID == "" {
 		return p
 	}
@@ -50,7 +55,7 @@ func (m *Mirror) foreign(e Foreign) Plan {
 	if f.Dirty {
 		return p // its save is based on what it read: a conflict, or ESTALE
 	}
-	m.learnt(f, &versions.Memory{ID: c.MemoryID, VersionID: c.VersionID, ContentSize: c.Size, UpdatedAt: c.At})
+	m.learnt(f, saved)
 	f.PagesSync = false
 	m.move(f, StateMemory, "foreign")
 	p.Notify = append(p.Notify, m.contentNotice(f))

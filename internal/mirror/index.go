@@ -237,6 +237,29 @@ func (x *Index) RenamedFile(from, to string, m *versions.Memory) {
 	x.setLocked(to, versions.Entry{Name: path.Base(to), Path: to, Memory: bare(m)})
 }
 
+// Resaved records a save made elsewhere of memory m at p, whose name and
+// identity stay, and reports whether the listing of p's directory held it
+// (else the caller forgets p): only what it says of the content changes.
+func (x *Index) Resaved(p string, m *versions.Memory) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	dir, name := path.Dir(p), path.Base(p)
+	d, ok := x.dirs[dir]
+	if !ok || x.doubt[dir][name] {
+		return false
+	}
+	e, ok := d.entries[name]
+	if !ok || e.Memory == nil || e.Memory.ID != m.ID {
+		return false
+	}
+	now := *e.Memory
+	now.VersionID, now.ContentSize, now.UpdatedAt = m.VersionID, m.ContentSize, m.UpdatedAt
+	e.Memory = &now
+	d.put(e)
+	x.touchLocked(dir)
+	return true
+}
+
 // forget drops the listings a change made elsewhere at p can have changed:
 // p's own, should it be a directory, and its ancestors', where names appear,
 // vanish or change size (directories are implied by the memories below

@@ -3,6 +3,7 @@ package mirror
 import (
 	"path"
 	"testing"
+	"time"
 
 	"github.com/memfs/memfs/versions"
 )
@@ -37,6 +38,44 @@ func TestIndexForget(t *testing.T) {
 	x.Forget("/")
 	if _, r := x.Lookup("/y", "any"); r != Unloaded {
 		t.Errorf("after forget(/), /y is still loaded")
+	}
+}
+
+// A save made elsewhere of a listed file changes what its listing says of
+// it and keeps the listing whole; a name the listing holds as another
+// memory, or doubts, or a directory not listed, is left to forget; a
+// listing read before the save is not kept.
+func TestIndexResaved(t *testing.T) {
+	x := NewIndex()
+	mem := &versions.Memory{ID: "mem_a", VersionID: "v1", ContentSize: 1, Ino: 7}
+	x.Load("/d", []versions.Entry{{Name: "a", Path: "/d/a", Memory: mem}, {Name: "b", Path: "/d/b", Memory: &versions.Memory{ID: "mem_b"}}}, x.Now())
+	before := x.Now()
+	at := time.Unix(1700000000, 0)
+	if !x.Resaved("/d/a", &versions.Memory{ID: "mem_a", VersionID: "v2", ContentSize: 22, UpdatedAt: at}) {
+		t.Fatal("a listed file saved elsewhere was not recorded")
+	}
+	e, r := x.Lookup("/d", "a")
+	if r != Found || e.Memory.VersionID != "v2" || e.Memory.ContentSize != 22 || !e.Memory.UpdatedAt.Equal(at) || e.Memory.Ino != 7 {
+		t.Errorf("after the save elsewhere, lookup(/d, a) = %v %+v, want v2 of 22 bytes at its time, ino 7", r, e.Memory)
+	}
+	if mem.VersionID != "v1" {
+		t.Errorf("the listing's earlier memory was changed in place: %+v", mem)
+	}
+	if _, r := x.Lookup("/d", "none"); r != Absent {
+		t.Errorf("after the save elsewhere, lookup(/d, none) = %v, want Absent: the listing stays whole", r)
+	}
+	for _, c := range []struct{ p, id string }{{"/d/b", "mem_other"}, {"/d/none", "mem_a"}, {"/e/a", "mem_a"}} {
+		if x.Resaved(c.p, &versions.Memory{ID: c.id, VersionID: "v9"}) {
+			t.Errorf("resaved(%s, %s) recorded a memory the listing does not hold there", c.p, c.id)
+		}
+	}
+	x.Load("/d", nil, before)
+	if _, r := x.Lookup("/d", "a"); r != Found {
+		t.Errorf("a listing read before the save elsewhere replaced the one it changed (lookup(/d, a) = %v)", r)
+	}
+	x.Forget("/d/b")
+	if x.Resaved("/d/b", &versions.Memory{ID: "mem_b", VersionID: "v2"}) {
+		t.Error("recorded a save elsewhere of a name the listing doubts")
 	}
 }
 
