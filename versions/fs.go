@@ -353,7 +353,7 @@ func moveMemories(r *run, s *storeRow, from, to string, by Actor) error {
 // moveDirs moves the explicit directories at and below from.
 func moveDirs(r *run, s *storeRow, from, to string) error {
 	lo, hi := subtree(from)
-	rows, err := r.query("SELECT path FROM dirs WHERE store = ? AND (path = ? OR (path > ? AND path < ?))", s.seq, from, lo, hi)
+	rows, err := r.query("SELECT path FROM dirs WHERE store = ? AND path >= ? AND path < ? AND (path = ? OR path > ?)", s.seq, from, hi, from, lo)
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func (db *DB) DeleteTree(ctx context.Context, storeID, path string, by Actor) (i
 		}
 		n = len(below)
 		lo, hi := subtree(path)
-		if _, err := r.exec("DELETE FROM dirs WHERE store = ? AND (path = ? OR (path > ? AND path < ?))", s.seq, path, lo, hi); err != nil {
+		if _, err := r.exec("DELETE FROM dirs WHERE store = ? AND path >= ? AND path < ? AND (path = ? OR path > ?)", s.seq, path, hi, path, lo); err != nil {
 			return err
 		}
 		if err := recordChange(r, s.ID, ChangeDirRemoved, path); err != nil {

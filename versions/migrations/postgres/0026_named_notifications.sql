@@ -1,6 +1,9 @@
 -- The functions of one round trip name their store in the notification
 -- they send (its id, the payload), so that a listener following other
--- stores need not read the feed. They are 0025's otherwise.
+-- stores need not read the feed. memfs_create and memfs_rename ask
+-- whether a path is taken in conditions that are the index's own: as
+-- 0025 wrote them, with an OR, their plan read every memory of the
+-- database. They are 0025's otherwise.
 
 CREATE OR REPLACE FUNCTION memfs_create(p_store BIGINT, p_memory TEXT, p_path TEXT, p_up TEXT[], p_at BIGINT,
 	p_actor_type TEXT, p_actor_id TEXT, p_origin BIGINT, p_sha TEXT, p_size BIGINT,
@@ -23,7 +26,7 @@ BEGIN
 	IF NOT FOUND OR s.archived_at IS NOT NULL OR s.guard <> p_guard OR s.max_memory_bytes <> p_max_bytes THEN
 		RETURN;
 	END IF;
-	IF EXISTS (SELECT 1 FROM memories WHERE store = p_store AND (path = p_path OR path = ANY (p_up)))
+	IF EXISTS (SELECT 1 FROM memories WHERE store = p_store AND path = ANY (p_up || p_path))
 		OR EXISTS (SELECT 1 FROM memories WHERE store = p_store AND path > below AND path < beyond)
 		OR EXISTS (SELECT 1 FROM dirs WHERE store = p_store AND path >= p_path AND path < beyond AND (path = p_path OR path > below)) THEN
 		RETURN;
@@ -107,7 +110,7 @@ BEGIN
 	END IF;
 	SELECT id, head, sha, size, ino, created_at INTO m FROM memories WHERE store = p_store AND path = p_from;
 	IF NOT FOUND
-		OR EXISTS (SELECT 1 FROM memories WHERE store = p_store AND (path = p_to OR path > p_below AND path < p_beyond))
+		OR EXISTS (SELECT 1 FROM memories WHERE store = p_store AND path >= p_to AND path < p_beyond AND (path = p_to OR path > p_below))
 		OR EXISTS (SELECT 1 FROM dirs WHERE store = p_store AND path >= p_to AND path < p_beyond AND (path = p_to OR path > p_below)) THEN
 		RETURN;
 	END IF;
