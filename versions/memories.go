@@ -173,7 +173,7 @@ func scanMemoryRow(sc interface{ Scan(...any) error }, storeID string, withConte
 	if err := sc.Scan(dest...); err != nil {
 		return nil, err
 	}
-	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
+	m.CreatedAt, m.UpdatedAt, m.Seq = fromNanos(created), fromNanos(updated), m.head
 	if withContent {
 		m.Content = &content.String
 	}

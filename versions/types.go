@@ -155,8 +155,8 @@ type Memory struct {
 	// Ino is a number that identifies the memory for its whole life and is
 	// never reused within the database (a mount's inode number).
 	Ino uint64 `json:"-"`
-	// Seq is the feed position (Change.Seq) of the version the write that
-	// returned this memory committed; 0 from a read.
+	// Seq is the feed position (Change.Seq) of the memory's head version:
+	// the one a write that returned it committed, or the one a read found.
 	Seq int64 `json:"-"`
 }
 

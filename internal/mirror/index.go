@@ -238,8 +238,11 @@ func (x *Index) RenamedFile(from, to string, m *versions.Memory) {
 }
 
 // Resaved records a save made elsewhere of memory m at p, whose name and
-// identity stay, and reports whether the listing of p's directory held it
-// (else the caller forgets p): only what it says of the content changes.
+// identity stay, and reports whether the listing of p's directory held
+// it at an earlier version (else the caller forgets p): only what it says
+// of the content changes. A save older than what the listing holds (read
+// after it committed, or this mount's own, answered before the feed
+// brought the other) is not put back.
 func (x *Index) Resaved(p string, m *versions.Memory) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -249,11 +252,11 @@ func (x *Index) Resaved(p string, m *versions.Memory) bool {
 		return false
 	}
 	e, ok := d.entries[name]
-	if !ok || e.Memory == nil || e.Memory.ID != m.ID {
+	if !ok || e.Memory == nil || e.Memory.ID != m.ID || e.Memory.Seq == 0 || m.Seq <= e.Memory.Seq {
 		return false
 	}
 	now := *e.Memory
-	now.VersionID, now.ContentSize, now.UpdatedAt = m.VersionID, m.ContentSize, m.UpdatedAt
+	now.VersionID, now.ContentSize, now.UpdatedAt, now.Seq = m.VersionID, m.ContentSize, m.UpdatedAt, m.Seq
 	e.Memory = &now
 	d.put(e)
 	x.touchLocked(dir)
@@ -357,5 +360,5 @@ func bare(m *versions.Memory) *versions.Memory {
 	if m == nil {
 		return nil
 	}
-	return &versions.Memory{ID: m.ID, VersionID: m.VersionID, ContentSize: m.ContentSize, UpdatedAt: m.UpdatedAt, Ino: m.Ino}
+	return &versions.Memory{ID: m.ID, VersionID: m.VersionID, ContentSize: m.ContentSize, UpdatedAt: m.UpdatedAt, Ino: m.Ino, Seq: m.Seq}
 }

@@ -42,20 +42,21 @@ func TestIndexForget(t *testing.T) {
 }
 
 // A save made elsewhere of a listed file changes what its listing says of
-// it and keeps the listing whole; a name the listing holds as another
-// memory, or doubts, or a directory not listed, is left to forget; a
-// listing read before the save is not kept.
+// it and keeps the listing whole, when it is newer than what the listing
+// holds; a name the listing holds as another memory, or doubts, or a
+// directory not listed, or an older save, is left to forget; a listing
+// read before the save is not kept.
 func TestIndexResaved(t *testing.T) {
 	x := NewIndex()
-	mem := &versions.Memory{ID: "mem_a", VersionID: "v1", ContentSize: 1, Ino: 7}
-	x.Load("/d", []versions.Entry{{Name: "a", Path: "/d/a", Memory: mem}, {Name: "b", Path: "/d/b", Memory: &versions.Memory{ID: "mem_b"}}}, x.Now())
+	mem := &versions.Memory{ID: "mem_a", VersionID: "v1", ContentSize: 1, Ino: 7, Seq: 10}
+	x.Load("/d", []versions.Entry{{Name: "a", Path: "/d/a", Memory: mem}, {Name: "b", Path: "/d/b", Memory: &versions.Memory{ID: "mem_b", Seq: 11}}}, x.Now())
 	before := x.Now()
 	at := time.Unix(1700000000, 0)
-	if !x.Resaved("/d/a", &versions.Memory{ID: "mem_a", VersionID: "v2", ContentSize: 22, UpdatedAt: at}) {
+	if !x.Resaved("/d/a", &versions.Memory{ID: "mem_a", VersionID: "v2", ContentSize: 22, UpdatedAt: at, Seq: 12}) {
 		t.Fatal("a listed file saved elsewhere was not recorded")
 	}
 	e, r := x.Lookup("/d", "a")
-	if r != Found || e.Memory.VersionID != "v2" || e.Memory.ContentSize != 22 || !e.Memory.UpdatedAt.Equal(at) || e.Memory.Ino != 7 {
+	if r != Found || e.Memory.VersionID != "v2" || e.Memory.ContentSize != 22 || !e.Memory.UpdatedAt.Equal(at) || e.Memory.Ino != 7 || e.Memory.Seq != 12 {
 		t.Errorf("after the save elsewhere, lookup(/d, a) = %v %+v, want v2 of 22 bytes at its time, ino 7", r, e.Memory)
 	}
 	if mem.VersionID != "v1" {
@@ -64,9 +65,12 @@ func TestIndexResaved(t *testing.T) {
 	if _, r := x.Lookup("/d", "none"); r != Absent {
 		t.Errorf("after the save elsewhere, lookup(/d, none) = %v, want Absent: the listing stays whole", r)
 	}
-	for _, c := range []struct{ p, id string }{{"/d/b", "mem_other"}, {"/d/none", "mem_a"}, {"/e/a", "mem_a"}} {
-		if x.Resaved(c.p, &versions.Memory{ID: c.id, VersionID: "v9"}) {
-			t.Errorf("resaved(%s, %s) recorded a memory the listing does not hold there", c.p, c.id)
+	for _, c := range []struct {
+		p, id string
+		seq   int64
+	}{{"/d/b", "mem_other", 20}, {"/d/none", "mem_a", 20}, {"/e/a", "mem_a", 20}, {"/d/a", "mem_a", 11}, {"/d/a", "mem_a", 12}} {
+		if x.Resaved(c.p, &versions.Memory{ID: c.id, VersionID: "v9", Seq: c.seq}) {
+			t.Errorf("resaved(%s, %s at %d) recorded what the listing does not hold there, or an older save", c.p, c.id, c.seq)
 		}
 	}
 	x.Load("/d", nil, before)
@@ -74,7 +78,7 @@ func TestIndexResaved(t *testing.T) {
 		t.Errorf("a listing read before the save elsewhere replaced the one it changed (lookup(/d, a) = %v)", r)
 	}
 	x.Forget("/d/b")
-	if x.Resaved("/d/b", &versions.Memory{ID: "mem_b", VersionID: "v2"}) {
+	if x.Resaved("/d/b", &versions.Memory{ID: "mem_b", VersionID: "v2", Seq: 30}) {
 		t.Error("recorded a save elsewhere of a name the listing doubts")
 	}
 }

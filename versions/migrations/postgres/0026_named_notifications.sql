@@ -1,9 +1,10 @@
 -- The functions of one round trip name their store in the notification
--- they send (its id, the payload), so that a listener following other
--- stores need not read the feed. memfs_create and memfs_rename ask
--- whether a path is taken in conditions that are the index's own: as
--- 0025 wrote them, with an OR, their plan read every memory of the
--- database. They are 0025's otherwise.
+-- they send (its id, the payload, unless an imported id is too long for
+-- one), so that a listener following other stores need not read the
+-- feed. memfs_create and memfs_rename ask whether a path is taken in
+-- conditions that are the index's own: as 0025 wrote them, with an OR,
+-- their plan read every memory of the database (p_up, the taken paths,
+-- holds p_path too). They are 0025's otherwise.
 
 CREATE OR REPLACE FUNCTION memfs_create(p_store BIGINT, p_memory TEXT, p_path TEXT, p_up TEXT[], p_at BIGINT,
 	p_actor_type TEXT, p_actor_id TEXT, p_origin BIGINT, p_sha TEXT, p_size BIGINT,
@@ -26,7 +27,7 @@ BEGIN
 	IF NOT FOUND OR s.archived_at IS NOT NULL OR s.guard <> p_guard OR s.max_memory_bytes <> p_max_bytes THEN
 		RETURN;
 	END IF;
-	IF EXISTS (SELECT 1 FROM memories WHERE store = p_store AND path = ANY (p_up || p_path))
+	IF EXISTS (SELECT 1 FROM memories WHERE store = p_store AND path = ANY (p_up))
 		OR EXISTS (SELECT 1 FROM memories WHERE store = p_store AND path > below AND path < beyond)
 		OR EXISTS (SELECT 1 FROM dirs WHERE store = p_store AND path >= p_path AND path < beyond AND (path = p_path OR path > below)) THEN
 		RETURN;
@@ -45,7 +46,7 @@ BEGIN
 	INSERT INTO memories (id, store, path, head, version_id, sha, size, created_at, updated_at)
 	VALUES (p_memory, p_store, p_path, v_seq, memfs_version_id(v_seq, v_at), p_sha, p_size, v_at, v_at)
 	RETURNING ino INTO v_ino;
-	PERFORM pg_notify('memfs', s.id);
+	PERFORM pg_notify('memfs', CASE WHEN octet_length(s.id) <= 7000 THEN s.id ELSE '' END);
 	RETURN;
 END $$;
 
@@ -85,7 +86,7 @@ BEGIN
 	VALUES (coalesce(l_seq, lo) + 1, p_store, p_memory, 'modified', v_at, p_actor_type, p_actor_id, p_conflict, p_origin,
 		p_path, p_sha, p_size, p_content, coalesce(l_hist, 0) + p_cost, coalesce(l_live, 0), p_via)
 	RETURNING seq INTO v_seq;
-	PERFORM pg_notify('memfs', s.id);
+	PERFORM pg_notify('memfs', CASE WHEN octet_length(s.id) <= 7000 THEN s.id ELSE '' END);
 	RETURN;
 END $$;
 
@@ -130,7 +131,7 @@ BEGIN
 	v_size := m.size;
 	v_ino := m.ino;
 	v_created := m.created_at;
-	PERFORM pg_notify('memfs', s.id);
+	PERFORM pg_notify('memfs', CASE WHEN octet_length(s.id) <= 7000 THEN s.id ELSE '' END);
 	RETURN;
 END $$;
 
@@ -177,6 +178,6 @@ BEGIN
 	VALUES (coalesce(l_seq, lo) + 1, s_seq, m_id, 'deleted', greatest(p_at, l_at), p_actor_type, p_actor_id, false, p_origin,
 		m_path, coalesce(l_hist, 0) + p_cost + 2 * octet_length(m_path), coalesce(l_live, 0) - 1, p_via)
 	RETURNING seq INTO v_seq;
-	PERFORM pg_notify('memfs', p_store_id);
+	PERFORM pg_notify('memfs', CASE WHEN octet_length(p_store_id) <= 7000 THEN p_store_id ELSE '' END);
 	RETURN v_seq;
 END $$;
