@@ -12,9 +12,10 @@ import (
 // engine says when (versions.DB.WaitFeed: a poll of SQLite every
 // interval, slower when idle; PostgreSQL's notifications, which name the
 // stores); poll reads on from each store's own position, so a missed
-// wake-up or a reconnection loses nothing. A poll or wait that fails is told to failed (first: the
-// first of a run of failures) and tried again after interval; each one
-// that works, to worked (recovered: after failures).
+// wake-up or a reconnection loses nothing. A poll or wait that fails is
+// told to failed (first: the first of a run of failures) and tried again
+// after interval; each one that works, to worked (recovered: after
+// failures).
 func Follow(ctx context.Context, db *versions.DB, interval time.Duration, stores []string, poll func(ctx context.Context, moved []bool) error, failed func(err error, first bool), worked func(recovered bool)) {
 	var mark versions.FeedMark
 	failing := false
