@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/versions"
+	"github.com/memfs/memfs/versions/pgtest"
 )
 
 // pauseFeed stops the watcher at the first change it applies after armed,
@@ -166,4 +167,78 @@ func TestOwnChangesSkippedByOrigin(t *testing.T) {
 	if n := obs.count(); n != 1 {
 		t.Errorf("the watcher applied %d changes as others', want 1 (the save made elsewhere)", n)
 	}
+}
+
+// On PostgreSQL a mount of several stores learns which of them another
+// host changed from the notification alone, and sees each one's saves:
+// those of its first store, of its last, and of both in turn, while
+// commits to a store it does not mount wake it for nothing.
+func TestPostgresMountOfSeveralStoresSeesEach(t *testing.T) {
+	dsn := pgtest.Database(t)
+	db, err := versions.Open(dsn, versions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e := &env{db: db, dir: t.TempDir(), log: &logBuffer{}}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", e.log.String())
+		}
+	})
+	elsewhere, err := versions.Open(dsn, versions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { elsewhere.Close() })
+	ctx := context.Background()
+	stores := []*versions.Store{e.store(t, "First"), e.store(t, "Middle"), e.store(t, "Last")}
+	other := e.store(t, "Not mounted")
+	var attach []versions.AttachmentParams
+	for _, st := range stores {
+		attach = append(attach, versions.AttachmentParams{StoreID: st.ID, Access: versions.ReadWrite})
+	}
+	m := e.mount(t, Options{}, attach...)
+	mems := make([]*versions.Memory, len(stores))
+	for i, st := range stores {
+		if mems[i], err = elsewhere.CreateMemory(ctx, st.ID, "/note.md", "one", elsewhereActor); err != nil {
+			t.Fatal(err)
+		}
+	}
+	see := func(i int, want string) {
+		t.Helper()
+		p := filepath.Join(m.dir(i), "note.md")
+		if err := eventually(visibilityLimit, func() error {
+			got, err := os.ReadFile(p)
+			if err != nil || string(got) != want {
+				return fmt.Errorf("%s reads %q (%v), want %q", p, got, err, want)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range stores {
+		see(i, "one")
+	}
+	save := func(i int, content string) {
+		t.Helper()
+		if _, err := elsewhere.UpdateMemory(ctx, stores[i].ID, mems[i].ID, versions.MemoryUpdate{Content: &content}, elsewhereActor); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n := range 3 {
+		if _, err := elsewhere.CreateMemory(ctx, other.ID, fmt.Sprintf("/unrelated-%d.md", n), "x", elsewhereActor); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save(2, "two in the last store")
+	see(2, "two in the last store")
+	save(0, "two in the first store")
+	see(0, "two in the first store")
+	save(0, "three in the first store")
+	save(1, "two in the middle store")
+	see(0, "three in the first store")
+	see(1, "two in the middle store")
+	see(2, "two in the last store")
 }
