@@ -242,7 +242,7 @@ func renameFile(r *run, s *storeRow, src *memRow, to string, noReplace bool, by 
 				Message: "a memory already exists at " + to + " (" + dst.ID + "): delete it first or allow replacing it"}
 		}
 		// The destination's new version references the source's content.
-		m, err := applyUpdate(r, s, dst, MemoryUpdate{from: src.head, fromSize: src.ContentSize}, src.ContentSHA256, by)
+		m, err := applyUpdate(r, s, dst, MemoryUpdate{from: src.Seq, fromSize: src.ContentSize}, src.ContentSHA256, by)
 		if err != nil {
 			return nil, err
 		}

@@ -135,7 +135,7 @@ func pendingContent(r *run, s *storeRow, id int64, path string) (string, error) 
 	if err != nil || m == nil {
 		return "", err
 	}
-	return headContent(r, m.head)
+	return headContent(r, m.Seq)
 }
 
 // ScanFinding is a credential that a version of a store holds.

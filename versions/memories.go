@@ -113,7 +113,7 @@ func (db *DB) UpdateMemory(ctx context.Context, storeID, memoryID string, u Memo
 		if out, err = applyUpdate(r, s, m, u, "", by); err != nil || out.Content != nil {
 			return err
 		}
-		c, err := headContent(r, m.head) // renamed: the version references it
+		c, err := headContent(r, m.Seq) // renamed: the version references it
 		out.Content = &c
 		return err
 	})
@@ -154,10 +154,10 @@ func (db *DB) DeleteMemory(ctx context.Context, storeID, memoryID string, d Memo
 
 // ---- helpers, each running inside the caller's transaction ----
 
-// memRow is a live memory with its head version's row number.
+// memRow is a live memory read by the engine (Seq is its head version's
+// row number).
 type memRow struct {
 	Memory
-	head int64
 }
 
 const memCols = `m.ino, m.id, m.path, m.head, m.version_id, m.sha, m.size, m.created_at, m.updated_at`
@@ -165,7 +165,7 @@ const memCols = `m.ino, m.id, m.path, m.head, m.version_id, m.sha, m.size, m.cre
 func scanMemoryRow(sc interface{ Scan(...any) error }, storeID string, withContent bool) (*memRow, error) {
 	m := memRow{Memory: Memory{StoreID: storeID}}
 	var created, updated int64
-	dest := []any{&m.Ino, &m.ID, &m.Path, &m.head, &m.VersionID, &m.ContentSHA256, &m.ContentSize, &created, &updated}
+	dest := []any{&m.Ino, &m.ID, &m.Path, &m.Seq, &m.VersionID, &m.ContentSHA256, &m.ContentSize, &created, &updated}
 	var content sql.NullString
 	if withContent {
 		dest = append(dest, &content)
@@ -173,7 +173,7 @@ func scanMemoryRow(sc interface{ Scan(...any) error }, storeID string, withConte
 	if err := sc.Scan(dest...); err != nil {
 		return nil, err
 	}
-	m.CreatedAt, m.UpdatedAt, m.Seq = fromNanos(created), fromNanos(updated), m.head
+	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
 	if withContent {
 		m.Content = &content.String
 	}
@@ -314,7 +314,7 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 	contentChanged := (u.Content != nil || u.from != 0) && newSHA != m.ContentSHA256
 	pathChanged := u.Path != nil && *u.Path != m.Path
 	if !contentChanged && !pathChanged {
-		c, err := headContent(r, m.head)
+		c, err := headContent(r, m.Seq)
 		m.Content = &c
 		return &m.Memory, err
 	}
@@ -334,7 +334,7 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 	case contentChanged:
 		nv.contentOf, nv.sha, nv.size = u.from, newSHA, u.fromSize
 	default:
-		nv.contentOf, nv.sha, nv.size = m.head, m.ContentSHA256, m.ContentSize
+		nv.contentOf, nv.sha, nv.size = m.Seq, m.ContentSHA256, m.ContentSize
 	}
 	oldPath := m.Path
 	if pathChanged {
@@ -353,7 +353,7 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 	}
 	// The version's insert moved the memory's head (and path) in the same
 	// statement (the versions_head and versions_moved triggers).
-	m.head, m.Seq, m.VersionID, m.ContentSHA256, m.ContentSize, m.UpdatedAt, m.Content = head, head, vid, nv.sha, nv.size, fromNanos(now), nv.content
+	m.Seq, m.VersionID, m.ContentSHA256, m.ContentSize, m.UpdatedAt, m.Content = head, vid, nv.sha, nv.size, fromNanos(now), nv.content
 	if pathChanged && u.KeepParentDir {
 		if err := keepDir(r, s, parentOf(oldPath)); err != nil {
 			return nil, err

@@ -261,7 +261,7 @@ func applyChange(r *run, s *storeRow, c *PlannedChange, by Actor) (bool, error) 
 			if c.sha != c.live.ContentSHA256 {
 				u.from, u.fromSize = c.fromSeq, c.size
 				if s.Guard != guard.Off {
-					base, err := headContent(r, c.live.head)
+					base, err := headContent(r, c.live.Seq)
 					if err != nil {
 						return false, err
 					}

@@ -267,7 +267,7 @@ func saveVersion(r *run, s *storeRow, m *memRow, req SaveReq, content, sha strin
 			base = *known
 		} else {
 			var err error
-			if base, err = headContent(r, m.head); err != nil {
+			if base, err = headContent(r, m.Seq); err != nil {
 				return err
 			}
 		}

@@ -162,7 +162,7 @@ func (db *DB) EditMemory(ctx context.Context, storeID, path string, edit func(co
 		if m == nil {
 			return errorf(CodeNotFound, "no memory at %s in store %s", path, s.ID)
 		}
-		content, err := headContent(r, m.head)
+		content, err := headContent(r, m.Seq)
 		if err != nil {
 			return err
 		}
