@@ -184,8 +184,9 @@ BEGIN
 END $$;
 
 -- A version whose row passes about 2 KB has its content compressed on
--- insert; lz4 does it in a fraction of pglz's time, where the server was
--- built with it (PostgreSQL 14 and later; earlier content stays as it is).
+-- insert; lz4 does it in a fraction of pglz's time. A server built without
+-- lz4 keeps pglz. Rows written before keep their compression; the table's
+-- lock is held only for the change of its definition.
 DO $$ BEGIN
 	ALTER TABLE versions ALTER COLUMN content SET COMPRESSION lz4;
 EXCEPTION WHEN feature_not_supported OR invalid_parameter_value THEN NULL;
