@@ -55,7 +55,14 @@ func (l *logBuffer) String() string {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := versions.Open(filepath.Join(dir, "memfs.db"), versions.Options{})
+	return envOn(t, filepath.Join(dir, "memfs.db"), dir)
+}
+
+// envOn is an env on the database dsn (a SQLite file or a PostgreSQL
+// URL), its mounts made below dir.
+func envOn(t *testing.T, dsn, dir string) *env {
+	t.Helper()
+	db, err := versions.Open(dsn, versions.Options{})
 	if err != nil {
 		t.Fatalf("open database: %v", err)
 	}

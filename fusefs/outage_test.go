@@ -259,16 +259,5 @@ func readsAs(p, want string) error {
 // test fails.
 func newPrivatePostgresEnv(t *testing.T) (*env, *pgtest.Private) {
 	srv := pgtest.NewPrivate(t)
-	db, err := versions.Open(srv.URL, versions.Options{})
-	if err != nil {
-		t.Fatalf("open %s: %v", srv.URL, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	e := &env{db: db, dir: t.TempDir(), log: &logBuffer{}}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", e.log.String())
-		}
-	})
-	return e, srv
+	return envOn(t, srv.URL, t.TempDir()), srv
 }

@@ -141,8 +141,7 @@ func (sm *storeMount) apply(ctx context.Context, changes []versions.Change, whol
 			}
 			var now *versions.Memory
 			if c.MemoryID != "" && p == c.Path && last[p] == i && c.Op != versions.ChangeDeleted {
-				now = &versions.Memory{ID: c.MemoryID, StoreID: c.StoreID, Path: c.Path, VersionID: c.VersionID,
-					ContentSHA256: c.SHA256, ContentSize: c.Size, UpdatedAt: c.At}
+				now = c.Memory()
 			}
 			if err := sm.invalidate(ctx, p, n.Along, now); err != nil {
 				return err

@@ -175,17 +175,7 @@ func TestOwnChangesSkippedByOrigin(t *testing.T) {
 // commits to a store it does not mount wake it for nothing.
 func TestPostgresMountOfSeveralStoresSeesEach(t *testing.T) {
 	dsn := pgtest.Database(t)
-	db, err := versions.Open(dsn, versions.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	e := &env{db: db, dir: t.TempDir(), log: &logBuffer{}}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", e.log.String())
-		}
-	})
+	e := envOn(t, dsn, t.TempDir())
 	elsewhere, err := versions.Open(dsn, versions.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -13,13 +13,8 @@ import (
 )
 
 func TestChanges(t *testing.T) {
-	path := testDSN(t)
-	db, err := versions.Open(path, versions.Options{})
-	ok(t, err)
-	t.Cleanup(func() { db.Close() })
-	other, err := versions.Open(path, versions.Options{})
-	ok(t, err)
-	t.Cleanup(func() { other.Close() })
+	dsn := testDSN(t)
+	db, other := openOn(t, dsn), openOn(t, dsn)
 	if db.Origin() == "" || db.Origin() == other.Origin() {
 		t.Fatalf("origins %q %q", db.Origin(), other.Origin())
 	}
@@ -123,12 +118,7 @@ func TestChanges(t *testing.T) {
 // WaitFeed returns once another handle commits, and not before.
 func TestWaitFeed(t *testing.T) {
 	dsn := testDSN(t)
-	db, err := versions.Open(dsn, versions.Options{})
-	ok(t, err)
-	t.Cleanup(func() { db.Close() })
-	writer, err := versions.Open(dsn, versions.Options{})
-	ok(t, err)
-	t.Cleanup(func() { writer.Close() })
+	db, writer := openOn(t, dsn), openOn(t, dsn)
 	s := newStore(t, writer, versions.StoreParams{})
 	// A newer store with versions: its seqs are all above s's, so a save
 	// in s must wake the wait although it is not the largest seq.
@@ -136,18 +126,7 @@ func TestWaitFeed(t *testing.T) {
 	create(t, writer, newer.ID, "/later", "x")
 	pos, err := db.FeedHead(ctx, s.ID)
 	ok(t, err)
-	// Settle: the first waits may return at once (a first mark; on
-	// PostgreSQL the listener's connection).
-	var mark versions.FeedMark
-	for {
-		wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		next, _, err := db.WaitFeed(wctx, mark, 5*time.Millisecond)
-		cancel()
-		if err != nil {
-			break
-		}
-		mark = next
-	}
+	mark := settledFeed(t, db)
 	var wg sync.WaitGroup
 	woke := make(chan versions.FeedMark, 1)
 	wg.Go(func() {
@@ -337,25 +316,11 @@ func TestWaitFeedNamesStores(t *testing.T) {
 		t.Skip("SQLite sends no notifications: WaitFeed polls")
 	}
 	dsn := testDSN(t)
-	db, err := versions.Open(dsn, versions.Options{})
-	ok(t, err)
-	t.Cleanup(func() { db.Close() })
-	writer, err := versions.Open(dsn, versions.Options{})
-	ok(t, err)
-	t.Cleanup(func() { writer.Close() })
+	db, writer := openOn(t, dsn), openOn(t, dsn)
 	a := newStore(t, writer, versions.StoreParams{Name: "named a"})
 	b := newStore(t, writer, versions.StoreParams{Name: "named b"})
 	m := create(t, writer, a.ID, "/f", "one")
-	var mark versions.FeedMark
-	for { // the listener's connection wakes the first waits
-		wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		next, _, err := db.WaitFeed(wctx, mark, 0)
-		cancel()
-		if err != nil {
-			break
-		}
-		mark = next
-	}
+	mark := settledFeed(t, db)
 	writes := []struct {
 		what  string
 		write func() error

@@ -377,10 +377,11 @@ type run struct {
 }
 
 // fed records that the transaction added to the change feed of store
-// (its id; "" when not known).
+// (its id; "" when not known), which its notification names where the
+// dialect sends one.
 func (r *run) fed(store string) {
 	r.changed = true
-	if !slices.Contains(r.stores, store) {
+	if r.db.d.notify != nil && !slices.Contains(r.stores, store) {
 		r.stores = append(r.stores, store)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/memfs/memfs/versions"
 	"github.com/memfs/memfs/versions/pgtest"
@@ -38,15 +39,39 @@ func sqliteOnly(t testing.TB) {
 	}
 }
 
-// openDB opens a fresh database (testDSN).
-func openDB(t testing.TB) *versions.DB {
+// openOn opens a handle on the database dsn, closed at the end of the
+// test; two handles on one database are two processes' views of it.
+func openOn(t testing.TB, dsn string) *versions.DB {
 	t.Helper()
-	db, err := versions.Open(testDSN(t), versions.Options{})
+	db, err := versions.Open(dsn, versions.Options{})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// settledFeed waits until db's WaitFeed no longer returns at once (its
+// first mark; on PostgreSQL the listener's connection) and returns the
+// mark from which it waits for commits.
+func settledFeed(t testing.TB, db *versions.DB) versions.FeedMark {
+	t.Helper()
+	var mark versions.FeedMark
+	for {
+		wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		next, _, err := db.WaitFeed(wctx, mark, 5*time.Millisecond)
+		cancel()
+		if err != nil {
+			return mark
+		}
+		mark = next
+	}
+}
+
+// openDB opens a fresh database (testDSN).
+func openDB(t testing.TB) *versions.DB {
+	t.Helper()
+	return openOn(t, testDSN(t))
 }
 
 func newStore(t testing.TB, db *versions.DB, p versions.StoreParams) *versions.Store {

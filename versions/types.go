@@ -428,6 +428,13 @@ const (
 	ChangeStore ChangeOp = "store"
 )
 
+// Memory is what a memory change (created, modified, renamed) says of the
+// memory it left at Path: its identity, head and content's hash and size.
+func (c Change) Memory() *Memory {
+	return &Memory{ID: c.MemoryID, StoreID: c.StoreID, Path: c.Path, VersionID: c.VersionID,
+		ContentSHA256: c.SHA256, ContentSize: c.Size, UpdatedAt: c.At, Seq: c.Seq}
+}
+
 // Paths are the paths a change touched: PrevPath, if any, then Path.
 func (c Change) Paths() []string {
 	if c.PrevPath != "" {

@@ -15,7 +15,7 @@ func (m *Mirror) foreign(e Foreign) Plan {
 	if c.Op == versions.ChangeRedacted {
 		return Plan{Own: true} // no live file changed: the history tree's alone
 	}
-	saved := &versions.Memory{ID: c.MemoryID, VersionID: c.VersionID, ContentSize: c.Size, UpdatedAt: c.At, Seq: c.Seq}
+	saved := c.Memory()
 	var p Plan
 	for _, at := range c.Paths() {
 		p.Notify = append(p.Notify, Notice{Path: at, Along: m.idx.Along(at)})

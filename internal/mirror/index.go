@@ -258,8 +258,7 @@ func (x *Index) Resaved(p string, m *versions.Memory) bool {
 	now := *e.Memory
 	now.VersionID, now.ContentSize, now.UpdatedAt, now.Seq = m.VersionID, m.ContentSize, m.UpdatedAt, m.Seq
 	e.Memory = &now
-	d.put(e)
-	x.touchLocked(dir)
+	x.setLocked(p, e)
 	return true
 }
 
