@@ -103,7 +103,11 @@ func (h *historyRoot) Lookup(ctx context.Context, name string, out *fuse.EntryOu
 	if d.sm.m.Gone() {
 		return nil, d.sm.refuseGone("lookup", historyName+"/"+name)
 	}
-	d.looked.Store(true)
+	if !d.looked.Swap(true) {
+		// The watcher let this mount's own saves pass unread: from now
+		// on the tree must hear of them (historyDir.changed).
+		h.srv.db.WakeFollowers()
+	}
 	h.srv.historyDirAttr(ch.StableAttr().Ino, 2, &out.Attr)
 	out.SetAttrTimeout(cacheTimeout)
 	out.SetEntryTimeout(cacheTimeout)

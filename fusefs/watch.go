@@ -16,13 +16,25 @@ import (
 // watch follows the change feed (mirror.Follow) and tells the kernel, and
 // the mount's own caches, to forget what they hold about paths changed by
 // others — another mount, another process, the CLI, another host — so
-// they see a committed save within one wake-up.
+// they see a committed save within one wake-up. A store's own saves need
+// not wake it, unless its history tree was looked at: that hears of every
+// change (poll).
 func (s *Server) watch(ctx context.Context) {
 	ids := make([]string, len(s.stores))
 	for i, sm := range s.stores {
 		ids[i] = sm.id
 	}
-	mirror.Follow(ctx, s.db, s.opts.PollInterval, ids, func(ctx context.Context, moved []bool) error {
+	follow := func() []versions.Followed {
+		out := make([]versions.Followed, len(s.stores))
+		for i, sm := range s.stores {
+			out[i].Store = sm.id
+			if sm.history == nil || !sm.history.looked.Load() {
+				out[i].Own = sm.m.Origin()
+			}
+		}
+		return out
+	}
+	mirror.Follow(ctx, s.db, s.opts.PollInterval, follow, func(ctx context.Context, moved []bool) error {
 		if moved == nil {
 			var err error
 			if moved, err = s.moved(ctx, ids); err != nil {

@@ -232,3 +232,27 @@ func TestPostgresMountOfSeveralStoresSeesEach(t *testing.T) {
 	see(1, "two in the middle store")
 	see(2, "two in the last store")
 }
+
+// On PostgreSQL the watcher lets a mount's own saves pass unread, until
+// someone looks at the store's history tree: from then on the tree shows
+// each of them within the visibility bound, as it shows others' saves,
+// also at a name the kernel had been told was absent.
+func TestPostgresHistoryShowsOwnSaves(t *testing.T) {
+	e := envOn(t, pgtest.Database(t), t.TempDir())
+	st := e.store(t, "Own")
+	m, dir := e.mountStore(t, st, Options{})
+	write(t, filepath.Join(dir, "note.md"), "one\n")
+	hist := filepath.Join(m.root, ".history", m.sess.Resources[0].Slug)
+	for _, name := range []string{"later.md", "last.md"} {
+		if _, err := os.Stat(filepath.Join(hist, name)); !os.IsNotExist(err) {
+			t.Fatalf("%s before its save: %v, want it absent", name, err)
+		}
+		write(t, filepath.Join(dir, name), "saved\n")
+		if err := eventually(visibilityLimit, func() error {
+			_, err := os.Stat(filepath.Join(hist, name))
+			return err
+		}); err != nil {
+			t.Fatalf("the history of a save through the mount: %v", err)
+		}
+	}
+}

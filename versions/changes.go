@@ -212,20 +212,47 @@ func (db *DB) FeedsMoved(ctx context.Context, stores []string, after []FeedPos) 
 	return moved, err
 }
 
+// WakeFollowers makes the waits of WaitFeed on this handle return now, as
+// if any store may have moved: a follower that now needs its own commits
+// too (a history someone looks at) reads what it let pass.
+func (db *DB) WakeFollowers() {
+	if db.pg == nil {
+		return // SQLite's followers read every change, their own too
+	}
+	l := &db.pg.listener
+	l.mu.Lock()
+	started := l.wake != nil
+	l.mu.Unlock()
+	if started {
+		l.event(nil, 0)
+	}
+}
+
 // FeedMark is what WaitFeed last saw of the whole database's feed.
 type FeedMark struct{ v, c, n int64 }
 
-// WaitFeed blocks until the change feed of one of stores (of any store,
-// when none is given) may have moved since mark (the zero FeedMark: since
-// ever), then returns the new mark and which of stores moved; the caller
-// then reads their Changes. On PostgreSQL it wakes on the notification a
-// commit sends, which names the stores it changed. moved is nil when any
-// may have: on SQLite, which it polls every poll interval (four times less
-// often once nothing changed for 5 seconds), and on PostgreSQL after a
-// notification that named no store, a reconnection, or 5 s without one.
-func (db *DB) WaitFeed(ctx context.Context, mark FeedMark, poll time.Duration, stores ...string) (_ FeedMark, moved []bool, _ error) {
+// A Followed is a store whose change feed WaitFeed waits on. Own, if set,
+// is the origin of the follower's own writes (WithOrigin): on PostgreSQL
+// commits of that origin alone do not wake it, since it knows what it
+// wrote; it reads them with the next change that is not its own, or after
+// the wait's 5 s bound.
+type Followed struct {
+	Store string
+	Own   Origin
+}
+
+// WaitFeed blocks until the change feed of one of the followed stores (of
+// any store, when none is given) may have moved since mark (the zero
+// FeedMark: since ever), then returns the new mark and which of them
+// moved; the caller then reads their Changes. On PostgreSQL it wakes on
+// the notification a commit sends, which names the stores it changed and
+// its origin. moved is nil when any may have: on SQLite, which it polls
+// every poll interval (four times less often once nothing changed for 5
+// seconds), and on PostgreSQL after a notification that named no store, a
+// reconnection, WakeFollowers, or 5 s without one.
+func (db *DB) WaitFeed(ctx context.Context, mark FeedMark, poll time.Duration, follow ...Followed) (_ FeedMark, moved []bool, _ error) {
 	if db.pg != nil {
-		return db.pg.wait(ctx, db, mark, stores)
+		return db.pg.wait(ctx, db, mark, follow)
 	}
 	start := time.Now()
 	for {

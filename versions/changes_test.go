@@ -308,9 +308,10 @@ func TestChangesNameTheirWriter(t *testing.T) {
 	}
 }
 
-// On PostgreSQL a commit's notification names the store it changed,
-// whichever kind of write made it: a wait on other stores sleeps through
-// it, and a wait on its store wakes naming it.
+// On PostgreSQL a commit's notification names the stores it changed and
+// its origin: a wait on another store sleeps through it, a wait that
+// declares the origin its own too, and a wait on the store wakes with
+// that store moved.
 func TestWaitFeedNamesStores(t *testing.T) {
 	if !onPostgres() {
 		t.Skip("SQLite sends no notifications: WaitFeed polls")
@@ -321,16 +322,18 @@ func TestWaitFeedNamesStores(t *testing.T) {
 	b := newStore(t, writer, versions.StoreParams{Name: "named b"})
 	m := create(t, writer, a.ID, "/f", "one")
 	mark := settledFeed(t, db)
+	mine := versions.NewOrigin()
+	own := versions.WithOrigin(ctx, mine)
 	writes := []struct {
 		what  string
-		write func() error
+		write func(ctx context.Context) error
 	}{
-		{"a create", func() error { _, err := writer.CreateMemory(ctx, a.ID, "/g", "x", me); return err }},
-		{"a save by path", func() error {
+		{"a create", func(ctx context.Context) error { _, err := writer.CreateMemory(ctx, a.ID, "/g", "x", me); return err }},
+		{"a save by path", func(ctx context.Context) error {
 			_, err := writer.Save(ctx, versions.SaveReq{StoreID: a.ID, Path: "/f", Content: "two", By: me})
 			return err
 		}},
-		{"a known head's save", func() error {
+		{"a known head's save", func(ctx context.Context) error {
 			m, err := writer.GetMemory(ctx, a.ID, m.ID)
 			if err == nil {
 				_, err = writer.Save(ctx, versions.SaveReq{StoreID: a.ID, Path: "/f", Content: "three", By: me,
@@ -338,36 +341,61 @@ func TestWaitFeedNamesStores(t *testing.T) {
 			}
 			return err
 		}},
-		{"a rename", func() error { _, err := writer.Rename(ctx, a.ID, "/g", "/h", false, me); return err }},
-		{"a directory", func() error { return writer.MakeDir(ctx, a.ID, "/d") }},
-		{"a deletion", func() error { return writer.DeleteMemory(ctx, a.ID, m.ID, versions.MemoryDelete{}, me) }},
+		{"a rename", func(ctx context.Context) error { _, err := writer.Rename(ctx, a.ID, "/g", "/h", false, me); return err }},
+		{"a directory", func(ctx context.Context) error { return writer.MakeDir(ctx, a.ID, "/d") }},
+		{"a deletion", func(ctx context.Context) error {
+			return writer.DeleteMemory(ctx, a.ID, m.ID, versions.MemoryDelete{}, me)
+		}},
+	}
+	asleep := func(what string, follow ...versions.Followed) {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer cancel()
+		if _, _, err := db.WaitFeed(wctx, mark, 0, follow...); err == nil {
+			t.Errorf("%s woke a wait on %+v", what, follow)
+		}
 	}
 	for _, w := range writes {
-		ok(t, w.write())
-		wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		_, _, err := db.WaitFeed(wctx, mark, 0, b.ID)
-		cancel()
-		if err == nil {
-			t.Errorf("%s in one store woke a wait on another", w.what)
-		}
-		next, moved, err := db.WaitFeed(ctx, mark, 0, b.ID, a.ID)
+		ok(t, w.write(own))
+		asleep(w.what+" in one store", versions.Followed{Store: b.ID})
+		asleep(w.what+" of its own", versions.Followed{Store: a.ID, Own: mine}, versions.Followed{Store: b.ID})
+		next, moved, err := db.WaitFeed(ctx, mark, 0, versions.Followed{Store: b.ID}, versions.Followed{Store: a.ID})
 		ok(t, err)
 		if !slices.Equal(moved, []bool{false, true}) {
 			t.Errorf("after %s in the second store, moved %v, want [false true]", w.what, moved)
 		}
 		mark = next
 	}
-	// A notification that names no store (sent by an older build) may be
-	// of any.
+	// Another origin's commit wakes the wait, whether its own came before
+	// or after it.
+	for _, origins := range [][]context.Context{{ctx, own}, {own, ctx, own}} {
+		for i, c := range origins {
+			_, err := writer.CreateMemory(c, a.ID, fmt.Sprintf("/o%d-%d", len(origins), i), "x", me)
+			ok(t, err)
+		}
+		next, moved, err := db.WaitFeed(ctx, mark, 0, versions.Followed{Store: a.ID, Own: mine})
+		ok(t, err)
+		if !slices.Equal(moved, []bool{true}) {
+			t.Errorf("after %d commits, one not its own, moved %v, want [true]", len(origins), moved)
+		}
+		mark = next
+	}
+	// WakeFollowers, and a notification that names no store (sent by an
+	// older build), may be of any.
 	raw, err := sql.Open("pgx", dsn)
 	ok(t, err)
 	t.Cleanup(func() { raw.Close() })
-	_, err = raw.ExecContext(ctx, "NOTIFY memfs")
-	ok(t, err)
-	_, moved, err := db.WaitFeed(ctx, mark, 0, b.ID)
-	ok(t, err)
-	if moved != nil {
-		t.Errorf("after a notification naming no store, moved %v, want nil (any)", moved)
+	for what, wake := range map[string]func(){
+		"WakeFollowers":                  db.WakeFollowers,
+		"a notification naming no store": func() { _, err := raw.ExecContext(ctx, "NOTIFY memfs"); ok(t, err) },
+	} {
+		wake()
+		next, moved, err := db.WaitFeed(ctx, mark, 0, versions.Followed{Store: b.ID})
+		ok(t, err)
+		if moved != nil {
+			t.Errorf("after %s, moved %v, want nil (any)", what, moved)
+		}
+		mark = next
 	}
 }
 

@@ -368,6 +368,7 @@ type run struct {
 	// notifies the listeners (PostgreSQL) of the feeds of stores (fed).
 	changed bool
 	stores  []string
+	by      int64 // the origin of every write fed, 0 if not one
 	// guardWarnings are the credentials a store whose guard warns let
 	// through, reported once the transaction commits.
 	guardWarnings []GuardEvent
@@ -381,7 +382,15 @@ type run struct {
 // dialect sends one.
 func (r *run) fed(store string) {
 	r.changed = true
-	if r.db.d.notify != nil && !slices.Contains(r.stores, store) {
+	if r.db.d.notify == nil {
+		return
+	}
+	if o := r.origin().num; len(r.stores) == 0 {
+		r.by = o
+	} else if o != r.by {
+		r.by = 0
+	}
+	if !slices.Contains(r.stores, store) {
 		r.stores = append(r.stores, store)
 	}
 }
@@ -540,7 +549,7 @@ func (db *DB) inTx(ctx context.Context, p *connPool, begin string, write bool, f
 			// simple protocol, which takes several; if the notification
 			// fails, the COMMIT is skipped and the transaction rolled back.
 			sctx, cancel := r.stmtCtx("COMMIT")
-			_, err = c.c.ExecContext(sctx, db.d.notify(r.stores)+"; COMMIT")
+			_, err = c.c.ExecContext(sctx, db.d.notify(r.stores, r.by)+"; COMMIT")
 			cancel()
 		} else {
 			_, err = r.exec("COMMIT")

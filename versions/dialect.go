@@ -38,8 +38,8 @@ type dialect struct {
 	unsent func(error) bool
 	// notify, if set, is the statement that runs before the COMMIT of a
 	// transaction that added to the change feeds of stores, in the same
-	// round trip.
-	notify func(stores []string) string
+	// round trip; by is the origin of its writes (0: not one).
+	notify func(stores []string, by int64) string
 	// groupCommit: writes that arrive together share a transaction (see
 	// group.go).
 	groupCommit bool

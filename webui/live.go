@@ -64,7 +64,7 @@ func (u *UI) events(w http.ResponseWriter, r *http.Request) {
 	var mark versions.FeedMark
 	for {
 		wctx, cancel := context.WithTimeout(ctx, liveCheck)
-		next, _, err := u.db.WaitFeed(wctx, mark, u.o.PollInterval, storeID)
+		next, _, err := u.db.WaitFeed(wctx, mark, u.o.PollInterval, versions.Followed{Store: storeID})
 		cancel()
 		switch {
 		case ctx.Err() != nil:

@@ -238,7 +238,7 @@ func watchLog(c *cli.Context, db *versions.DB, s *versions.Store, style logStyle
 	var mark versions.FeedMark
 	w := c.App.Writer
 	for {
-		if mark, _, err = db.WaitFeed(ctx, mark, 200*time.Millisecond, s.ID); err != nil {
+		if mark, _, err = db.WaitFeed(ctx, mark, 200*time.Millisecond, versions.Followed{Store: s.ID}); err != nil {
 			return err
 		}
 		var changes []versions.Change
