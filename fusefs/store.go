@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -21,6 +22,9 @@ type storeMount struct {
 	id   string
 	slug string
 	seq  versions.FeedPos // the change feed's position this mount has applied (watcher only)
+	// read is when the watcher last read the store's changes, in Unix
+	// nanoseconds (atomic: tests read it while the watcher runs).
+	read atomic.Int64
 	top  *dirNode
 	m    *mirror.Mirror
 	eng  mirror.Engine

@@ -42,7 +42,7 @@ func (s *Server) watch(ctx context.Context) {
 			}
 		}
 		for i, sm := range s.stores {
-			if !moved[i] {
+			if !moved[i] && time.Since(time.Unix(0, sm.read.Load())) < ownUnreadFor {
 				continue
 			}
 			if err := sm.poll(ctx); err != nil {
@@ -64,6 +64,13 @@ func (s *Server) watch(ctx context.Context) {
 		s.reachable()
 	})
 }
+
+// ownUnreadFor bounds how long a store's own saves go unread. The wait
+// sleeps through them until a change made elsewhere comes to the store;
+// with several stores mounted, others' changes end the wait and that one
+// may never come: each store is read at least this often, so that what
+// piles up stays a small read.
+const ownUnreadFor = 5 * time.Second
 
 // moved tells which of the mounted stores (ids) moved since their last
 // poll, when the wake-up did not say (SQLite; see versions.DB.WaitFeed):
@@ -87,10 +94,12 @@ func (s *Server) moved(ctx context.Context, ids []string) ([]bool, error) {
 // only once the changes are applied: an error leaves them to the next poll.
 func (sm *storeMount) poll(ctx context.Context) error {
 	s := sm.srv
+	start := time.Now()
 	changes, pos, err := s.db.Changes(ctx, sm.id, sm.seq)
 	if err != nil {
 		return err
 	}
+	sm.read.Store(start.UnixNano())
 	if len(changes) == 0 {
 		sm.seq = pos
 		return nil

@@ -256,3 +256,56 @@ func TestPostgresHistoryShowsOwnSaves(t *testing.T) {
 		}
 	}
 }
+
+// On PostgreSQL a mount's own saves do not wake its watcher: each costs
+// the save's one statement, and no read of the change feed.
+func TestPostgresOwnSavesAreNotReadBack(t *testing.T) {
+	e := envOn(t, pgtest.Database(t), t.TempDir())
+	st := e.store(t, "Own")
+	_, dir := e.mountStore(t, st, Options{})
+	note := filepath.Join(dir, "note.md")
+	write(t, note, "first\n")
+	time.Sleep(300 * time.Millisecond) // the watcher reads the create's feed
+	const saves = 20
+	before := e.db.Statements()
+	for i := range saves {
+		write(t, note, fmt.Sprintf("save %d\n", i))
+	}
+	time.Sleep(300 * time.Millisecond)
+	// A little room for what the daemon does on its own: a lease's
+	// renewal, the feed's 5 s read.
+	if n := e.db.Statements() - before; n > saves+4 {
+		t.Errorf("%d saves through the mount took %d statements, want about one each", saves, n)
+	}
+}
+
+// With several stores mounted, changes elsewhere to one store end the
+// watcher's waits, and its wait never comes to read another store's own
+// saves: that one is still read within ownUnreadFor, so that what piles
+// up stays small.
+func TestPostgresOwnSavesAreReadInTime(t *testing.T) {
+	dsn := pgtest.Database(t)
+	e := envOn(t, dsn, t.TempDir())
+	elsewhere, err := versions.Open(dsn, versions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { elsewhere.Close() })
+	mine, busy := e.store(t, "Mine"), e.store(t, "Busy")
+	m := e.mount(t, Options{}, versions.AttachmentParams{StoreID: mine.ID, Access: versions.ReadWrite},
+		versions.AttachmentParams{StoreID: busy.ID, Access: versions.ReadWrite})
+	for i := range 5 {
+		write(t, filepath.Join(m.dir(0), "note.md"), fmt.Sprintf("save %d\n", i))
+	}
+	sm := m.srv.stores[0]
+	start := time.Now()
+	for i := 0; time.Since(start) < ownUnreadFor+time.Second; i++ {
+		if _, err := elsewhere.CreateMemory(context.Background(), busy.ID, fmt.Sprintf("/busy-%d.md", i), "x", elsewhereActor); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if sm.read.Load() < start.UnixNano() {
+		t.Errorf("the store saved to through the mount was not read in the %v others changed another store", time.Since(start).Round(time.Second))
+	}
+}

@@ -367,16 +367,21 @@ func TestWaitFeedNamesStores(t *testing.T) {
 		mark = next
 	}
 	// Another origin's commit wakes the wait, whether its own came before
-	// or after it.
-	for _, origins := range [][]context.Context{{ctx, own}, {own, ctx, own}} {
+	// or after it. The wait begins once every notification is in (they
+	// come in the order of their commits: a last one to b is heard last).
+	for n, origins := range [][]context.Context{{ctx, own}, {own, ctx, own}} {
 		for i, c := range origins {
-			_, err := writer.CreateMemory(c, a.ID, fmt.Sprintf("/o%d-%d", len(origins), i), "x", me)
+			_, err := writer.CreateMemory(c, a.ID, fmt.Sprintf("/o%d-%d", n, i), "x", me)
 			ok(t, err)
 		}
-		next, moved, err := db.WaitFeed(ctx, mark, 0, versions.Followed{Store: a.ID, Own: mine})
+		ok(t, writer.MakeDir(ctx, b.ID, fmt.Sprintf("/heard-%d", n)))
+		wctx, cancel := context.WithTimeout(ctx, time.Second)
+		_, _, err := db.WaitFeed(wctx, mark, 0, versions.Followed{Store: b.ID})
 		ok(t, err)
-		if !slices.Equal(moved, []bool{true}) {
-			t.Errorf("after %d commits, one not its own, moved %v, want [true]", len(origins), moved)
+		next, moved, err := db.WaitFeed(wctx, mark, 0, versions.Followed{Store: a.ID, Own: mine})
+		cancel()
+		if err != nil || !slices.Equal(moved, []bool{true}) {
+			t.Errorf("after %d commits, one not its own: moved %v (%v), want [true]", len(origins), moved, err)
 		}
 		mark = next
 	}
