@@ -62,18 +62,24 @@ func newEnv(t *testing.T) *env {
 // URL), its mounts made below dir.
 func envOn(t *testing.T, dsn, dir string) *env {
 	t.Helper()
-	db, err := versions.Open(dsn, versions.Options{})
-	if err != nil {
-		t.Fatalf("open database: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	e := &env{db: db, dir: dir, log: &logBuffer{}}
+	e := &env{db: openOn(t, dsn), dir: dir, log: &logBuffer{}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("daemon log:\n%s", e.log.String())
 		}
 	})
 	return e
+}
+
+// openOn opens a handle on the database dsn, closed at the end.
+func openOn(t *testing.T, dsn string) *versions.DB {
+	t.Helper()
+	db, err := versions.Open(dsn, versions.Options{})
+	if err != nil {
+		t.Fatalf("open database: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 func (e *env) store(t *testing.T, name string) *versions.Store {

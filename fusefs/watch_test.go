@@ -176,11 +176,7 @@ func TestOwnChangesSkippedByOrigin(t *testing.T) {
 func TestPostgresMountOfSeveralStoresSeesEach(t *testing.T) {
 	dsn := pgtest.Database(t)
 	e := envOn(t, dsn, t.TempDir())
-	elsewhere, err := versions.Open(dsn, versions.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { elsewhere.Close() })
+	elsewhere := openOn(t, dsn)
 	ctx := context.Background()
 	stores := []*versions.Store{e.store(t, "First"), e.store(t, "Middle"), e.store(t, "Last")}
 	other := e.store(t, "Not mounted")
@@ -191,6 +187,7 @@ func TestPostgresMountOfSeveralStoresSeesEach(t *testing.T) {
 	m := e.mount(t, Options{}, attach...)
 	mems := make([]*versions.Memory, len(stores))
 	for i, st := range stores {
+		var err error
 		if mems[i], err = elsewhere.CreateMemory(ctx, st.ID, "/note.md", "one", elsewhereActor); err != nil {
 			t.Fatal(err)
 		}
@@ -286,11 +283,7 @@ func TestPostgresOwnSavesAreNotReadBack(t *testing.T) {
 func TestPostgresOwnSavesAreReadInTime(t *testing.T) {
 	dsn := pgtest.Database(t)
 	e := envOn(t, dsn, t.TempDir())
-	elsewhere, err := versions.Open(dsn, versions.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { elsewhere.Close() })
+	elsewhere := openOn(t, dsn)
 	mine, busy := e.store(t, "Mine"), e.store(t, "Busy")
 	m := e.mount(t, Options{}, versions.AttachmentParams{StoreID: mine.ID, Access: versions.ReadWrite},
 		versions.AttachmentParams{StoreID: busy.ID, Access: versions.ReadWrite})
