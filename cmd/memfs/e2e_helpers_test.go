@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +35,63 @@ const (
 	e2eStopTimeout  = 15 * time.Second
 	e2eCmdTimeout   = 60 * time.Second
 )
+
+// stopIdle stops a daemon (SIGSTOP) at a moment it holds no write lock of
+// the SQLite database. Stopped inside a transaction or a WAL checkpoint,
+// it would lock every other process out until it resumes, as SQLite must;
+// the tests that stop a daemon are about what it does not hold. It stops
+// the daemon again, a moment after letting it go on, until it finds it so.
+func (e *e2eEnv) stopIdle(t *testing.T, p *os.Process) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+e.dbPath+"?_busy_timeout=300")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	for attempt := 1; ; attempt++ {
+		if err := p.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		waitStopped(t, p.Pid)
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.ExecContext(ctx, "BEGIN IMMEDIATE")
+		if err == nil {
+			_, err = c.ExecContext(ctx, "ROLLBACK")
+		}
+		c.Close()
+		if err == nil {
+			return
+		}
+		if err := p.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		if attempt == 20 {
+			t.Fatalf("the daemon held the database's write lock each of %d times it was stopped: %v", attempt, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitStopped returns once pid is stopped: kill(2) returns before a SIGSTOP
+// takes effect.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The state follows the parenthesised command name.
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'T' {
+			return
+		}
+	}
+	t.Fatalf("process %d did not stop", pid)
+}
 
 // e2eEnv is one fresh database and the CLI pointed at it.
 type e2eEnv struct {

@@ -230,9 +230,7 @@ func TestE2EStoppedMountTouchesNothingItDoesNotOwn(t *testing.T) {
 	}
 	// Within the grace: A still holds all three pending.
 	awaitDurable(t, env, store, "/.tmp-a-1", "/.tmp-a-2", "/.tmp-a-3")
-	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	env.stopIdle(t, a.cmd.Process)
 	stopped := time.Now()
 	resumed := false
 	t.Cleanup(func() {

@@ -26,9 +26,7 @@ func TestRemountOverHungDaemon(t *testing.T) {
 	if err := os.WriteFile(before, []byte("saved before the hang"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := old.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	env.stopIdle(t, old.cmd.Process)
 	t.Cleanup(func() {
 		old.cmd.Process.Signal(syscall.SIGKILL)
 		old.cmd.Process.Signal(syscall.SIGCONT)
