@@ -2,7 +2,6 @@ package fusefs
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,11 +11,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/internal/fusemount"
+	"github.com/memfs/memfs/internal/proctest"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -73,7 +72,7 @@ func testStaleMount(t *testing.T, sig syscall.Signal) {
 		t.Fatal(err)
 	}
 	if sig == syscall.SIGSTOP {
-		waitStopped(t, child.Process.Pid)
+		proctest.WaitStopped(t, child.Process.Pid)
 	}
 	if sig == syscall.SIGKILL {
 		child.Wait()
@@ -147,21 +146,4 @@ func TestUnmountedFromOutside(t *testing.T) {
 	if err := m.srv.Unmount(); err != nil {
 		t.Errorf("Unmount after umount: %v", err)
 	}
-}
-
-// waitStopped returns once pid is stopped: kill(2) returns before a SIGSTOP
-// takes effect, and a daemon still answering would look alive.
-func waitStopped(t *testing.T, pid int) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The state follows the parenthesised command name.
-		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'T' {
-			return
-		}
-	}
-	t.Fatalf("process %d did not stop", pid)
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/moby/sys/mountinfo"
 
+	"github.com/memfs/memfs/internal/proctest"
 	"github.com/memfs/memfs/slugify"
 	"github.com/memfs/memfs/versions"
 )
@@ -53,7 +54,7 @@ func (e *e2eEnv) stopIdle(t *testing.T, p *os.Process) {
 		if err := p.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
-		waitStopped(t, p.Pid)
+		proctest.WaitStopped(t, p.Pid)
 		c, err := db.Conn(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -74,23 +75,6 @@ func (e *e2eEnv) stopIdle(t *testing.T, p *os.Process) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// waitStopped returns once pid is stopped: kill(2) returns before a SIGSTOP
-// takes effect.
-func waitStopped(t *testing.T, pid int) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The state follows the parenthesised command name.
-		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'T' {
-			return
-		}
-	}
-	t.Fatalf("process %d did not stop", pid)
 }
 
 // e2eEnv is one fresh database and the CLI pointed at it.
