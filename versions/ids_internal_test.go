@@ -10,8 +10,8 @@ import (
 )
 
 // The triggers that move a memory's head name its new version with
-// memfs_version_id: on SQLite versionID itself, on PostgreSQL a plpgsql
-// copy, which must give the same id for every row number and time,
+// memfs_version_id: on SQLite versionID itself, on PostgreSQL a copy in
+// SQL, which must give the same id for every row number and time,
 // including the clamped times before 1970.
 func TestVersionIDInSQL(t *testing.T) {
 	cases := []struct{ seq, nanos int64 }{
