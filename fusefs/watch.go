@@ -35,14 +35,17 @@ func (s *Server) watch(ctx context.Context) {
 		return out
 	}
 	mirror.Follow(ctx, s.db, s.opts.PollInterval, follow, func(ctx context.Context, moved []bool) error {
-		if moved == nil {
+		// Only a wait that named the stores that moved left out the
+		// mount's own saves; FeedsMoved counts them.
+		named := moved != nil
+		if !named {
 			var err error
 			if moved, err = s.moved(ctx, ids); err != nil {
 				return err
 			}
 		}
 		for i, sm := range s.stores {
-			if !moved[i] && time.Since(time.Unix(0, sm.read.Load())) < ownUnreadFor {
+			if !moved[i] && !(named && sm.unreadFor() >= ownUnreadFor) {
 				continue
 			}
 			if err := sm.poll(ctx); err != nil {
@@ -72,6 +75,17 @@ func (s *Server) watch(ctx context.Context) {
 // piles up stays a small read.
 const ownUnreadFor = 5 * time.Second
 
+// unreadFor is how long ago the watcher last read the store's changes.
+func (sm *storeMount) unreadFor() time.Duration {
+	return sinceStart() - time.Duration(sm.read.Load())
+}
+
+// started is when this process began to keep the watchers' times, which
+// are read from the monotonic clock: a step of the wall clock moves none.
+var started = time.Now()
+
+func sinceStart() time.Duration { return time.Since(started) }
+
 // moved tells which of the mounted stores (ids) moved since their last
 // poll, when the wake-up did not say (SQLite; see versions.DB.WaitFeed):
 // with several stores mounted, one statement finds those to read the
@@ -94,12 +108,12 @@ func (s *Server) moved(ctx context.Context, ids []string) ([]bool, error) {
 // only once the changes are applied: an error leaves them to the next poll.
 func (sm *storeMount) poll(ctx context.Context) error {
 	s := sm.srv
-	start := time.Now()
+	start := sinceStart()
 	changes, pos, err := s.db.Changes(ctx, sm.id, sm.seq)
 	if err != nil {
 		return err
 	}
-	sm.read.Store(start.UnixNano())
+	sm.read.Store(int64(start))
 	if len(changes) == 0 {
 		sm.seq = pos
 		return nil
