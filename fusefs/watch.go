@@ -45,7 +45,7 @@ func (s *Server) watch(ctx context.Context) {
 			}
 		}
 		for i, sm := range s.stores {
-			if !moved[i] && !(named && sm.unreadFor() >= ownUnreadFor) {
+			if due := moved[i] || named && sm.unreadFor() >= ownUnreadFor; !due {
 				continue
 			}
 			if err := sm.poll(ctx); err != nil {

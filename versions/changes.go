@@ -216,15 +216,8 @@ func (db *DB) FeedsMoved(ctx context.Context, stores []string, after []FeedPos) 
 // if any store may have moved: a follower that now needs its own commits
 // too (a history someone looks at) reads what it let pass.
 func (db *DB) WakeFollowers() {
-	if db.pg == nil {
-		return // SQLite's followers read every change, their own too
-	}
-	l := &db.pg.listener
-	l.mu.Lock()
-	started := l.wake != nil
-	l.mu.Unlock()
-	if started {
-		l.event(nil, 0)
+	if db.pg != nil { // SQLite's followers read every change, their own too
+		db.pg.listener.wakeAll()
 	}
 }
 

@@ -37,7 +37,7 @@ func (db *DB) Stat(ctx context.Context, storeID, path string) (*Entry, error) {
 		}
 		out = &Entry{Name: baseName(path), Path: path, Dir: dir}
 		if m != nil {
-			out.Memory = &m.Memory
+			out.Memory = m
 		}
 		return nil
 	})
@@ -54,7 +54,7 @@ const statQuery = `SELECT ` + memCols + ` FROM memories m WHERE m.store = ?1 AND
 
 // entryAt returns the live memory at path, or else whether a directory is
 // there, in one statement.
-func entryAt(r *run, storeSeq int64, storeID, path string) (m *memRow, dir bool, err error) {
+func entryAt(r *run, storeSeq int64, storeID, path string) (m *Memory, dir bool, err error) {
 	lo, hi := subtree(path)
 	m, err = scanMemory(r, storeID, false, statQuery, storeSeq, path, lo, hi)
 	switch {
@@ -224,9 +224,9 @@ func (db *DB) Rename(ctx context.Context, storeID, from, to string, noReplace bo
 	return moved, nil
 }
 
-func renameFile(r *run, s *storeRow, src *memRow, to string, noReplace bool, by Actor) (*Memory, error) {
+func renameFile(r *run, s *storeRow, src *Memory, to string, noReplace bool, by Actor) (*Memory, error) {
 	if src.Path == to {
-		return &src.Memory, nil
+		return src, nil
 	}
 	// Within one directory (mv of a name, an editor's atomic save), the
 	// source's directory is the destination's: it exists, and what lands
@@ -325,7 +325,7 @@ func moveMemories(r *run, s *storeRow, from, to string, by Actor) error {
 	if err != nil {
 		return err
 	}
-	var moving []*memRow
+	var moving []*Memory
 	for rows.Next() {
 		m, err := scanMemoryRow(rows, s.ID, false)
 		if err != nil {

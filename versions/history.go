@@ -550,7 +550,7 @@ func (db *DB) Export(ctx context.Context, storeID string, emit func(v any) error
 		for rows.Next() {
 			m, err := scanMemoryRow(rows, s.ID, true)
 			if err == nil {
-				err = emit(m.Memory)
+				err = emit(*m)
 			}
 			if err != nil {
 				rows.Close()

@@ -26,7 +26,7 @@ func (db *DB) Heads(ctx context.Context, storeID string) ([]Memory, error) {
 			if err != nil {
 				return err
 			}
-			out = append(out, m.Memory)
+			out = append(out, *m)
 		}
 		return rows.Err()
 	})

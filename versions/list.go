@@ -85,7 +85,7 @@ func (db *DB) ListMemories(ctx context.Context, storeID string, o MemoryListOpti
 							return true, nil
 						}
 					}
-					page.Data = append(page.Data, MemoryItem{Memory: &m.Memory})
+					page.Data = append(page.Data, MemoryItem{Memory: m})
 					// The next path in byte order: paths hold no control
 					// character, and PostgreSQL's text takes no NUL.
 					lo = m.Path + "\x01"
@@ -174,7 +174,7 @@ func children(r *run, seq int64, storeID, dir string) ([]Entry, error) {
 				lo, more = base+rest[:i]+"0", true
 				break
 			}
-			out = append(out, Entry{Name: rest, Path: m.Path, Memory: &m.Memory})
+			out = append(out, Entry{Name: rest, Path: m.Path, Memory: m})
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

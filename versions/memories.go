@@ -63,7 +63,7 @@ func (db *DB) GetMemory(ctx context.Context, storeID, ref string) (*Memory, erro
 			return memoryNotFound(storeID, ref)
 		}
 		if err == nil {
-			out = &m.Memory
+			out = m
 		}
 		return err
 	})
@@ -154,16 +154,10 @@ func (db *DB) DeleteMemory(ctx context.Context, storeID, memoryID string, d Memo
 
 // ---- helpers, each running inside the caller's transaction ----
 
-// memRow is a live memory read by the engine (Seq is its head version's
-// row number).
-type memRow struct {
-	Memory
-}
-
 const memCols = `m.ino, m.id, m.path, m.head, m.version_id, m.sha, m.size, m.created_at, m.updated_at`
 
-func scanMemoryRow(sc interface{ Scan(...any) error }, storeID string, withContent bool) (*memRow, error) {
-	m := memRow{Memory: Memory{StoreID: storeID}}
+func scanMemoryRow(sc interface{ Scan(...any) error }, storeID string, withContent bool) (*Memory, error) {
+	m := Memory{StoreID: storeID}
 	var created, updated int64
 	dest := []any{&m.Ino, &m.ID, &m.Path, &m.Seq, &m.VersionID, &m.ContentSHA256, &m.ContentSize, &created, &updated}
 	var content sql.NullString
@@ -180,7 +174,7 @@ func scanMemoryRow(sc interface{ Scan(...any) error }, storeID string, withConte
 	return &m, nil
 }
 
-func scanMemory(r *run, storeID string, withContent bool, q string, args ...any) (*memRow, error) {
+func scanMemory(r *run, storeID string, withContent bool, q string, args ...any) (*Memory, error) {
 	s, err := r.stmt(q)
 	if err != nil {
 		return nil, err
@@ -193,7 +187,7 @@ func memoryNotFound(storeID, ref string) error {
 }
 
 // lookupMemory finds a live memory (basic view) by id or path.
-func lookupMemory(r *run, s *storeRow, ref string) (*memRow, error) {
+func lookupMemory(r *run, s *storeRow, ref string) (*Memory, error) {
 	col := "id"
 	if strings.HasPrefix(ref, "/") {
 		col = "path"
@@ -211,7 +205,7 @@ func lookupMemory(r *run, s *storeRow, ref string) (*memRow, error) {
 // memory must be read after the store's lock is granted (a statement that
 // waited for the lock reads from before the commit it waited for, and a
 // save updates no store row that would make it read again).
-func storeAndMemory(r *run, storeID, ref string, writable bool) (*storeRow, *memRow, error) {
+func storeAndMemory(r *run, storeID, ref string, writable bool) (*storeRow, *Memory, error) {
 	s, err := loadStoreLite(r, storeID, writable)
 	if err != nil {
 		return nil, nil, err
@@ -221,7 +215,7 @@ func storeAndMemory(r *run, storeID, ref string, writable bool) (*storeRow, *mem
 }
 
 // memoryAt returns the live memory at path, or nil.
-func memoryAt(r *run, storeSeq int64, storeID, path string) (*memRow, error) {
+func memoryAt(r *run, storeSeq int64, storeID, path string) (*Memory, error) {
 	m, err := scanMemory(r, storeID, false, "SELECT "+memCols+" FROM memories m WHERE m.store = ? AND m.path = ?", storeSeq, path)
 	if err == sql.ErrNoRows {
 		return nil, nil
@@ -310,13 +304,13 @@ func insertMemoryAs(r *run, s *storeRow, path, content string, by Actor, conflic
 // version that keeps the memory's content (a rename) or takes another
 // version's (u.from) references it rather than copying it, and the memory
 // returned then carries no content.
-func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, by Actor) (*Memory, error) {
+func applyUpdate(r *run, s *storeRow, m *Memory, u MemoryUpdate, newSHA string, by Actor) (*Memory, error) {
 	contentChanged := (u.Content != nil || u.from != 0) && newSHA != m.ContentSHA256
 	pathChanged := u.Path != nil && *u.Path != m.Path
 	if !contentChanged && !pathChanged {
 		c, err := headContent(r, m.Seq)
 		m.Content = &c
-		return &m.Memory, err
+		return m, err
 	}
 	conflict := u.BaseVersionID != "" && u.BaseVersionID != m.VersionID
 	if conflict && u.Strict {
@@ -359,12 +353,12 @@ func applyUpdate(r *run, s *storeRow, m *memRow, u MemoryUpdate, newSHA string, 
 			return nil, err
 		}
 	}
-	return &m.Memory, nil
+	return m, nil
 }
 
 // deleteMemory removes a live memory and appends its "deleted" version,
 // whose feed position it returns.
-func deleteMemory(r *run, s *storeRow, m *memRow, keepParent bool, by Actor) (int64, error) {
+func deleteMemory(r *run, s *storeRow, m *Memory, keepParent bool, by Actor) (int64, error) {
 	seq, _, err := insertVersion(r, s, newVersion{memoryID: m.ID, op: OpDeleted, path: m.Path, at: r.db.nowNanos(), by: by, live: -1})
 	if err != nil {
 		return 0, err

@@ -179,6 +179,17 @@ func (l *listener) event(stores []string, by int64) {
 	l.mu.Unlock()
 }
 
+// wakeAll counts an event that names no store, once the listener runs:
+// every wait returns, as after a reconnection.
+func (l *listener) wakeAll() {
+	l.mu.Lock()
+	started := l.wake != nil
+	l.mu.Unlock()
+	if started {
+		l.event(nil, 0)
+	}
+}
+
 // listen holds the LISTEN connection until the DB closes.
 func (p *pgState) listen(db *DB) {
 	defer db.background.Done()

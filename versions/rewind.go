@@ -54,7 +54,7 @@ type PlannedChange struct {
 	Written     string `json:"written_version_id,omitempty"`
 	NewMemoryID string `json:"new_memory_id,omitempty"`
 
-	live    *memRow
+	live    *Memory
 	fromSeq int64
 	sha     string
 	size    int
@@ -125,7 +125,7 @@ type wanted struct {
 
 // planChange compares a memory's live row (nil: none) with what is wanted
 // and returns the change, or false when there is nothing to do.
-func planChange(live *memRow, w wanted) (PlannedChange, bool) {
+func planChange(live *Memory, w wanted) (PlannedChange, bool) {
 	c := PlannedChange{MemoryID: w.memoryID, Path: w.path, VersionID: w.id, live: live, fromSeq: w.seq, sha: w.sha, size: w.size}
 	switch {
 	case !w.present && live == nil:
@@ -155,13 +155,13 @@ func planChange(live *memRow, w wanted) (PlannedChange, bool) {
 }
 
 // liveMemories reads the store's live memories by id.
-func liveMemories(r *run, s *storeRow) (map[string]*memRow, error) {
+func liveMemories(r *run, s *storeRow) (map[string]*Memory, error) {
 	rows, err := r.query("SELECT "+memCols+" FROM memories m WHERE m.store = ?", s.seq)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]*memRow{}
+	out := map[string]*Memory{}
 	for rows.Next() {
 		m, err := scanMemoryRow(rows, s.ID, false)
 		if err != nil {
@@ -391,7 +391,7 @@ func sortChanges(cs []PlannedChange) {
 // restored from) to the live memory it came back as, following restores
 // of restores, so that rewinding twice finds the memory it brought back
 // rather than bringing it back again.
-func descendants(r *run, s *storeRow, live map[string]*memRow) (map[string]*memRow, error) {
+func descendants(r *run, s *storeRow, live map[string]*Memory) (map[string]*Memory, error) {
 	lo, hi := s.versionRange()
 	rows, err := r.query("SELECT memory_id, restored_from FROM versions WHERE seq > ? AND seq < ? AND operation = 'created' AND restored_from IS NOT NULL", lo, hi)
 	if err != nil {
@@ -427,7 +427,7 @@ func descendants(r *run, s *storeRow, live map[string]*memRow) (map[string]*memR
 			parent[mem] = p
 		}
 	}
-	out := map[string]*memRow{}
+	out := map[string]*Memory{}
 	for id, m := range live {
 		cur := id
 		for range len(parent) {

@@ -234,7 +234,7 @@ func saveNew(r *run, s *storeRow, req SaveReq, content, sha string, by Actor, ch
 // saveVersion saves content as a version of m, whose head content is
 // known when the caller knows it (nil: read it if the guard needs
 // it).
-func saveVersion(r *run, s *storeRow, m *memRow, req SaveReq, content, sha string, known *string, by Actor, ch *Change) error {
+func saveVersion(r *run, s *storeRow, m *Memory, req SaveReq, content, sha string, known *string, by Actor, ch *Change) error {
 	u := MemoryUpdate{Content: &content, BaseVersionID: req.BaseVersionID, Strict: req.Strict, KeepParentDir: req.KeepParentDir}
 	oldPath := m.Path
 	if req.Path != "" && m.Path != req.Path {
@@ -251,7 +251,7 @@ func saveVersion(r *run, s *storeRow, m *memRow, req SaveReq, content, sha strin
 	if sha == m.ContentSHA256 && u.Path == nil {
 		// Nothing to save: the content is the head's.
 		if req.Memory != nil {
-			*req.Memory = m.Memory
+			*req.Memory = *m
 			req.Memory.Content = &content
 		}
 		return nil

@@ -114,14 +114,14 @@ func (db *DB) MoveTree(ctx context.Context, storeID, from, to string, by Actor) 
 }
 
 // memoriesBelow lists the live memories strictly below dir, in path order.
-func memoriesBelow(r *run, s *storeRow, dir string) ([]*memRow, error) {
+func memoriesBelow(r *run, s *storeRow, dir string) ([]*Memory, error) {
 	lo, hi := subtree(dir)
 	rows, err := r.query("SELECT "+memCols+" FROM memories m WHERE m.store = ? AND m.path > ? AND m.path < ? ORDER BY m.path", s.seq, lo, hi)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*memRow
+	var out []*Memory
 	for rows.Next() {
 		m, err := scanMemoryRow(rows, s.ID, false)
 		if err != nil {

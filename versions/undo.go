@@ -91,7 +91,7 @@ func (db *DB) UndoSession(ctx context.Context, storeID, sessionID string, o Undo
 		if len(all) == 0 {
 			return nothingWritten(sessionID, s.ID)
 		}
-		var desc map[string]*memRow // read once a memory the session wrote is not live
+		var desc map[string]*Memory // read once a memory the session wrote is not live
 		for _, t := range all {
 			w, err := stateBefore(r, s, t.memory, t.first)
 			if err != nil {

@@ -40,9 +40,9 @@ const (
 // stopIdle stops a daemon (SIGSTOP) at a moment it holds no write lock of
 // the SQLite database. Stopped inside a write transaction, or the WAL's
 // restart its checkpointer runs, it would lock every other process out of
-// writing until it resumes, as SQLite must;
-// the tests that stop a daemon are about what it does not hold. It stops
-// the daemon again, a moment after letting it go on, until it finds it so.
+// writing until it resumes, as SQLite must; the tests that stop a daemon
+// are about what it does not hold. It stops the daemon again, a moment
+// after letting it go on, until it finds it so.
 func (e *e2eEnv) stopIdle(t *testing.T, p *os.Process) {
 	t.Helper()
 	db, err := sql.Open("sqlite3", "file:"+e.dbPath+"?_busy_timeout=300")
