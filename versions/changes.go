@@ -3,6 +3,7 @@ package versions
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -160,6 +161,11 @@ func (db *DB) Changes(ctx context.Context, storeID string, after FeedPos) ([]Cha
 		}
 		return rows.Err()
 	})
+	if slices.ContainsFunc(out, func(c Change) bool { return c.Op == ChangeStore }) {
+		// Deleted or imported again, perhaps by another process: its row
+		// number may be another now.
+		db.forgetStore(storeID)
+	}
 	return out, pos, err
 }
 

@@ -1,8 +1,10 @@
 package versions_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -441,4 +443,32 @@ func TestFeedsMoved(t *testing.T) {
 	now = heads()
 	ok(t, db.DeleteStore(ctx, b.ID))
 	expect(now, false, true)
+}
+
+// A store deleted and imported again by another handle keeps its id under
+// a new row number: once this handle's feed brings that, its reads find
+// the store's memories again.
+func TestStoreImportedAgainElsewhere(t *testing.T) {
+	dsn := testDSN(t)
+	db, other := openOn(t, dsn), openOn(t, dsn)
+	s := newStore(t, other, versions.StoreParams{Name: "imported again"})
+	create(t, other, s.ID, "/a.md", "one")
+	pos, err := db.FeedHead(ctx, s.ID)
+	ok(t, err)
+	_, err = db.Stat(ctx, s.ID, "/a.md")
+	ok(t, err)
+	var export bytes.Buffer
+	enc := json.NewEncoder(&export)
+	ok(t, other.Export(ctx, s.ID, func(v any) error { return enc.Encode(v) }))
+	ok(t, other.DeleteStore(ctx, s.ID))
+	_, err = other.Import(ctx, &export)
+	ok(t, err)
+	cs, _, err := db.Changes(ctx, s.ID, pos)
+	ok(t, err)
+	if !slices.ContainsFunc(cs, func(c versions.Change) bool { return c.Op == versions.ChangeStore }) {
+		t.Fatalf("the feed after the store's deletion and import: %+v, want a change of the store", cs)
+	}
+	if e, err := db.Stat(ctx, s.ID, "/a.md"); err != nil || e.Memory == nil {
+		t.Errorf("/a.md of the store imported again: %+v, %v", e, err)
+	}
 }

@@ -86,8 +86,12 @@ type DB struct {
 	now    func() time.Time
 	ids    idGen
 	// seqs caches store id → row number for the read paths a mount calls
-	// on every lookup; a store's row number never changes or is reused.
-	seqs sync.Map
+	// on every lookup. A row number is never reused, but a store deleted
+	// and imported again keeps its id under a new one: forgetStore drops
+	// it, and forgotten counts the drops, so that a read begun before one
+	// does not put back what it dropped.
+	seqs      sync.Map
+	forgotten atomic.Int64
 	// facts caches store id → what saves decide on of the store
 	// (fastsave.go); each save's statement checks them again.
 	facts     sync.Map
@@ -689,6 +693,7 @@ func (db *DB) storeSeq(r *run, storeID string) (int64, error) {
 	if v, ok := db.seqs.Load(storeID); ok {
 		return v.(int64), nil
 	}
+	forgotten := db.forgotten.Load()
 	var seq int64
 	err := r.scan("SELECT seq FROM stores WHERE id = ?", []any{storeID}, &seq)
 	if err == sql.ErrNoRows {
@@ -697,8 +702,18 @@ func (db *DB) storeSeq(r *run, storeID string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	db.seqs.Store(storeID, seq)
+	if db.forgotten.Load() == forgotten {
+		db.seqs.Store(storeID, seq)
+	}
 	return seq, nil
+}
+
+// forgetStore drops what this handle remembers of a store whose row was
+// deleted or replaced (committed: a read after it finds the new row).
+func (db *DB) forgetStore(storeID string) {
+	db.forgotten.Add(1)
+	db.seqs.Delete(storeID)
+	db.facts.Delete(storeID)
 }
 
 // ---- time ----

@@ -513,6 +513,7 @@ func (db *DB) ArchiveStore(ctx context.Context, storeID string) (*Store, error) 
 // DeleteStore removes the store with all its memories, versions and
 // directories.
 func (db *DB) DeleteStore(ctx context.Context, storeID string) error {
+	defer db.forgetStore(storeID)
 	return db.write(ctx, "delete store", func(r *run) error {
 		s, err := loadStore(r, storeID)
 		if err != nil {
@@ -532,7 +533,6 @@ func (db *DB) DeleteStore(ctx context.Context, storeID string) error {
 		if _, err := r.exec("DELETE FROM stores WHERE seq = ?", s.seq); err != nil {
 			return err
 		}
-		db.seqs.Delete(s.ID)
 		return recordChange(r, s.ID, ChangeStore, "/")
 	})
 }
