@@ -207,7 +207,7 @@ func Mount(mountpoint string, db *versions.DB, sess *versions.Session, o Options
 		sm := newStoreMount(s, a, st, seq)
 		s.stores = append(s.stores, sm)
 	}
-	fo, err := fusemount.Options(o.UID, o.GID, mirror.RootIno, cacheTimeout, o.Debug, func(r any) {
+	fo, err := fusemount.Options(o.UID, o.GID, mirror.RootIno, cacheTimeout, s.log, o.Debug, func(r any) {
 		s.log.Error("internal error: a request panicked; it failed with EIO and the mount goes on", "panic", r, "stack", string(debug.Stack()))
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package versions_test
 
 import (
+	"database/sql"
 	"strings"
 	"testing"
 
@@ -383,5 +384,83 @@ func TestKnownRename(t *testing.T) {
 	ok(t, err)
 	if _, err := db.Rename(ctx, s.ID, "/d/c.md", "/d/e.md", false, me); versions.ErrorCode(err) != versions.CodeReadOnly {
 		t.Fatalf("a rename in an archived store: %v, want %v", err, versions.CodeReadOnly)
+	}
+}
+
+// The rows a version's insert keeps in step (the memory's row at its
+// head, the index of each path and actor a memory's versions had) are
+// what the versions say after saves of every kind that take one
+// statement, by several actors. On PostgreSQL those functions write the
+// rows themselves and every other writer through the insert trigger, so
+// this compares the two.
+func TestOneStatementWritesKeepTheIndexes(t *testing.T) {
+	dsn := testDSN(t)
+	db := openOn(t, dsn)
+	s := newStore(t, db, versions.StoreParams{})
+	prime(t, db, s.ID)
+	by := func(name string) versions.Actor { return versions.SessionActor("sesn_" + name) }
+	n := db.Statements()
+	ch, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/d/a.md", Content: "one", By: by("ann")})
+	ok(t, err)
+	m, err := db.GetMemory(ctx, s.ID, ch.MemoryID)
+	ok(t, err)
+	_, err = db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: m.Path, Content: "two", By: by("bob"), MemoryID: m.ID,
+		HeadVersionID: m.VersionID, HeadSHA256: m.ContentSHA256, HeadContent: m.Content, BaseVersionID: m.VersionID})
+	ok(t, err)
+	_, err = db.Rename(ctx, s.ID, "/d/a.md", "/d/b.md", false, by("cy"))
+	ok(t, err)
+	gone, err := db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/d/c.md", Content: "three", By: by("dee")})
+	ok(t, err)
+	ok(t, db.DeleteMemory(ctx, s.ID, gone.MemoryID, versions.MemoryDelete{}, by("eve")))
+	_, err = db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/e.md", Content: "four", By: by("fay")})
+	ok(t, err)
+	if got := db.Statements() - n; onPostgres() && got > 8 {
+		t.Fatalf("the writes ran %d statements: not all of them took one", got)
+	}
+
+	driver := "sqlite3"
+	if onPostgres() {
+		driver = "pgx"
+	}
+	raw, err := sql.Open(driver, dsn)
+	ok(t, err)
+	defer raw.Close()
+	same := func(what, kept, want string) {
+		t.Helper()
+		for _, q := range []string{kept + " EXCEPT " + want, want + " EXCEPT " + kept} {
+			var extra int
+			ok(t, raw.QueryRow("SELECT count(*) FROM ("+q+") x").Scan(&extra))
+			if extra != 0 {
+				t.Fatalf("%s: %d rows of %q", what, extra, q)
+			}
+		}
+	}
+	same("paths", "SELECT store, path, memory_id FROM path_memories",
+		"SELECT DISTINCT store, path, memory_id FROM versions WHERE path IS NOT NULL")
+	same("actors", "SELECT actor_id, memory_id FROM actor_memories",
+		"SELECT DISTINCT actor_id, memory_id FROM versions WHERE actor_id IS NOT NULL")
+	same("memories", "SELECT id, path, head, sha, size, updated_at FROM memories",
+		`SELECT v.memory_id, v.path, v.seq, v.sha, v.size, v.created_at FROM versions v
+		WHERE v.operation <> 'deleted' AND v.seq = (SELECT max(seq) FROM versions w WHERE w.memory_id = v.memory_id)`)
+	var actors int
+	ok(t, raw.QueryRow("SELECT count(DISTINCT actor_id) FROM actor_memories").Scan(&actors))
+	if actors != 7 { // the six above and prime's
+		t.Fatalf("%d actors indexed, want 7", actors)
+	}
+	if !onPostgres() {
+		return
+	}
+	// The functions tell the trigger they wrote the rows with a setting
+	// that must not outlive their statement: a later insert in the same
+	// transaction (a save that reads) needs the trigger.
+	tx, err := raw.Begin()
+	ok(t, err)
+	defer tx.Rollback()
+	var seq sql.NullInt64
+	ok(t, tx.QueryRow("SELECT memfs_delete($1, true, '/e.md', '', 0, 'user_actor', 'x', 0, 0, NULL, false)", s.ID).Scan(&seq))
+	var setting sql.NullString
+	ok(t, tx.QueryRow("SELECT current_setting('memfs.indexed', true)").Scan(&setting))
+	if !seq.Valid || setting.String == "on" {
+		t.Fatalf("after a deletion in a transaction (row %v), memfs.indexed is %q", seq, setting.String)
 	}
 }

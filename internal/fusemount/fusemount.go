@@ -118,8 +118,9 @@ func IsMounted(dir string) bool {
 // Options are how memfs mounts: the kernel trusts names, attributes and
 // absences for timeout, enforces the mode bits reported (owned by uid and
 // gid), keeps pages until told, and a request's panic is given to panicked
-// and answered EIO. Mounting as a non-root user needs fusermount3.
-func Options(uid, gid uint32, rootIno uint64, timeout time.Duration, debug bool, panicked func(any)) (*fs.Options, error) {
+// and answered EIO. go-fuse logs to log, with every request when debug is
+// set. Mounting as a non-root user needs fusermount3.
+func Options(uid, gid uint32, rootIno uint64, timeout time.Duration, log *slog.Logger, debug bool, panicked func(any)) (*fs.Options, error) {
 	direct := os.Geteuid() == 0
 	if !direct {
 		if _, err := exec.LookPath("fusermount3"); err != nil {
@@ -161,13 +162,21 @@ func Options(uid, gid uint32, rootIno uint64, timeout time.Duration, debug bool,
 			// budget) would reach the writer at close() instead. The save
 			// itself would stay whole (the kernel writes its dirty pages
 			// back before it sends FLUSH).
-			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
+			//
+			// CAP_HANDLE_KILLPRIV_V2: the daemon clears setuid, setgid and
+			// security.capability itself on a write, truncation or chown.
+			// A memfs file has none of them (its mode keeps 0o777, every
+			// setxattr is refused), so there is nothing to clear, and the
+			// kernel stops asking for security.capability (a GETXATTR round
+			// trip) before each truncating open and write of a file.
+			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC | fuse.CAP_HANDLE_KILLPRIV_V2,
 			// The page cache is dropped exactly when the content changed
 			// (the mirror's PagesSync, the watcher), not whenever an
 			// attribute refresh shows a new mtime: a file's first stat after
 			// its own write would drop the pages storePages gave it.
 			ExplicitDataCacheControl: true,
 			Debug:                    debug,
+			Logger:                   slog.NewLogLogger(log.Handler(), slog.LevelInfo),
 			MaxBackground:            64,
 			PanicHandler: func(r any) fuse.Status {
 				panicked(r)
