@@ -176,6 +176,22 @@ func hostileRows() []hostileRow {
 				t.Fatalf("mode %o keeps a setuid/setgid bit", st.Mode)
 			}
 		}},
+		{name: "CreateSetuid", op: func(h *hostileMount) error {
+			// A umask of 022 leaves these bits; the mount must drop them.
+			fd, err := unix.Open(h.path("suid-new.sh"), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o6755)
+			if err != nil {
+				return err
+			}
+			return unix.Close(fd)
+		}, check: func(t *testing.T, h *hostileMount) {
+			var st unix.Stat_t
+			if err := unix.Stat(h.path("suid-new.sh"), &st); err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+				t.Fatalf("mode %o keeps a setuid/setgid bit", st.Mode)
+			}
+		}},
 		{name: "Chown", op: func(h *hostileMount) error {
 			if err := create(h.path("owned.md"), "x"); err != nil {
 				return fmt.Errorf("setup: %w", err)

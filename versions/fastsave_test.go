@@ -391,9 +391,9 @@ func TestKnownRename(t *testing.T) {
 
 // The rows that go with a version (the memory's row at its head, the
 // index of each path and actor a memory's versions had) are what the
-// versions say, after writes of every kind by several actors: the saves of
-// one statement, those that read and decide, a restore, a move to another
-// directory, and an import. The insert triggers on versions write those
+// versions say after the writes of saves by several actors: each kind that
+// takes one statement, those that read and decide (a move to another
+// directory, a rename over a file), a restore, and an import. The insert triggers on versions write those
 // rows, for every writer.
 func TestVersionsKeepTheirRows(t *testing.T) {
 	dsn := testDSN(t)
@@ -416,6 +416,7 @@ func TestVersionsKeepTheirRows(t *testing.T) {
 	ok(t, db.DeleteMemory(ctx, s.ID, gone.MemoryID, versions.MemoryDelete{}, by("eve")))
 	_, err = db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/e.md", Content: "four", By: by("fay")})
 	ok(t, err)
+	// Six writes and a read: more means one of them read and decided.
 	if got := db.Statements() - n; onPostgres() && got > 8 {
 		t.Fatalf("the writes ran %d statements: not all of them took one", got)
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -135,8 +136,14 @@ func TestGuardMount(t *testing.T) {
 			if err != nil || string(got) != "# notes\n" {
 				t.Fatalf("notes.md after the refusals: %q, %v", got, err)
 			}
+			// The daemon logs a refusal before it answers; its stderr
+			// reaches this process through a pipe, a little later.
+			names := func(log string) bool {
+				return strings.Contains(log, "rule "+c.Rule) && strings.Contains(log, store) && strings.Contains(log, "/notes.md") && strings.Contains(log, "errno=EACCES")
+			}
+			waitFor(func() bool { return names(d.stderr.String()) }, time.Now(), 5*time.Second)
 			log := d.stderr.String()
-			if !strings.Contains(log, "rule "+c.Rule) || !strings.Contains(log, store) || !strings.Contains(log, "/notes.md") || !strings.Contains(log, "errno=EACCES") {
+			if !names(log) {
 				t.Errorf("the daemon's log does not name store, path, rule and errno:\n%s", log)
 			}
 			noSecret(t, "the daemon's log", log, c)

@@ -184,7 +184,7 @@ func (m *Mirror) created(e Create) Plan {
 	m.move(f, to, "created")
 	f.Ino, f.Loaded, f.PagesSync, f.KernelSize = m.o.Inos.file(), true, true, 0
 	if e.Mode != 0 {
-		f.Mode = e.Mode & 0o777
+		f.Mode = e.Mode & fileModeBits
 	}
 	if m.isTemp(e.Path) {
 		f.Siblings = map[string]string{}
@@ -676,7 +676,7 @@ func (m *Mirror) setattr(e Setattr) Plan {
 	}
 	now := m.o.Now()
 	if e.Mode != nil {
-		f.Mode, f.Ctime = *e.Mode&0o777, now
+		f.Mode, f.Ctime = *e.Mode&fileModeBits, now
 	}
 	if e.Atime != nil {
 		f.Atime, f.Ctime = *e.Atime, now

@@ -10,6 +10,12 @@ import (
 	"github.com/memfs/memfs/versions"
 )
 
+// fileModeBits are the mode bits a file keeps of a create or chmod: the
+// permissions only. With no setuid or setgid bit (and no security
+// attribute) a file has no privileges for a write to clear, which the
+// mount tells the kernel it does itself (internal/fusemount).
+const fileModeBits = 0o777
+
 // State is what a file name of the mount is (the table in doc.go).
 type State uint8
 
