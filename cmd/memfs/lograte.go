@@ -18,6 +18,9 @@ import (
 const (
 	logEvery = 5 * time.Second
 	logBurst = 20
+	// logSweep is the fewest kinds kept before the quiet ones are
+	// forgotten (rateState.sweep).
+	logSweep = 1024
 )
 
 // logKeyAttrs are the attributes that tell kinds of a message apart.
@@ -33,6 +36,9 @@ type rateHandler struct {
 type rateState struct {
 	mu    sync.Mutex
 	kinds map[string]*rateCount
+	// sweepAt is how many kinds make a new one sweep first.
+	sweepAt int
+	now     func() time.Time
 }
 
 type rateCount struct {
@@ -44,7 +50,7 @@ type rateCount struct {
 }
 
 func newRateHandler(inner slog.Handler) slog.Handler {
-	return &rateHandler{inner: inner, st: &rateState{kinds: map[string]*rateCount{}}}
+	return &rateHandler{inner: inner, st: &rateState{kinds: map[string]*rateCount{}, sweepAt: logSweep, now: time.Now}}
 }
 
 func (h *rateHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.inner.Enabled(ctx, l) }
@@ -74,10 +80,13 @@ func (h *rateHandler) key(r slog.Record) string {
 
 func (h *rateHandler) Handle(ctx context.Context, r slog.Record) error {
 	key := h.key(r)
-	now := time.Now()
 	h.st.mu.Lock()
+	now := h.st.now()
 	c := h.st.kinds[key]
 	if c == nil || now.After(c.end) && c.dropped == 0 {
+		if c == nil && len(h.st.kinds) >= h.st.sweepAt {
+			h.st.sweep(now)
+		}
 		c = &rateCount{end: now.Add(logEvery)}
 		h.st.kinds[key] = c
 	}
@@ -93,6 +102,20 @@ func (h *rateHandler) Handle(ctx context.Context, r slog.Record) error {
 	}
 	h.st.mu.Unlock()
 	return nil
+}
+
+// sweep forgets the kinds whose window ended with nothing dropped (a kind
+// that dropped lines is forgotten by its flush). A line that never repeats
+// (go-fuse's --debug lines name each request) would otherwise stay for
+// good. The next sweep waits for twice the kinds left, so that sweeping
+// costs a constant per line.
+func (st *rateState) sweep(now time.Time) {
+	for k, c := range st.kinds {
+		if now.After(c.end) && c.dropped == 0 {
+			delete(st.kinds, k)
+		}
+	}
+	st.sweepAt = max(logSweep, 2*len(st.kinds))
 }
 
 // flush writes the count of a window's dropped lines, with the latest of
