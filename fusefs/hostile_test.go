@@ -168,13 +168,7 @@ func hostileRows() []hostileRow {
 			}
 			return os.Chmod(h.path("suid.sh"), 0o4755|os.ModeSetuid|os.ModeSetgid)
 		}, check: func(t *testing.T, h *hostileMount) {
-			var st unix.Stat_t
-			if err := unix.Stat(h.path("suid.sh"), &st); err != nil {
-				t.Fatal(err)
-			}
-			if st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
-				t.Fatalf("mode %o keeps a setuid/setgid bit", st.Mode)
-			}
+			keepsNoSetuid(t, h.path("suid.sh"))
 		}},
 		{name: "CreateSetuid", op: func(h *hostileMount) error {
 			// A umask of 022 leaves these bits; the mount must drop them.
@@ -184,13 +178,7 @@ func hostileRows() []hostileRow {
 			}
 			return unix.Close(fd)
 		}, check: func(t *testing.T, h *hostileMount) {
-			var st unix.Stat_t
-			if err := unix.Stat(h.path("suid-new.sh"), &st); err != nil {
-				t.Fatal(err)
-			}
-			if st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
-				t.Fatalf("mode %o keeps a setuid/setgid bit", st.Mode)
-			}
+			keepsNoSetuid(t, h.path("suid-new.sh"))
 		}},
 		{name: "Chown", op: func(h *hostileMount) error {
 			if err := create(h.path("owned.md"), "x"); err != nil {
@@ -345,5 +333,18 @@ func TestHostileInput(t *testing.T) {
 			}
 			checkAlive(t, h.rw)
 		})
+	}
+}
+
+// keepsNoSetuid fails unless path's mode has neither the setuid nor the
+// setgid bit.
+func keepsNoSetuid(t *testing.T, path string) {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+		t.Fatalf("%s: mode %o keeps a setuid/setgid bit", path, st.Mode)
 	}
 }
