@@ -171,7 +171,7 @@ func hostileRows() []hostileRow {
 			keepsNoSetuid(t, h.path("suid.sh"))
 		}},
 		{name: "CreateSetuid", op: func(h *hostileMount) error {
-			// A umask of 022 leaves these bits; the mount must drop them.
+			// No umask clears these bits; the mount must drop them.
 			fd, err := unix.Open(h.path("suid-new.sh"), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o6755)
 			if err != nil {
 				return err

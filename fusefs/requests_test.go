@@ -48,8 +48,9 @@ func (l *requestLog) take() map[string]int {
 // four requests each: OPEN, WRITE, FLUSH and RELEASE. In particular the
 // kernel asks for no security.capability (GETXATTR) before the truncating
 // open and the write, as it does unless told that the daemon clears
-// privileges itself (memfs files have none to clear). It still asks once
-// a write after it refreshes the file's attributes.
+// privileges itself (memfs files have none to clear). After the kernel
+// refreshes the file's attributes (a stat after a save), the next save
+// asks both again.
 func TestOverwriteRequests(t *testing.T) {
 	e := newEnv(t)
 	st := e.store(t, "Requests")

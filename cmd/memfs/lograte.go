@@ -18,8 +18,8 @@ import (
 const (
 	logEvery = 5 * time.Second
 	logBurst = 20
-	// logSweep is the fewest kinds kept before the quiet ones are
-	// forgotten (rateState.sweep).
+	// logSweep is the fewest kinds at which a new one first sweeps out
+	// the quiet ones (rateState.sweep).
 	logSweep = 1024
 )
 
@@ -38,7 +38,10 @@ type rateState struct {
 	kinds map[string]*rateCount
 	// sweepAt is how many kinds make a new one sweep first.
 	sweepAt int
-	now     func() time.Time
+	// now and after are the clock and its timers (time.Now and
+	// time.AfterFunc; a test's own).
+	now   func() time.Time
+	after func(time.Duration, func())
 }
 
 type rateCount struct {
@@ -50,7 +53,8 @@ type rateCount struct {
 }
 
 func newRateHandler(inner slog.Handler) slog.Handler {
-	return &rateHandler{inner: inner, st: &rateState{kinds: map[string]*rateCount{}, sweepAt: logSweep, now: time.Now}}
+	return &rateHandler{inner: inner, st: &rateState{kinds: map[string]*rateCount{}, sweepAt: logSweep,
+		now: time.Now, after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}}
 }
 
 func (h *rateHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.inner.Enabled(ctx, l) }
@@ -83,7 +87,7 @@ func (h *rateHandler) Handle(ctx context.Context, r slog.Record) error {
 	h.st.mu.Lock()
 	now := h.st.now()
 	c := h.st.kinds[key]
-	if c == nil || now.After(c.end) && c.dropped == 0 {
+	if c == nil || c.quiet(now) {
 		if c == nil && len(h.st.kinds) >= h.st.sweepAt {
 			h.st.sweep(now)
 		}
@@ -98,24 +102,30 @@ func (h *rateHandler) Handle(ctx context.Context, r slog.Record) error {
 	c.dropped++
 	c.latest, c.handler = r.Clone(), h.inner
 	if c.dropped == 1 {
-		time.AfterFunc(time.Until(c.end), func() { h.st.flush(key, c) })
+		h.st.after(c.end.Sub(now), func() { h.st.flush(key, c) })
 	}
 	h.st.mu.Unlock()
 	return nil
 }
 
-// sweep forgets the kinds whose window ended with nothing dropped (a kind
-// that dropped lines is forgotten by its flush). A line that never repeats
-// (go-fuse's --debug lines name each request) would otherwise stay for
-// good. The next sweep waits for twice the kinds left, so that sweeping
-// costs a constant per line.
+// quiet reports whether c's window ended with nothing dropped: its kind
+// starts afresh, and nothing of it is waiting to be written.
+func (c *rateCount) quiet(now time.Time) bool { return now.After(c.end) && c.dropped == 0 }
+
+// sweep forgets the quiet kinds (one that dropped lines is forgotten by
+// its flush). A line that never repeats (go-fuse's --debug lines name each
+// request) would otherwise stay for good. It builds a new map, since a Go
+// map never shrinks and walking one costs by the most it ever held. The
+// next sweep waits for twice the kinds left, so that sweeping costs a
+// constant per line.
 func (st *rateState) sweep(now time.Time) {
+	kept := make(map[string]*rateCount, len(st.kinds)/2)
 	for k, c := range st.kinds {
-		if now.After(c.end) && c.dropped == 0 {
-			delete(st.kinds, k)
+		if !c.quiet(now) {
+			kept[k] = c
 		}
 	}
-	st.sweepAt = max(logSweep, 2*len(st.kinds))
+	st.kinds, st.sweepAt = kept, max(logSweep, 2*len(kept))
 }
 
 // flush writes the count of a window's dropped lines, with the latest of

@@ -166,8 +166,8 @@ func Options(uid, gid uint32, rootIno uint64, timeout time.Duration, log *slog.L
 			// CAP_HANDLE_KILLPRIV_V2: the daemon clears setuid, setgid and
 			// security.capability itself on a write, truncation or chown.
 			// A memfs file has none of them (the mirror keeps only a
-			// file's permission bits, every setxattr is refused, and the
-			// mount is nosuid besides), so there is nothing to clear. The
+			// file's permission bits, and every setxattr is refused), so
+			// there is nothing to clear. The
 			// kernel then asks for security.capability (a GETXATTR round
 			// trip) before a truncating open and a write only until a
 			// write finds none, and again after it next refreshes the
