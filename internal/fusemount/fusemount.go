@@ -167,12 +167,11 @@ func Options(uid, gid uint32, rootIno uint64, timeout time.Duration, log *slog.L
 			// security.capability itself on a write, truncation or chown.
 			// A memfs file has none of them (the mirror keeps only a
 			// file's permission bits, and every setxattr is refused), so
-			// there is nothing to clear. The
-			// kernel then asks for security.capability (a GETXATTR round
-			// trip) before a truncating open and a write only until a
-			// write finds none, and again after it next refreshes the
-			// file's attributes (a stat after a write, say), instead of
-			// before every one.
+			// there is nothing to clear. The kernel then asks for
+			// security.capability (a GETXATTR round trip) before a
+			// truncating open and a write only until a write finds none,
+			// and again after it next refreshes the file's attributes (a
+			// stat after a write, say), instead of before every one.
 			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC | fuse.CAP_HANDLE_KILLPRIV_V2,
 			// The page cache is dropped exactly when the content changed
 			// (the mirror's PagesSync, the watcher), not whenever an
