@@ -23,7 +23,8 @@ type storeMount struct {
 	slug string
 	seq  versions.FeedPos // the change feed's position this mount has applied (watcher only)
 	// read is when the watcher last read the store's changes, as
-	// sinceStart gives it (atomic: tests read it while the watcher runs).
+	// Server.sinceStart gives it (atomic: tests read it while the watcher
+	// runs).
 	read atomic.Int64
 	top  *dirNode
 	m    *mirror.Mirror

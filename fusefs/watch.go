@@ -77,14 +77,12 @@ const ownUnreadFor = 5 * time.Second
 
 // unreadFor is how long ago the watcher last read the store's changes.
 func (sm *storeMount) unreadFor() time.Duration {
-	return sinceStart() - time.Duration(sm.read.Load())
+	return sm.srv.sinceStart() - time.Duration(sm.read.Load())
 }
 
-// started is when this process began to keep the watchers' times, which
-// are read from the monotonic clock: a step of the wall clock moves none.
-var started = time.Now()
-
-func sinceStart() time.Duration { return time.Since(started) }
+// sinceStart is how long the mount has run, on the monotonic clock (which
+// started keeps): the watchers' times move with no step of the wall clock.
+func (s *Server) sinceStart() time.Duration { return time.Since(s.started) }
 
 // moved tells which of the mounted stores (ids) moved since their last
 // poll, when the wake-up did not say (SQLite; see versions.DB.WaitFeed):
@@ -108,7 +106,7 @@ func (s *Server) moved(ctx context.Context, ids []string) ([]bool, error) {
 // only once the changes are applied: an error leaves them to the next poll.
 func (sm *storeMount) poll(ctx context.Context) error {
 	s := sm.srv
-	start := sinceStart()
+	start := s.sinceStart()
 	changes, pos, err := s.db.Changes(ctx, sm.id, sm.seq)
 	if err != nil {
 		return err

@@ -291,7 +291,7 @@ func TestPostgresOwnSavesAreReadInTime(t *testing.T) {
 		write(t, filepath.Join(m.dir(0), "note.md"), fmt.Sprintf("save %d\n", i))
 	}
 	sm := m.srv.stores[0]
-	start, begun := sinceStart(), time.Now()
+	start, begun := m.srv.sinceStart(), time.Now()
 	for i := 0; time.Since(begun) < ownUnreadFor+time.Second; i++ {
 		if _, err := elsewhere.CreateMemory(context.Background(), busy.ID, fmt.Sprintf("/busy-%d.md", i), "x", elsewhereActor); err != nil {
 			t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -457,11 +456,9 @@ func TestStoreImportedAgainElsewhere(t *testing.T) {
 	ok(t, err)
 	_, err = db.Stat(ctx, s.ID, "/a.md")
 	ok(t, err)
-	var export bytes.Buffer
-	enc := json.NewEncoder(&export)
-	ok(t, other.Export(ctx, s.ID, func(v any) error { return enc.Encode(v) }))
+	export := exportBytes(t, other, s.ID)
 	ok(t, other.DeleteStore(ctx, s.ID))
-	_, err = other.Import(ctx, &export)
+	_, err = other.Import(ctx, bytes.NewReader(export))
 	ok(t, err)
 	cs, _, err := db.Changes(ctx, s.ID, pos)
 	ok(t, err)

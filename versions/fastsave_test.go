@@ -3,7 +3,6 @@ package versions_test
 import (
 	"bytes"
 	"database/sql"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -477,11 +476,8 @@ func TestVersionsKeepTheirRows(t *testing.T) {
 	}
 	check("after the saves", dsn)
 
-	var export bytes.Buffer
-	enc := json.NewEncoder(&export)
-	ok(t, db.Export(ctx, s.ID, func(v any) error { return enc.Encode(v) }))
 	other := testDSN(t)
-	_, err = openOn(t, other).Import(ctx, &export)
+	_, err = openOn(t, other).Import(ctx, bytes.NewReader(exportBytes(t, db, s.ID)))
 	ok(t, err)
 	check("after an import into another database", other)
 }

@@ -159,6 +159,12 @@ func notified(payload string) ([]string, int64) {
 // origin by (0: not known).
 func (l *listener) event(stores []string, by int64) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.count(stores, by)
+}
+
+// count is event with l.mu held.
+func (l *listener) count(stores []string, by int64) {
 	l.n++
 	if len(stores) == 0 {
 		l.unnamed = l.n
@@ -176,17 +182,15 @@ func (l *listener) event(stores []string, by int64) {
 	}
 	close(l.wake)
 	l.wake = make(chan struct{})
-	l.mu.Unlock()
 }
 
 // wakeAll counts an event that names no store, once the listener runs:
 // every wait returns, as after a reconnection.
 func (l *listener) wakeAll() {
 	l.mu.Lock()
-	started := l.wake != nil
-	l.mu.Unlock()
-	if started {
-		l.event(nil, 0)
+	defer l.mu.Unlock()
+	if l.wake != nil {
+		l.count(nil, 0)
 	}
 }
 
