@@ -69,11 +69,12 @@ const knownSaveQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, o
 				AND (s.max_history_bytes <= 0 OR s.history_bytes + s.pending_bytes + ?13
 					+ coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) <= s.max_history_bytes)
 			FROM stores s WHERE s.seq = ?16)
-		THEN (SELECT m.id FROM memories m WHERE m.id = ?3 AND m.head = ?4 AND +m.store = ?16 AND +m.path = ?15 AND +m.sha <> ?10) END,
+		THEN (SELECT m.id FROM memories m WHERE m.store = ?16 AND m.path = ?15 AND m.id = ?3 AND m.head = ?4 AND m.sha <> ?10) END,
 		'modified', ?5, ?6, ?7, ?8, ?9, ?15, ?10, ?11, ?12,
 		coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?13,
 		coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0), ?14)
-	RETURNING seq, (SELECT m.ino FROM memories m WHERE m.id = ?3), (SELECT m.created_at FROM memories m WHERE m.id = ?3)`
+	RETURNING seq, (SELECT m.ino FROM memories m WHERE m.store = ?16 AND m.path = ?15),
+		(SELECT m.created_at FROM memories m WHERE m.store = ?16 AND m.path = ?15)`
 
 // knownSave is a save whose caller knows the head, as both backends'
 // statements take it.
@@ -198,17 +199,17 @@ func (db *DB) pgFastSave(ctx context.Context, k knownSave, ch *Change) (ok bool,
 const deleteQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, operation, created_at, actor_type,
 	actor_id, conflict, origin, path, hist, live, via_key)
 	VALUES (coalesce((SELECT seq FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), ?1) + 1, ?3,
-		(SELECT m.id FROM memories m WHERE m.%[1]s = ?10 AND m.store = ?3 AND (?11 = '' OR m.sha = lower(?11))),
+		(SELECT m.id FROM memories m WHERE %[1]s AND (?11 = '' OR m.sha = lower(?11))),
 		'deleted', ?4, ?5, ?6, 0, ?7,
-		(SELECT m.path FROM memories m WHERE m.store = ?3 AND m.%[1]s = ?10),
+		(SELECT m.path FROM memories m WHERE %[1]s),
 		coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?8
-			+ 2 * coalesce((SELECT length(CAST(m.path AS BLOB)) FROM memories m WHERE m.store = ?3 AND m.%[1]s = ?10), 0),
+			+ 2 * coalesce((SELECT length(CAST(m.path AS BLOB)) FROM memories m WHERE %[1]s), 0),
 		coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) - 1, ?9)
 	RETURNING seq, path`
 
 var (
-	deleteByIDQuery   = strings.ReplaceAll(deleteQuery, "%[1]s", "id")
-	deleteByPathQuery = strings.ReplaceAll(deleteQuery, "%[1]s", "path")
+	deleteByIDQuery   = strings.ReplaceAll(deleteQuery, "%[1]s", memoryByID("?10", "?3"))
+	deleteByPathQuery = strings.ReplaceAll(deleteQuery, "%[1]s", "m.store = ?3 AND m.path = ?10")
 )
 
 // fastDelete is DeleteMemory's one statement (a second one keeps the
@@ -364,11 +365,10 @@ func fastCreate(r *run, k knownCreate, ch *Change) (ok bool, err error) {
 		return false, err
 	}
 	r.fed(k.req.StoreID)
-	ino, err := r.insertKey("ino", insertMemoryQuery, k.id, k.store, k.req.Path, seq, versionID(seq, k.at), k.sha, len(k.req.Content), k.at, k.at)
-	if err != nil {
+	if _, err := r.exec(insertMemoryQuery, seq, k.id, k.store, k.req.Path, versionID(seq, k.at), k.sha, len(k.req.Content), k.at); err != nil {
 		return false, err
 	}
-	k.saved(r.origin(), seq, ino, ch)
+	k.saved(r.origin(), seq, seq, ch)
 	return true, nil
 }
 
@@ -418,8 +418,8 @@ const renameQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, oper
 		coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?6
 			+ coalesce((SELECT m.size FROM memories m WHERE m.store = ?3 AND m.path = ?5), 0),
 		coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0), ?14)
-	RETURNING seq, memory_id, sha, size, (SELECT m.ino FROM memories m WHERE m.id = memory_id),
-		(SELECT m.created_at FROM memories m WHERE m.id = memory_id)`
+	RETURNING seq, memory_id, sha, size, (SELECT m.ino FROM memories m WHERE m.store = ?3 AND m.path IN (?5, ?7) AND m.id = memory_id),
+		(SELECT m.created_at FROM memories m WHERE m.store = ?3 AND m.path IN (?5, ?7) AND m.id = memory_id)`
 
 // knownRename is a rename of a file within its directory to a name the
 // caller takes to be free, as both backends' statements take it.

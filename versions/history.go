@@ -264,7 +264,7 @@ func (db *DB) RedactVersion(ctx context.Context, storeID, versionID string, by A
 			return nil
 		}
 		var memID, path string
-		err = r.scan("SELECT id, path FROM memories WHERE id = ? AND head = ?", []any{v.MemoryID, seq}, &memID, &path)
+		err = r.scan("SELECT m.id, m.path FROM memories m WHERE "+memoryByID("?1", "?2")+" AND m.head = ?3", []any{v.MemoryID, s.seq, seq}, &memID, &path)
 		if err == nil {
 			return errorf(CodeConflict, "version %s holds the current content of memory %s at %s and cannot be redacted: write a new version of the memory (or delete it) first, then redact", v.ID, memID, path)
 		}

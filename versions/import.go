@@ -473,11 +473,13 @@ func importOne(r *run, st *importStore) (Imported, error) {
 	}
 	for i := range st.memories {
 		m := &st.memories[i]
-		if err := importClash(r, "SELECT s.id FROM memories m JOIN stores s ON s.seq = m.store WHERE m.id = ?", m.ID, ObjectMemory, s.ID); err != nil {
+		if err := importClash(r, "SELECT s.id FROM versions v JOIN stores s ON s.seq = v.store WHERE v.memory_id = ? AND v.store <> ? LIMIT 1", m.ID, ObjectMemory, s.ID, m.ID, seq); err != nil {
 			return Imported{}, err
 		}
-		if _, err := r.exec(`INSERT INTO memories (id, store, path, head, version_id, sha, size, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, m.ID, seq, m.Path, heads[m.VersionID], m.VersionID,
+		// Its inode number is its head's seq, as a new memory's is its
+		// created version's (insertMemoryQuery).
+		if _, err := r.exec(`INSERT INTO memories (ino, id, store, path, head, version_id, sha, size, created_at, updated_at)
+			VALUES (?1, ?2, ?3, ?4, ?1, ?5, ?6, ?7, ?8, ?9)`, heads[m.VersionID], m.ID, seq, m.Path, m.VersionID,
 			m.ContentSHA256, m.ContentSize, m.CreatedAt.UnixNano(), m.UpdatedAt.UnixNano()); err != nil {
 			return Imported{}, err
 		}

@@ -65,7 +65,7 @@ func (db *DB) OpenConflicts(ctx context.Context, storeID string) ([]Conflict, er
 		rows, err := r.query(`SELECT v.seq, v.id, v.memory_id, v.path, v.created_at, v.actor_type, v.actor_id,
 				(SELECT p.seq FROM versions p WHERE p.memory_id = v.memory_id AND p.seq < v.seq ORDER BY p.seq DESC LIMIT 1),
 				(SELECT n.conflict FROM versions n WHERE n.memory_id = v.memory_id AND n.seq > v.seq ORDER BY n.seq LIMIT 1),
-				(SELECT m.head FROM memories m WHERE m.id = v.memory_id)
+				(SELECT m.head FROM memories m WHERE `+memoryByID("v.memory_id", "v.store")+`)
 			FROM versions v WHERE v.seq > ? AND v.seq < ? AND v.conflict AND v.resolved_at IS NULL ORDER BY v.seq`, lo, hi)
 		if err != nil {
 			return err

@@ -47,10 +47,6 @@ func (db *DB) CreateMemory(ctx context.Context, storeID, path, content string, b
 func (db *DB) GetMemory(ctx context.Context, storeID, ref string) (*Memory, error) {
 	var out *Memory
 	err := db.one(ctx, "get memory", func(r *run) error {
-		col := "id"
-		if strings.HasPrefix(ref, "/") {
-			col = "path"
-		}
 		seq, err := r.db.storeSeq(r, storeID)
 		if err != nil {
 			return err
@@ -58,7 +54,7 @@ func (db *DB) GetMemory(ctx context.Context, storeID, ref string) (*Memory, erro
 		// The content by a correlated subquery: the equivalent JOIN
 		// measured over twice as slow (BenchmarkGetMemory).
 		m, err := scanMemory(r, storeID, true, `SELECT `+memCols+`, (SELECT `+contentOf("v")+` FROM versions v WHERE v.seq = m.head)
-			FROM memories m WHERE m.store = ? AND m.`+col+` = ?`, seq, ref)
+			FROM memories m WHERE `+memoryRef(ref), seq, ref)
 		if err == sql.ErrNoRows {
 			return memoryNotFound(storeID, ref)
 		}
@@ -156,6 +152,34 @@ func (db *DB) DeleteMemory(ctx context.Context, storeID, memoryID string, d Memo
 
 const memCols = `m.ino, m.id, m.path, m.head, m.version_id, m.sha, m.size, m.created_at, m.updated_at`
 
+// memoryByID is the condition that row m of memories is memory id (an
+// SQL expression, read three times) of the store whose row number is
+// store: the row at the path of the memory's latest version. A live
+// memory's latest version is its head, which is never redacted, so its
+// path is the memory's. On SQLite the memories table is keyed by store
+// and path only (migration 0029), and this is two searches of an index,
+// where a third index, by id, would cost every deletion a page.
+//
+// The latest version is found by a range on memory_id, not an equality:
+// SQLite marks a statement whose plan may depend on a bound value (an
+// equality on memory_id beside ORDER BY seq is one) to be prepared again
+// whenever its bindings are cleared, and the driver clears them before
+// every run, so that each run would parse and plan the statement anew.
+func memoryByID(id, store string) string {
+	return "m.store = " + store + " AND m.path = (SELECT mv.path FROM versions mv WHERE mv.memory_id >= " + id +
+		" AND mv.memory_id <= " + id + " ORDER BY mv.memory_id DESC, mv.seq DESC LIMIT 1) AND m.id = " + id
+}
+
+// memoryRef is the condition that row m of memories is the memory ref
+// names (an id, or a path beginning with /) in the store ?1, and ref's
+// place among the arguments, ?2.
+func memoryRef(ref string) string {
+	if strings.HasPrefix(ref, "/") {
+		return "m.store = ?1 AND m.path = ?2"
+	}
+	return memoryByID("?2", "?1")
+}
+
 func scanMemoryRow(sc interface{ Scan(...any) error }, storeID string, withContent bool) (*Memory, error) {
 	m := Memory{StoreID: storeID}
 	var created, updated int64
@@ -188,11 +212,7 @@ func memoryNotFound(storeID, ref string) error {
 
 // lookupMemory finds a live memory (basic view) by id or path.
 func lookupMemory(r *run, s *storeRow, ref string) (*Memory, error) {
-	col := "id"
-	if strings.HasPrefix(ref, "/") {
-		col = "path"
-	}
-	m, err := scanMemory(r, s.ID, false, "SELECT "+memCols+" FROM memories m WHERE m.store = ? AND m."+col+" = ?", s.seq, ref)
+	m, err := scanMemory(r, s.ID, false, "SELECT "+memCols+" FROM memories m WHERE "+memoryRef(ref), s.seq, ref)
 	if err == sql.ErrNoRows {
 		return nil, memoryNotFound(s.ID, ref)
 	}
@@ -271,10 +291,11 @@ func insertMemoryRoom(r *run, s *storeRow, path, content string, by Actor) (*Mem
 	return insertMemoryAs(r, s, path, content, by, false)
 }
 
-// insertMemoryQuery inserts a new memory's row, its created version
-// inserted already.
-const insertMemoryQuery = `INSERT INTO memories (id, store, path, head, version_id, sha, size, created_at, updated_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+// insertMemoryQuery inserts a new memory's row, its created version ?1
+// inserted already. The version's seq is the memory's inode number too
+// (see migrations/sqlite/0029_memories_by_path.sql).
+const insertMemoryQuery = `INSERT INTO memories (ino, id, store, path, head, version_id, sha, size, created_at, updated_at)
+	VALUES (?1, ?2, ?3, ?4, ?1, ?5, ?6, ?7, ?8, ?8)`
 
 // insertMemoryAs is insertMemoryRoom with the version marked conflict (a
 // save whose base is gone).
@@ -290,11 +311,10 @@ func insertMemoryAs(r *run, s *storeRow, path, content string, by Actor, conflic
 		return nil, err
 	}
 	m.VersionID, m.Seq = vid, head
-	ino, err := r.insertKey("ino", insertMemoryQuery, m.ID, s.seq, path, head, vid, m.ContentSHA256, m.ContentSize, now, now)
-	if err != nil {
+	if _, err := r.exec(insertMemoryQuery, head, m.ID, s.seq, path, vid, m.ContentSHA256, m.ContentSize, now); err != nil {
 		return nil, err
 	}
-	m.Ino = uint64(ino)
+	m.Ino = uint64(head)
 	return &m, nil
 }
 

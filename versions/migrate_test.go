@@ -47,8 +47,13 @@ func TestMigrateFirstSchemaForward(t *testing.T) {
 	defer db.Close()
 	m, err := db.GetMemory(ctx, "memstore_a", "/a.md")
 	ok(t, err)
-	if *m.Content != "v2" || m.VersionID != "memver_3" {
+	if *m.Content != "v2" || m.VersionID != "memver_3" || m.Ino != 1 {
 		t.Fatalf("head after migration: %+v", m)
+	}
+	// Migration 0029 keyed the memories by store and path: a memory is
+	// found by id through its latest version, and keeps its inode number.
+	if byID, err := db.GetMemory(ctx, "memstore_a", "mem_a"); err != nil || byID.Path != "/a.md" || byID.Ino != 1 {
+		t.Fatalf("memory by id after migration: %+v %v", byID, err)
 	}
 	h := history(t, db, "memstore_a", "mem_a")
 	if len(h) != 2 || h[0].ID != "memver_3" || h[1].ID != "memver_1" || *h[1].Content != "v1" {
@@ -98,6 +103,16 @@ func TestMigrateFirstSchemaForward(t *testing.T) {
 	ok(t, err)
 	if len(cs) != 1 || cs[0].Path != "/a.md" {
 		t.Fatalf("feed after a new save: %+v", cs)
+	}
+	// A deletion by id, and a new memory, whose inode number is its first
+	// version's row and none a memory had before.
+	ok(t, db.DeleteMemory(ctx, "memstore_b", "mem_b", versions.MemoryDelete{}, me))
+	if _, err := db.GetMemory(ctx, "memstore_b", "/b.md"); versions.ErrorCode(err) != versions.CodeNotFound {
+		t.Fatalf("deleted memory: %v", err)
+	}
+	n := create(t, db, "memstore_b", "/b.md", "b2")
+	if n.Ino <= 2 || n.Ino != uint64(n.Seq) {
+		t.Fatalf("new memory's inode number %d (its version's row %d)", n.Ino, n.Seq)
 	}
 	// Old ids, kept in their rows, and new ones, encoding their rows,
 	// both resolve; an old id of the other store does not.

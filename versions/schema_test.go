@@ -44,7 +44,7 @@ func TestSchemasMatch(t *testing.T) {
 		}
 	}
 	for f := range b {
-		if !a[f] {
+		if !a[f] && !postgresOnly[f] {
 			diff = append(diff, "only on PostgreSQL: "+f)
 		}
 	}
@@ -54,6 +54,14 @@ func TestSchemasMatch(t *testing.T) {
 	}
 	t.Logf("%d facts agree", len(a))
 }
+
+// postgresOnly are the facts only PostgreSQL's schema has, on purpose.
+// There a memory's row lives in a heap, found by its inode number or id
+// through these indexes (its save functions search by id); SQLite keeps it
+// in one b-tree keyed by store and path, so that a deletion writes one
+// page of it, and finds a memory by id through its latest version
+// (migrations/sqlite/0029_memories_by_path.sql).
+var postgresOnly = map[string]bool{"memories unique (ino)": true, "memories unique (id)": true}
 
 func family(typ string) string {
 	switch strings.ToLower(typ) {

@@ -97,7 +97,7 @@ func (db *DB) UndoSession(ctx context.Context, storeID, sessionID string, o Undo
 			if err != nil {
 				return err
 			}
-			live, err := scanMemory(r, s.ID, false, "SELECT "+memCols+" FROM memories m WHERE m.store = ? AND m.id = ?", s.seq, t.memory)
+			live, err := scanMemory(r, s.ID, false, "SELECT "+memCols+" FROM memories m WHERE "+memoryByID("?2", "?1"), s.seq, t.memory)
 			if err == sql.ErrNoRows {
 				live, err = nil, nil
 				if desc == nil {
