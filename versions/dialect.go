@@ -1,6 +1,7 @@
 package versions
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -50,10 +51,22 @@ type dialect struct {
 	wrap func(db *DB, what string, err error) error
 }
 
+// boundLimit is a LIMIT whose count is a placeholder.
+var boundLimit = regexp.MustCompile(`LIMIT (\?[0-9]*)`)
+
 // rebind rewrites SQLite placeholders for the dialect: ?NNN becomes $NNN
 // and each bare ? the next number. Quoted literals are left alone.
+//
+// On SQLite a placeholder's LIMIT becomes an expression of it (LIMIT ?+0):
+// SQLite plans a LIMIT of a bare placeholder on its bound value, and marks
+// the statement to be prepared again whenever its bindings are cleared,
+// which the driver does before every run; an expression is evaluated when
+// the statement runs.
 func (d *dialect) rebind(q string) string {
-	if !d.dollar || !strings.Contains(q, "?") {
+	if !d.dollar {
+		return boundLimit.ReplaceAllString(q, "LIMIT $1+0")
+	}
+	if !strings.Contains(q, "?") {
 		return q
 	}
 	var b strings.Builder

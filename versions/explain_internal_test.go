@@ -7,12 +7,13 @@ import (
 	"testing"
 )
 
-// queryPlan returns the EXPLAIN QUERY PLAN details of q, one per line.
+// queryPlan returns the EXPLAIN QUERY PLAN details of q as the engine
+// prepares it (rebind), one per line.
 func queryPlan(t *testing.T, db *DB, q string, args ...any) string {
 	t.Helper()
 	var lines []string
 	err := db.one(context.Background(), "explain", func(r *run) error {
-		rows, err := r.c.c.QueryContext(r.ctx, "EXPLAIN QUERY PLAN "+q, args...)
+		rows, err := r.c.c.QueryContext(r.ctx, "EXPLAIN QUERY PLAN "+db.d.rebind(q), args...)
 		if err != nil {
 			return err
 		}
