@@ -1,7 +1,6 @@
 package versions
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -51,21 +50,17 @@ type dialect struct {
 	wrap func(db *DB, what string, err error) error
 }
 
-// boundLimit is a LIMIT whose count is a placeholder.
-var boundLimit = regexp.MustCompile(`LIMIT (\?[0-9]*)`)
-
-// rebind rewrites SQLite placeholders for the dialect: ?NNN becomes $NNN
-// and each bare ? the next number. Quoted literals are left alone.
+// rebind rewrites SQLite placeholders for the dialect: on PostgreSQL ?NNN
+// becomes $NNN and each bare ? the next number; on SQLite each becomes
+// +?NNN or +?, the same value. Quoted literals are left alone.
 //
-// On SQLite a placeholder's LIMIT becomes an expression of it (LIMIT ?+0):
-// SQLite plans a LIMIT of a bare placeholder on its bound value, and marks
-// the statement to be prepared again whenever its bindings are cleared,
-// which the driver does before every run; an expression is evaluated when
-// the statement runs.
+// SQLite plans some statements on the value bound to a bare placeholder
+// (a LIMIT, an equality that may select a boolean) and marks them to be
+// prepared again whenever that binding changes, which go-sqlite3 makes
+// happen before every run by clearing all bindings: each run would parse
+// and plan the statement anew. A unary plus, which leaves any value as it
+// is, keeps the planner from looking at the value.
 func (d *dialect) rebind(q string) string {
-	if !d.dollar {
-		return boundLimit.ReplaceAllString(q, "LIMIT $1+0")
-	}
 	if !strings.Contains(q, "?") {
 		return q
 	}
@@ -79,6 +74,8 @@ func (d *dialect) rebind(q string) string {
 		case c == '\'':
 			quoted = !quoted
 			b.WriteByte(c)
+		case c == '?' && !quoted && !d.dollar:
+			b.WriteString("+?")
 		case c == '?' && !quoted:
 			j := i + 1
 			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
