@@ -32,7 +32,13 @@ func (g Engine) Execute(ctx context.Context, r Request) Answered {
 	ctx = versions.WithOrigin(ctx, g.Origin)
 	switch r.Kind {
 	case AskLoad:
-		m, err := db.GetMemory(ctx, st, r.MemID)
+		// By the path the mount knows it at first: on SQLite the memories
+		// are keyed by path, and a memory is found by id through its
+		// versions. Another memory there now, or none, is asked by id.
+		m, err := db.GetMemory(ctx, st, r.Path)
+		if err == nil && m.ID != r.MemID || versions.ErrorCode(err) == versions.CodeNotFound {
+			m, err = db.GetMemory(ctx, st, r.MemID)
+		}
 		a.Mem, a.Err = m, err
 		if err == nil && m.Content != nil {
 			a.Content = *m.Content
