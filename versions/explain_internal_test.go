@@ -80,8 +80,11 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"path-history-newest", pathHistoryQuery(true, false), []any{1, "/a", lo, hi, 0, 1 << 62, 100}, "PRIMARY KEY (store=? AND path=?)", true},
 		{"history-names", historyNamesQuery, []any{1, "/a/", "/a0"}, "path_memories USING PRIMARY KEY", false},
 		{"known-save", knownSaveQuery, []any{lo, hi, "mem_x", lo + 5, 1, nil, nil, false, 1, "sha", 3, "c", 400, nil, "/a", 1, "refuse", 100}, "PRIMARY KEY (store=? AND path=?)", false},
-		{"delete", deleteByIDQuery, []any{lo, hi, 1, 5, nil, nil, 1, 400, nil, "mem_x", ""}, "versions_memory (memory_id>? AND memory_id<?)", false},
+		{"delete", deleteByIDQuery, []any{lo, hi, 1, 5, nil, nil, 1, 400, nil, "mem_x", ""}, "versions_memory (memory_id=? AND seq>? AND seq<?)", false},
 		{"delete-by-path", deleteByPathQuery, []any{lo, hi, 1, 5, nil, nil, 1, 400, nil, "/a", ""}, "PRIMARY KEY (store=? AND path=?)", false},
+		{"memory-by-id", "SELECT " + memCols + " FROM memories m WHERE " + memoryRef("mem_x"), []any{1, "mem_x"}, "versions_memory (memory_id=? AND seq>? AND seq<?)", false},
+		{"create", createQuery, []any{lo, hi, 1, "refuse", 100, 400, `["/a"]`, "/a/b/", "/a/b0", "/a/b", "mem_x", 5, nil, nil, 1, "sha", 3, "c", nil}, "USING PRIMARY KEY (store=? AND path", false},
+		{"rename", renameQuery, []any{lo, hi, 1, "refuse", "/a", 400, "/b", "/b/", "/b0", 5, nil, nil, 1, nil}, "USING PRIMARY KEY (store=? AND path", false},
 		{"redacted", redactedQuery, []any{1}, "versions_redacted", false},
 		{"place-redacted", placeNextQuery, []any{"mem_x", lo + 5, hi}, "versions_memory", false},
 		{"place-redacted-before", placePrevQuery, []any{"mem_x", lo, lo + 5}, "versions_memory", false},
@@ -93,10 +96,21 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 			// The feed merges its two kinds by time: it sorts what it
 			// returns, never a table.
 			sorts := strings.Contains(plan, "TEMP B-TREE") && c.q != changesQuery && !c.merges
-			if !strings.Contains(plan, c.want) || strings.Contains(plan, "SCAN versions") || strings.Contains(plan, "SCAN memories") || strings.Contains(plan, "SCAN pending") || strings.Contains(plan, "SCAN changes") || sorts {
+			if !strings.Contains(plan, c.want) || scansTable(plan) || sorts {
 				t.Fatalf("plan does not search %s without sorting:\n%s", c.want, plan)
 			}
 			t.Logf("%s:\n%s", c.name, plan)
 		})
 	}
+}
+
+// scansTable tells whether a plan reads a whole table (or a whole store's
+// rows of one), which SQLite shows as SCAN with the table's name or alias.
+func scansTable(plan string) bool {
+	for _, line := range strings.Split(plan, "\n") {
+		if strings.HasPrefix(line, "SCAN ") && line != "SCAN CONSTANT ROW" && !strings.Contains(line, "json_each") {
+			return true
+		}
+	}
+	return false
 }

@@ -18,7 +18,7 @@ import (
 // policy the decision used, and the history quota against the store's
 // counters (so that two daemons never both see room). The version's
 // insert moves the memory's head in the same statement (the triggers of
-// migrations/sqlite/0023_lean_saves.sql). On PostgreSQL each is a function
+// migrations/sqlite/0029_memories_by_path.sql). On PostgreSQL each is a function
 // of migrations/postgres/0023 and 0025, one round trip. A version's time
 // is taken under the store's write lock, so that times follow the
 // versions' order. When the statement writes nothing,
@@ -58,8 +58,8 @@ func (db *DB) factsOf(storeID string) (storeFacts, int64, bool) {
 // column refuses and OR IGNORE turns into no row, unless the memory, its
 // store and the store's counters are as the save assumes. The shape to
 // keep: INSERT … VALUES whose every value is a subquery that finds one row
-// by its key (the store's row by seq, the memory's by id, the store's
-// last version by seq), and the store's conditions in a CASE apart from
+// by its key (the store's row by seq, the memory's by store and path, the
+// store's last version by seq), and the store's conditions in a CASE apart from
 // the memory's lookup, so that each is one index search and none is
 // planned as a join or a scan.
 const knownSaveQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, operation, created_at, actor_type,

@@ -263,8 +263,12 @@ func (db *DB) RedactVersion(ctx context.Context, storeID, versionID string, by A
 			out = v
 			return nil
 		}
+		// A head is at its memory's path.
 		var memID, path string
-		err = r.scan("SELECT m.id, m.path FROM memories m WHERE "+memoryByID("?1", "?2")+" AND m.head = ?3", []any{v.MemoryID, s.seq, seq}, &memID, &path)
+		err = sql.ErrNoRows
+		if v.Path != nil {
+			err = r.scan("SELECT m.id, m.path FROM memories m WHERE m.store = ? AND m.path = ? AND m.head = ?", []any{s.seq, *v.Path, seq}, &memID, &path)
+		}
 		if err == nil {
 			return errorf(CodeConflict, "version %s holds the current content of memory %s at %s and cannot be redacted: write a new version of the memory (or delete it) first, then redact", v.ID, memID, path)
 		}

@@ -425,6 +425,9 @@ func importOne(r *run, st *importStore) (Imported, error) {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.ID, s.Name, s.Description, string(metaJSON), s.MaxMemories, s.MaxMemoryBytes, s.MaxHistoryBytes, history,
 		len(st.memories), s.CreatedAt.UnixNano(), s.UpdatedAt.UnixNano(), nanosOrNil(s.ArchivedAt), s.MaxDirectories)
+	if err == nil {
+		err = storeNumbered(seq)
+	}
 	if err != nil {
 		return Imported{}, err
 	}
@@ -437,10 +440,19 @@ func importOne(r *run, st *importStore) (Imported, error) {
 	// end alike, as memfs log shows them.
 	lo, _ := versionRange(seq)
 	vseq := lo
+	// A memory id, live or deleted in the export, must be new here: a
+	// memory is found by id through its versions.
+	newMemory := map[string]bool{}
 	for i := range st.versions {
 		v := &st.versions[i]
 		if err := importClash(r, "SELECT s.id FROM versions v JOIN stores s ON s.seq = v.store WHERE v.id = ?", v.ID, ObjectVersion, s.ID); err != nil {
 			return Imported{}, err
+		}
+		if !newMemory[v.MemoryID] {
+			if err := importClash(r, "SELECT s.id FROM versions v JOIN stores s ON s.seq = v.store WHERE v.memory_id = ? LIMIT 1", v.MemoryID, ObjectMemory, s.ID); err != nil {
+				return Imported{}, err
+			}
+			newMemory[v.MemoryID] = true
 		}
 		// An id of the encoded form may also name a row here that stores
 		// none (see versionID).
@@ -473,9 +485,6 @@ func importOne(r *run, st *importStore) (Imported, error) {
 	}
 	for i := range st.memories {
 		m := &st.memories[i]
-		if err := importClash(r, "SELECT s.id FROM versions v JOIN stores s ON s.seq = v.store WHERE v.memory_id = ? AND v.store <> ? LIMIT 1", m.ID, ObjectMemory, s.ID, m.ID, seq); err != nil {
-			return Imported{}, err
-		}
 		// Its inode number is its head's seq, as a new memory's is its
 		// created version's (insertMemoryQuery).
 		if _, err := r.exec(`INSERT INTO memories (ino, id, store, path, head, version_id, sha, size, created_at, updated_at)

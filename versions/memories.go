@@ -154,20 +154,15 @@ const memCols = `m.ino, m.id, m.path, m.head, m.version_id, m.sha, m.size, m.cre
 
 // memoryByID is the condition that row m of memories is memory id (an
 // SQL expression, read three times) of the store whose row number is
-// store: the row at the path of the memory's latest version. A live
-// memory's latest version is its head, which is never redacted, so its
-// path is the memory's. On SQLite the memories table is keyed by store
-// and path only (migration 0029), and this is two searches of an index,
-// where a third index, by id, would cost every deletion a page.
-//
-// The latest version is found by a range on memory_id, not an equality:
-// SQLite marks a statement whose plan may depend on a bound value (an
-// equality on memory_id beside ORDER BY seq is one) to be prepared again
-// whenever its bindings are cleared, and the driver clears them before
-// every run, so that each run would parse and plan the statement anew.
+// store (read three times): the row at the path of the memory's latest
+// version in that store. A live memory's latest version is its head,
+// which is never redacted, so its path is the memory's. On SQLite the
+// memories table is keyed by store and path only (migration 0029), and
+// this is two searches of an index, where a third index, by id, would cost
+// every deletion a page.
 func memoryByID(id, store string) string {
-	return "m.store = " + store + " AND m.path = (SELECT mv.path FROM versions mv WHERE mv.memory_id >= " + id +
-		" AND mv.memory_id <= " + id + " ORDER BY mv.memory_id DESC, mv.seq DESC LIMIT 1) AND m.id = " + id
+	return "m.store = " + store + " AND m.path = (SELECT mv.path FROM versions mv WHERE mv.memory_id = " + id +
+		" AND mv.seq > (" + store + ") << 40 AND mv.seq < ((" + store + ") + 1) << 40 ORDER BY mv.seq DESC LIMIT 1) AND m.id = " + id
 }
 
 // memoryRef is the condition that row m of memories is the memory ref

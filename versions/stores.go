@@ -79,8 +79,22 @@ func latestCount(col string) string {
 }
 
 // versionRange bounds the seq of the store's versions, exclusive at both
-// ends (see insertVersionQuery). A store's row number stays below 2^23.
+// ends (see insertVersionQuery).
 func (s *storeRow) versionRange() (lo, hi int64) { return versionRange(s.seq) }
+
+// maxStoreSeq bounds a store's row number: a memory's inode number is the
+// seq of one of its versions, which a mount needs below 2^61 (see
+// internal/mirror's inos.go), and a store's versions are numbered from its
+// row number times 2^40. Row numbers are never reused.
+const maxStoreSeq = 1<<21 - 1
+
+// storeNumbered refuses a store that took a row number above maxStoreSeq.
+func storeNumbered(seq int64) error {
+	if seq > maxStoreSeq {
+		return errorf(CodeInvalid, "this database has numbered %d stores, deleted ones included, the most it can: export the stores you keep (memfs export) and import them into a new database", maxStoreSeq)
+	}
+	return nil
+}
 
 func versionRange(storeSeq int64) (lo, hi int64) { return storeSeq << 40, (storeSeq + 1) << 40 }
 
@@ -223,10 +237,14 @@ func (db *DB) CreateStore(ctx context.Context, p StoreParams) (*Store, error) {
 			return err
 		}
 		s, err := loadStore(r, id)
-		if err == nil {
-			out = &s.Store
+		if err != nil {
+			return err
 		}
-		return err
+		if err := storeNumbered(s.seq); err != nil {
+			return err
+		}
+		out = &s.Store
+		return nil
 	})
 	return out, err
 }

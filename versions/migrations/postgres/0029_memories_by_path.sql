@@ -1,9 +1,9 @@
 -- A new memory's inode number is the seq of the version that created it,
 -- as on SQLite (migrations/sqlite/0029_memories_by_path.sql), whichever
 -- way it is created: the identity of memories.ino numbers no new row. A
--- seq is unique in the database and, while its memory lives, below every
--- version still to come, so never handed out again. memfs_create of 0027,
--- with that one change.
+-- seq is unique in the database, and never handed out again: a store's
+-- next version takes the number after its newest, which is never removed.
+-- memfs_create of 0027, with that one change.
 CREATE OR REPLACE FUNCTION memfs_create(p_store BIGINT, p_memory TEXT, p_path TEXT, p_up TEXT[], p_at BIGINT,
 	p_actor_type TEXT, p_actor_id TEXT, p_origin BIGINT, p_sha TEXT, p_size BIGINT,
 	p_content BYTEA, p_cost BIGINT, p_via TEXT, p_guard TEXT, p_max_bytes BIGINT,

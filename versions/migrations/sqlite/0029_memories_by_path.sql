@@ -8,10 +8,13 @@
 -- whose path is the memory's while the memory lives: a head is never
 -- redacted, and every version the engine appends moves the row with it.
 --
--- A new memory's inode number is the seq of the version that created it:
--- unique in the database, and never handed out again, since while the
--- memory lives its head is never removed and every later version's seq is
--- larger. The rows that exist keep their numbers.
+-- A new memory's inode number is the seq of the version that created it
+-- (an imported one's, its head's): unique in the database, and never
+-- handed out again, since a store's next version takes the number after
+-- its newest, and its newest is never removed (pruning keeps each
+-- memory's newest version; a deleted store's row number is not reused).
+-- The rows that exist keep their numbers, all below the first store's
+-- versions' (2^40).
 DROP TRIGGER versions_head;
 DROP TRIGGER versions_moved;
 DROP TRIGGER versions_gone;
