@@ -104,8 +104,8 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	}
 }
 
-// scansTable tells whether a plan reads a whole table (or a whole store's
-// rows of one), which SQLite shows as SCAN with the table's name or alias.
+// scansTable tells whether a plan reads a whole table, which SQLite shows
+// as SCAN with the table's name or alias.
 func scansTable(plan string) bool {
 	for _, line := range strings.Split(plan, "\n") {
 		if strings.HasPrefix(line, "SCAN ") && line != "SCAN CONSTANT ROW" && !strings.Contains(line, "json_each") {

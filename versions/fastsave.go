@@ -19,7 +19,7 @@ import (
 // counters (so that two daemons never both see room). The version's
 // insert moves the memory's head in the same statement (the triggers of
 // migrations/sqlite/0029_memories_by_path.sql). On PostgreSQL each is a function
-// of migrations/postgres/0023 and 0025, one round trip. A version's time
+// of migrations/postgres/0027 (memfs_create of 0029), one round trip. A version's time
 // is taken under the store's write lock, so that times follow the
 // versions' order. When the statement writes nothing,
 // the save reads everything and decides again in the same transaction, and
@@ -399,8 +399,9 @@ func (db *DB) pgFastCreate(ctx context.Context, k knownCreate, ch *Change) (ok b
 // directory holds the memory moved, so no file lies above ?7). The
 // version's insert moves the memory (versions_moved). The shape to keep
 // is knownSaveQuery's.
-// RETURNING is computed before the AFTER triggers run, so that its
-// subqueries find the memory still at ?5.
+// RETURNING reads the memory at either path: SQLite 3.54 computes it
+// before the AFTER triggers move the memory (at ?5), which it does not
+// promise.
 const renameQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, operation, created_at, actor_type,
 	actor_id, conflict, origin, prev_path, path, sha, size, content_of, hist, live, via_key)
 	VALUES (coalesce((SELECT seq FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), ?1) + 1, ?3,
@@ -420,8 +421,11 @@ const renameQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, oper
 		coalesce((SELECT hist FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0) + ?6
 			+ coalesce((SELECT m.size FROM memories m WHERE m.store = ?3 AND m.path = ?5), 0),
 		coalesce((SELECT live FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), 0), ?14)
-	RETURNING seq, memory_id, sha, size, (SELECT m.ino FROM memories m WHERE m.store = ?3 AND m.path = ?5 AND m.id = memory_id),
-		(SELECT m.created_at FROM memories m WHERE m.store = ?3 AND m.path = ?5 AND m.id = memory_id)`
+	RETURNING seq, memory_id, sha, size,
+		coalesce((SELECT m.ino FROM memories m WHERE m.store = ?3 AND m.path = ?5 AND m.id = memory_id),
+			(SELECT m.ino FROM memories m WHERE m.store = ?3 AND m.path = ?7 AND m.id = memory_id)),
+		coalesce((SELECT m.created_at FROM memories m WHERE m.store = ?3 AND m.path = ?5 AND m.id = memory_id),
+			(SELECT m.created_at FROM memories m WHERE m.store = ?3 AND m.path = ?7 AND m.id = memory_id))`
 
 // knownRename is a rename of a file within its directory to a name the
 // caller takes to be free, as both backends' statements take it.

@@ -527,7 +527,9 @@ func (db *DB) PruneVersions(ctx context.Context, storeID string, olderThan time.
 		for i := range out {
 			freed += VersionCost(&out[i])
 		}
-		// Even with nothing freed: the store's latest version may be gone.
+		// Each memory keeps its newest version, so the store's latest
+		// stays (the next version's number, and a new memory's inode
+		// number, count on it); the counts are rebased all the same.
 		return rebaseCounts(r, s, freed, before)
 	})
 	return out, err

@@ -118,7 +118,8 @@ func readExport(in io.Reader) ([]*importStore, error) {
 	br := bufio.NewReaderSize(in, 1<<16)
 	var stores []*importStore
 	var cur *importStore
-	seen := map[string]int{} // every id in the input → its line
+	seen := map[string]int{}           // every id in the input → its line
+	memoryStore := map[string]string{} // a memory id → the store of its versions
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if err != nil && err != io.EOF {
@@ -201,6 +202,10 @@ func readExport(in io.Reader) ([]*importStore, error) {
 			if err := unseen(seen, v.ID, n); err != nil {
 				return nil, err
 			}
+			if other, ok := memoryStore[v.MemoryID]; ok && other != cur.store.ID {
+				return nil, errorf(CodeInvalid, "import: line %d: memory %s has versions in stores %s and %s, and a memory belongs to one store: import the two stores into different databases", n, v.MemoryID, other, cur.store.ID)
+			}
+			memoryStore[v.MemoryID] = cur.store.ID
 			cur.versions = append(cur.versions, v)
 			cur.lines[v.ID] = n
 		case "memory_checkpoint":

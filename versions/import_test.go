@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -154,6 +155,23 @@ func TestImportRefuses(t *testing.T) {
 			t.Errorf("message %q does not name the version and the store holding it", e.Message)
 		}
 		wantCode(t, errOf(dst.GetStore(ctx, "memstore_01JFAKEOTHERSTORE000000000")), versions.CodeNotFound)
+	})
+
+	t.Run("MemoryInTwoStores", func(t *testing.T) {
+		// A store whose memory was deleted, and a copy of it under another
+		// store id and other version ids: the deleted memory's id has
+		// versions in both, and a memory belongs to one store.
+		gone := newStore(t, src, versions.StoreParams{Name: "Gone"})
+		g := create(t, src, gone.ID, "/g.md", "g")
+		ok(t, src.DeleteMemory(ctx, gone.ID, g.ID, versions.MemoryDelete{}, me))
+		goneExp := exportBytes(t, src, gone.ID)
+		twin := bytes.ReplaceAll(goneExp, []byte(gone.ID), []byte("memstore_01JFAKEOTHERSTORE000000000"))
+		twin = regexp.MustCompile(`memver_[0-9A-Z]+`).ReplaceAllFunc(twin, func(id []byte) []byte { return append([]byte("memver_0TWIN"), id[12:]...) })
+		fresh := openDB(t)
+		e := wantCode(t, errOf(fresh.Import(ctx, bytes.NewReader(append(append([]byte{}, goneExp...), twin...)))), versions.CodeInvalid)
+		if !strings.Contains(e.Message, "belongs to one store") {
+			t.Errorf("message %q does not say why", e.Message)
+		}
 	})
 
 	lines := strings.SplitAfter(string(exp), "\n")

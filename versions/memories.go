@@ -153,8 +153,8 @@ func (db *DB) DeleteMemory(ctx context.Context, storeID, memoryID string, d Memo
 const memCols = `m.ino, m.id, m.path, m.head, m.version_id, m.sha, m.size, m.created_at, m.updated_at`
 
 // memoryByID is the condition that row m of memories is memory id (an
-// SQL expression, read three times) of the store whose row number is
-// store (read three times): the row at the path of the memory's latest
+// SQL expression, read twice) of the store whose row number is store
+// (read three times): the row at the path of the memory's latest
 // version in that store. A live memory's latest version is its head,
 // which is never redacted, so its path is the memory's. On SQLite the
 // memories table is keyed by store and path only (migration 0029), and
@@ -162,7 +162,7 @@ const memCols = `m.ino, m.id, m.path, m.head, m.version_id, m.sha, m.size, m.cre
 // every deletion a page.
 func memoryByID(id, store string) string {
 	return "m.store = " + store + " AND m.path = (SELECT mv.path FROM versions mv WHERE mv.memory_id = " + id +
-		" AND mv.seq > (" + store + ") << 40 AND mv.seq < ((" + store + ") + 1) << 40 ORDER BY mv.seq DESC LIMIT 1) AND m.id = " + id
+		" AND mv.seq > CAST(" + store + " AS BIGINT) << 40 AND mv.seq < (CAST(" + store + " AS BIGINT) + 1) << 40 ORDER BY mv.seq DESC LIMIT 1) AND m.id = " + id
 }
 
 // memoryRef is the condition that row m of memories is the memory ref

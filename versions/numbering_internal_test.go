@@ -78,7 +78,7 @@ func TestStoreRowNumbersEnd(t *testing.T) {
 	if err != nil || m.Ino >= 1<<61 {
 		t.Fatalf("memory of the last store: %+v %v", m, err)
 	}
-	if _, err := db.CreateStore(ctx, StoreParams{Name: "beyond"}); ErrorCode(err) != CodeInvalid {
+	if _, err := db.CreateStore(ctx, StoreParams{Name: "beyond"}); ErrorCode(err) != CodeConflict {
 		t.Fatalf("a store beyond the last row number: %v", err)
 	}
 	if p, err := db.ListStores(ctx, StoreListOptions{}); err != nil || len(p.Data) != 2 {

@@ -91,7 +91,7 @@ const maxStoreSeq = 1<<21 - 1
 // storeNumbered refuses a store that took a row number above maxStoreSeq.
 func storeNumbered(seq int64) error {
 	if seq > maxStoreSeq {
-		return errorf(CodeInvalid, "this database has numbered %d stores, deleted ones included, the most it can: export the stores you keep (memfs export) and import them into a new database", maxStoreSeq)
+		return errorf(CodeConflict, "this database has numbered %d stores, deleted ones included, the most it can: export the stores you keep (memfs export) and import them into a new database", maxStoreSeq)
 	}
 	return nil
 }
