@@ -398,10 +398,9 @@ func (db *DB) pgFastCreate(ctx context.Context, k knownCreate, ch *Change) (ok b
 // and nothing is at or below ?7 (?8 and ?9 bound its subtree; the
 // directory holds the memory moved, so no file lies above ?7). The
 // version's insert moves the memory (versions_moved). The shape to keep
-// is knownSaveQuery's.
-// RETURNING reads the memory at either path: SQLite 3.54 computes it
-// before the AFTER triggers move the memory (at ?5), which it does not
-// promise.
+// is knownSaveQuery's. RETURNING reads the memory at either path: SQLite
+// 3.54 computes it before the AFTER triggers move the memory (at ?5),
+// which it does not promise.
 const renameQuery = `INSERT OR IGNORE INTO versions (seq, store, memory_id, operation, created_at, actor_type,
 	actor_id, conflict, origin, prev_path, path, sha, size, content_of, hist, live, via_key)
 	VALUES (coalesce((SELECT seq FROM versions WHERE seq > ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1), ?1) + 1, ?3,

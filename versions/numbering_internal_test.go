@@ -12,11 +12,7 @@ import (
 // redacted.
 func TestMemoryByIDStaysInItsStore(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(filepath.Join(t.TempDir(), "memfs.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openSQLite(t)
 	by := UserActor("u")
 	a, err := db.CreateStore(ctx, StoreParams{Name: "a"})
 	if err != nil {
@@ -55,15 +51,11 @@ func TestMemoryByIDStaysInItsStore(t *testing.T) {
 // is given, the next is refused, and nothing of that store is kept.
 func TestStoreRowNumbersEnd(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(filepath.Join(t.TempDir(), "memfs.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openSQLite(t)
 	if _, err := db.CreateStore(ctx, StoreParams{Name: "first"}); err != nil {
 		t.Fatal(err)
 	}
-	err = db.write(ctx, "skip row numbers", func(r *run) error {
+	err := db.write(ctx, "skip row numbers", func(r *run) error {
 		_, err := r.exec("UPDATE sqlite_sequence SET seq = ? WHERE name = 'stores'", maxStoreSeq-1)
 		return err
 	})
@@ -84,4 +76,14 @@ func TestStoreRowNumbersEnd(t *testing.T) {
 	if p, err := db.ListStores(ctx, StoreListOptions{}); err != nil || len(p.Data) != 2 {
 		t.Fatalf("stores after the refusal: %+v %v", p, err)
 	}
+}
+
+func openSQLite(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(filepath.Join(t.TempDir(), "memfs.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
