@@ -2,7 +2,6 @@ package versions
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -37,11 +36,7 @@ func queryPlan(t *testing.T, db *DB, q string, args ...any) string {
 // The listings a mount and the CLI run often must search an index, never
 // scan a table whose size grows with history.
 func TestQueryPlansUseIndexes(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "memfs.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openSQLite(t)
 	// No ANALYZE: the engine never runs it, so the plans must be good on
 	// the planner's defaults.
 	history, args, err := versionListQuery(VersionListOptions{MemoryID: "mem_x"}, 100)

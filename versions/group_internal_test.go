@@ -3,7 +3,6 @@ package versions
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,11 +13,7 @@ import (
 // commit; one that fails (too large, a path taken) fails alone, and every
 // other is committed.
 func TestGroupCommit(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "memfs.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openSQLite(t)
 	ctx := context.Background()
 	by := UserActor("tester")
 	s, err := db.CreateStore(ctx, StoreParams{Name: "group", MaxMemoryBytes: 100})

@@ -160,7 +160,7 @@ func (db *DB) ScanStore(ctx context.Context, storeID string, fn func(ScanFinding
 		}
 		lo, hi := s.versionRange()
 		rows, err := r.query(`SELECT v.seq, v.id, v.created_at, v.memory_id, v.path, `+contentOf("v")+`,
-			EXISTS (SELECT 1 FROM memories m WHERE m.store = v.store AND m.path = v.path AND m.head = v.seq)
+			`+isHead("v")+`
 			FROM versions v WHERE v.seq > ? AND v.seq < ? AND (v.content IS NOT NULL OR v.content_of IS NOT NULL) ORDER BY v.seq`, lo, hi)
 		if err != nil {
 			return err

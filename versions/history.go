@@ -217,6 +217,12 @@ func findVersion(r *run, id string, lo, hi int64) (int64, error) {
 
 // contentOf is the SQL of the content of the version row v: its own, or
 // that of the version it references (a rename, see newVersion.contentOf).
+// isHead is the condition that version v is its memory's head: a head is
+// at its memory's path (memories are keyed by store and path).
+func isHead(v string) string {
+	return "EXISTS (SELECT 1 FROM memories m WHERE m.store = " + v + ".store AND m.path = " + v + ".path AND m.head = " + v + ".seq)"
+}
+
 func contentOf(v string) string {
 	return "coalesce(" + v + ".content, (SELECT c.content FROM versions c WHERE c.seq = " + v + ".content_of))"
 }
@@ -263,17 +269,12 @@ func (db *DB) RedactVersion(ctx context.Context, storeID, versionID string, by A
 			out = v
 			return nil
 		}
-		// A head is at its memory's path.
-		var memID, path string
-		err = sql.ErrNoRows
-		if v.Path != nil {
-			err = r.scan("SELECT m.id, m.path FROM memories m WHERE m.store = ? AND m.path = ? AND m.head = ?", []any{s.seq, *v.Path, seq}, &memID, &path)
-		}
-		if err == nil {
-			return errorf(CodeConflict, "version %s holds the current content of memory %s at %s and cannot be redacted: write a new version of the memory (or delete it) first, then redact", v.ID, memID, path)
-		}
-		if err != sql.ErrNoRows {
+		var head bool
+		if err := r.scan("SELECT "+isHead("v")+" FROM versions v WHERE v.seq = ?", []any{seq}, &head); err != nil {
 			return err
+		}
+		if head {
+			return errorf(CodeConflict, "version %s holds the current content of memory %s at %s and cannot be redacted: write a new version of the memory (or delete it) first, then redact", v.ID, v.MemoryID, *v.Path)
 		}
 		now := r.db.nowNanos()
 		var rt, rid any

@@ -281,7 +281,7 @@ func historyRows(r *run, storeID string, lo, hi int64, scores map[int64]float64,
 // with whether each is its memory's head.
 func versionResults(r *run, storeID, where string, args []any, o SearchOptions) ([]SearchResult, error) {
 	rows, err := r.query(`SELECT v.seq, v.id, v.memory_id, v.operation, v.created_at, v.actor_type, v.actor_id, v.path,
-			EXISTS (SELECT 1 FROM memories m WHERE m.store = v.store AND m.path = v.path AND m.head = v.seq)
+			`+isHead("v")+`
 		FROM versions v WHERE `+where+` AND `+searchVisible("v"), args...)
 	if err != nil {
 		return nil, err

@@ -14,8 +14,10 @@ import (
 //
 //	number                  what
 //	1                       the mount root (FUSE_ROOT_ID): RootIno
-//	2 … 2^61-1              a memory: the engine's Memory.Ino, unique in
-//	                        the database and never reused (ownIno)
+//	2 … 2^61-1              a memory: the engine's Memory.Ino (a version's
+//	                        row number, which the engine keeps below
+//	                        2^61), unique in the database and never
+//	                        reused (ownIno)
 //	2^61|0, 2^61|1          a memory whose Ino is 0 or 1
 //	2^62|n, n = 1, 2, …     a file created in the mount, kept by the memory
 //	                        it is saved as; and a memory's next node once a
