@@ -448,6 +448,10 @@ func utf8Write(buf, data []byte, off int64) bool {
 		if lo > 0 && off-lo < utf8.UTFMax {
 			lo-- // the lead byte of the rune data may continue
 		}
+		// Two valid sequences make a valid one: most writes need no copy.
+		if utf8.Valid(buf[lo:off]) && utf8.Valid(data) {
+			return true
+		}
 		w = append(append(w, buf[lo:off]...), data...)
 		if !utf8.RuneStart(w[0]) {
 			for len(w) > len(data) && !utf8.RuneStart(w[0]) {
