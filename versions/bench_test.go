@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -478,5 +479,59 @@ func BenchmarkSaveByPath(b *testing.B) {
 			b.Fatal(err)
 		}
 		wal.op()
+	}
+}
+
+// BenchmarkSaves2KiB makes the saves a mount makes (a create, an
+// overwrite with the known head, a deletion) of files of 2 KiB, the size
+// scripts/bench writes, in a store of b.N memories spread over 20
+// directories. A version of 2 KiB fills a 4 KiB page of the versions table
+// on its own, so each new version also writes the table's parent page and
+// the database header (its page count), which the fixture's small versions
+// do once per page of many.
+func BenchmarkSaves2KiB(b *testing.B) {
+	content := strings.Repeat("abcdefghijklmnopqrstuvwxyz012345", 64)
+	name := func(i int) string { return fmt.Sprintf("/d%02d/f%06d.md", i%20, i) }
+	for _, op := range []string{"create", "overwrite", "delete"} {
+		b.Run(op, func(b *testing.B) {
+			db, err := versions.Open(filepath.Join(b.TempDir(), "memfs.db"), versions.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { db.Close() })
+			s, err := db.CreateStore(ctx, versions.StoreParams{Name: "bench", MaxMemories: 1 << 30})
+			if err != nil {
+				b.Fatal(err)
+			}
+			heads := make([]versions.Change, b.N)
+			first := "first " + content
+			for i := range b.N {
+				if op == "create" {
+					break
+				}
+				if heads[i], err = db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: name(i), Content: first, By: me}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			wal := countWAL(b, db)
+			countStatements(b, db)
+			cpuTimer(b)
+			for i := range b.N {
+				switch op {
+				case "create":
+					_, err = db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: name(i), Content: content, By: me})
+				case "overwrite":
+					h := heads[i]
+					_, err = db.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: name(i), Content: content, By: me, MemoryID: h.MemoryID,
+						HeadVersionID: h.VersionID, HeadSHA256: h.SHA256, HeadContent: &first, BaseVersionID: h.VersionID})
+				case "delete":
+					err = db.DeleteMemory(ctx, s.ID, name(i), versions.MemoryDelete{KeepParentDir: true}, me)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				wal.op()
+			}
+		})
 	}
 }
