@@ -82,6 +82,9 @@ func (db *DB) migrate(ctx context.Context) error {
 			if err != sql.ErrNoRows {
 				return err
 			}
+			if err := db.refuseLiveMounts(ctx, r, base); err != nil {
+				return err
+			}
 			if _, err := r.c.c.ExecContext(ctx, string(body)); err != nil {
 				return err
 			}
@@ -138,4 +141,45 @@ func (db *DB) refuseNewerSchema(ctx context.Context, names []string) error {
 			db.where, strings.Join(unknown, ", "), latest)
 	}
 	return nil
+}
+
+// refuseLiveMounts fails migration while a mount holds a live lease on the
+// database. That mount runs an older memfs (a build that had the
+// migration would have applied it before mounting), which would go on
+// writing the old way under the new schema: its saves would fail, or
+// leave rows the new schema does not expect. Mount leases came with
+// migration 9; a database older than that has none to look at.
+func (db *DB) refuseLiveMounts(ctx context.Context, r *run, migration string) error {
+	var leases int
+	err := r.c.c.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations WHERE version = 9").Scan(&leases)
+	if err != nil || leases == 0 {
+		return err
+	}
+	now, err := db.leaseClock(r)
+	if err != nil {
+		return err
+	}
+	rows, err := r.c.c.QueryContext(ctx, db.d.rebind(
+		"SELECT host, mountpoint FROM mounts WHERE expires_at >= ? ORDER BY host, mountpoint"), now)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var live []string
+	for rows.Next() {
+		var host, mountpoint string
+		if err := rows.Scan(&host, &mountpoint); err != nil {
+			return err
+		}
+		live = append(live, host+":"+mountpoint)
+	}
+	if err := rows.Err(); err != nil || len(live) == 0 {
+		return err
+	}
+	named := live
+	if len(named) > 3 {
+		named = append(named[:3:3], fmt.Sprintf("and %d more", len(live)-3))
+	}
+	return errorf(CodeConflict, "the database %s is mounted by %d mount(s) of an older memfs (%s), and this memfs must upgrade its schema (%s) before it can use it: those mounts would go on writing the old way, so nothing was changed; stop them (`memfs mount` ends its lease when it unmounts, and a killed one's lapses within %s), then run this again",
+		db.where, len(live), strings.Join(named, ", "), migration, LeaseTTL)
 }

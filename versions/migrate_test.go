@@ -2,6 +2,7 @@ package versions_test
 
 import (
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,5 +160,56 @@ func TestNewerSchemaRefused(t *testing.T) {
 	defer db.Close()
 	if _, err := db.GetMemory(ctx, s.ID, "/kept.md"); err != nil {
 		t.Fatalf("the refused open changed the database: %v", err)
+	}
+}
+
+// A migration does not run while a mount holds a live lease on the
+// database: that mount runs an older memfs, which would go on writing the
+// old way. The refusal names the mounts and changes nothing; a database
+// whose schema is current opens beside live mounts, as every mount of one
+// build does.
+func TestMigrationRefusedUnderLiveMounts(t *testing.T) {
+	dsn := testDSN(t)
+	db, err := versions.Open(dsn, versions.Options{})
+	ok(t, err)
+	s := newStore(t, db, versions.StoreParams{})
+	create(t, db, s.ID, "/kept.md", "kept")
+	sess, err := db.CreateSession(ctx, []versions.AttachmentParams{{StoreID: s.ID}})
+	ok(t, err)
+	ok(t, db.StartMount(ctx, versions.MountLease{ID: "mnt_old", SessionID: sess.ID, Host: "agent-7", Mountpoint: "/mnt/memory"}))
+	ok(t, db.Close()) // its lease stays live, as an older daemon's would
+
+	driver := "sqlite3"
+	if onPostgres() {
+		driver = "pgx"
+	}
+	raw, err := sql.Open(driver, dsn)
+	ok(t, err)
+	defer raw.Close()
+	var last int
+	var name string
+	ok(t, raw.QueryRow("SELECT version, name FROM schema_migrations ORDER BY version DESC LIMIT 1").Scan(&last, &name))
+	// The last migration as not yet applied: what an older build's
+	// database looks like to this one.
+	_, err = raw.Exec(fmt.Sprintf("DELETE FROM schema_migrations WHERE version = %d", last))
+	ok(t, err)
+	_, err = versions.Open(dsn, versions.Options{})
+	if err == nil || !strings.Contains(err.Error(), "agent-7:/mnt/memory") || !strings.Contains(err.Error(), name) ||
+		!strings.Contains(err.Error(), "stop them") {
+		t.Fatalf("migrating under a live mount: err %v, want a refusal naming the mount and the migration", err)
+	}
+	var n int
+	ok(t, raw.QueryRow(fmt.Sprintf("SELECT count(*) FROM schema_migrations WHERE version = %d", last)).Scan(&n))
+	if n != 0 {
+		t.Fatalf("the refused migration was recorded")
+	}
+
+	_, err = raw.Exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, 0)", last, name)
+	ok(t, err)
+	db, err = versions.Open(dsn, versions.Options{})
+	ok(t, err)
+	defer db.Close()
+	if _, err := db.GetMemory(ctx, s.ID, "/kept.md"); err != nil {
+		t.Fatalf("opening beside a live mount of the same schema: %v", err)
 	}
 }
