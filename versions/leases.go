@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -220,10 +221,22 @@ func (db *DB) leaseClock(r *run) (int64, error) {
 // insertLease writes lease l, expiring LeaseTTL after now.
 const insertLease = "INSERT INTO mounts (id, session, host, mountpoint, started_at, expires_at, epoch) VALUES (?, ?, ?, ?, ?, ?, ?)"
 
-// StartMount takes a lease for mount instance l.ID at l.Epoch.
+// StartMount takes a lease for mount instance l.ID at l.Epoch, unless a
+// newer memfs has upgraded the schema since this handle opened it: the
+// lease and a migration are ordered (on PostgreSQL by the migrations'
+// lock, taken shared), so that either the migration sees the lease and
+// refuses to run, or the lease sees the migration.
 func (db *DB) StartMount(ctx context.Context, l MountLease) error {
 	db.leases.setOwn(l.ID, l.Epoch, true)
 	err := db.write(ctx, "start a mount's lease", func(r *run) error {
+		if db.d.name == "postgres" {
+			if _, err := r.exec(fmt.Sprintf("SELECT pg_advisory_xact_lock_shared(%d)", migrationLock)); err != nil {
+				return err
+			}
+		}
+		if err := db.refuseNewerSchema(r); err != nil {
+			return err
+		}
 		now, err := db.leaseClock(r)
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Migrations live in migrations/<dialect>/NNNN_name.sql (see
@@ -23,11 +24,10 @@ var migrationFiles embed.FS
 // migration exactly once: on SQLite each transaction begins IMMEDIATE, on
 // PostgreSQL each first takes an advisory lock.
 func (db *DB) migrate(ctx context.Context) error {
-	names, err := fs.Glob(migrationFiles, "migrations/"+db.d.name+"/*.sql")
+	names, err := migrationNames(db.d.name)
 	if err != nil {
-		return fmt.Errorf("list migrations: %w", err)
+		return err
 	}
-	sort.Strings(names)
 	lock := func(r *run) error {
 		if db.d.name != "postgres" {
 			return nil
@@ -50,7 +50,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := db.refuseNewerSchema(ctx, names); err != nil {
+	if err := db.one(ctx, "read the schema's version", db.refuseNewerSchema); err != nil {
 		return err
 	}
 	seen := map[int]string{}
@@ -70,40 +70,73 @@ func (db *DB) migrate(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("read migration %s: %w", name, err)
 		}
-		err = db.write(ctx, "migrate "+db.d.name+"/"+base, func(r *run) error {
-			if err := lock(r); err != nil {
+		var lapses time.Duration // until the live mounts' leases lapse
+		apply := func() error {
+			return db.write(ctx, "migrate "+db.d.name+"/"+base, func(r *run) error {
+				if err := lock(r); err != nil {
+					return err
+				}
+				var done int
+				err := r.c.c.QueryRowContext(ctx, db.d.rebind("SELECT 1 FROM schema_migrations WHERE version = ?"), num).Scan(&done)
+				if err == nil {
+					return nil
+				}
+				if err != sql.ErrNoRows {
+					return err
+				}
+				if lapses, err = db.refuseLiveMounts(ctx, r, base); err != nil {
+					return err
+				}
+				if _, err := r.c.c.ExecContext(ctx, string(body)); err != nil {
+					return err
+				}
+				_, err = r.c.c.ExecContext(ctx, db.d.rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+					num, base, db.nowNanos())
+				return err
+			})
+		}
+		if err := apply(); err != nil {
+			if lapses <= 0 {
 				return err
 			}
-			var done int
-			err := r.c.c.QueryRowContext(ctx, db.d.rebind("SELECT 1 FROM schema_migrations WHERE version = ?"), num).Scan(&done)
-			if err == nil {
-				return nil
-			}
-			if err != sql.ErrNoRows {
+			// A mount killed without ending its lease (an upgrade that
+			// stopped the old daemons with SIGKILL) keeps it until it
+			// lapses: wait for that once, then look again. A lease still
+			// live then is renewed, its mount running.
+			t := time.NewTimer(min(lapses, LeaseTTL) + 100*time.Millisecond)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
 				return err
 			}
-			if err := db.refuseLiveMounts(ctx, r, base); err != nil {
+			if err := apply(); err != nil {
 				return err
 			}
-			if _, err := r.c.c.ExecContext(ctx, string(body)); err != nil {
-				return err
-			}
-			_, err = r.c.c.ExecContext(ctx, db.d.rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
-				num, base, db.nowNanos())
-			return err
-		})
-		if err != nil {
-			return err
 		}
 	}
 	return nil
 }
 
+// migrationNames lists the dialect's embedded migrations, in order.
+func migrationNames(dialect string) ([]string, error) {
+	names, err := fs.Glob(migrationFiles, "migrations/"+dialect+"/*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("list migrations: %w", err)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
 // refuseNewerSchema fails when the database records a migration this
 // build does not have: a newer memfs changed the schema, and this one
 // would write the old way (a save missing what the new schema keeps
-// consistent), so it must not open the database at all.
-func (db *DB) refuseNewerSchema(ctx context.Context, names []string) error {
+// consistent), so it must not open the database, nor mount it.
+func (db *DB) refuseNewerSchema(r *run) error {
+	names, err := migrationNames(db.d.name)
+	if err != nil {
+		return err
+	}
 	known := map[int]bool{}
 	latest := ""
 	for _, name := range names {
@@ -113,73 +146,72 @@ func (db *DB) refuseNewerSchema(ctx context.Context, names []string) error {
 			latest = base
 		}
 	}
-	var unknown []string
-	err := db.one(ctx, "read the schema's version", func(r *run) error {
-		unknown = unknown[:0]
-		rows, err := r.c.c.QueryContext(ctx, "SELECT version, name FROM schema_migrations ORDER BY version")
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var v int
-			var name string
-			if err := rows.Scan(&v, &name); err != nil {
-				return err
-			}
-			if !known[v] {
-				unknown = append(unknown, name)
-			}
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return err
-	}
-	if len(unknown) > 0 {
-		return fmt.Errorf("the database %s has a newer schema than this memfs knows (it has %s; this build's last is %s): a newer memfs upgraded it, and this one would not keep it consistent, so it refuses to open it; run the newer memfs (`memfs version` names the build)",
-			db.where, strings.Join(unknown, ", "), latest)
-	}
-	return nil
-}
-
-// refuseLiveMounts fails migration while a mount holds a live lease on the
-// database. That mount runs an older memfs (a build that had the
-// migration would have applied it before mounting), which would go on
-// writing the old way under the new schema: its saves would fail, or
-// leave rows the new schema does not expect. Mount leases came with
-// migration 9; a database older than that has none to look at.
-func (db *DB) refuseLiveMounts(ctx context.Context, r *run, migration string) error {
-	var leases int
-	err := r.c.c.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations WHERE version = 9").Scan(&leases)
-	if err != nil || leases == 0 {
-		return err
-	}
-	now, err := db.leaseClock(r)
-	if err != nil {
-		return err
-	}
-	rows, err := r.c.c.QueryContext(ctx, db.d.rebind(
-		"SELECT host, mountpoint FROM mounts WHERE expires_at >= ? ORDER BY host, mountpoint"), now)
+	rows, err := r.c.c.QueryContext(r.ctx, "SELECT version, name FROM schema_migrations ORDER BY version")
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	var live []string
+	var unknown []string
 	for rows.Next() {
-		var host, mountpoint string
-		if err := rows.Scan(&host, &mountpoint); err != nil {
+		var v int
+		var name string
+		if err := rows.Scan(&v, &name); err != nil {
 			return err
 		}
+		if !known[v] {
+			unknown = append(unknown, name)
+		}
+	}
+	if err := rows.Err(); err != nil || len(unknown) == 0 {
+		return err
+	}
+	return errorf(CodeConflict, "the database %s has a newer schema than this memfs knows (it has %s; this build's last is %s): a newer memfs upgraded it, and this one would not keep it consistent, so it refuses to use it; run the newer memfs (`memfs version` names the build)",
+		db.where, strings.Join(unknown, ", "), latest)
+}
+
+// refuseLiveMounts fails migration while a mount holds a live lease on the
+// database. That mount runs an older memfs (a build that had the
+// migration would have applied it before mounting, and takes no lease on
+// a schema newer than its own: StartMount), which would go on writing the
+// old way under the new schema: its saves would fail, or leave rows the
+// new schema does not expect. lapses is how long until the last of those
+// leases lapses unless renewed. Mount leases came with migration 9; a
+// database older than that has none to look at.
+func (db *DB) refuseLiveMounts(ctx context.Context, r *run, migration string) (lapses time.Duration, err error) {
+	var leases int
+	err = r.c.c.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations WHERE version = 9").Scan(&leases)
+	if err != nil || leases == 0 {
+		return 0, err
+	}
+	now, err := db.leaseClock(r)
+	if err != nil {
+		return 0, err
+	}
+	// A run's lease and its mount's name the same host and root.
+	rows, err := r.c.c.QueryContext(ctx, db.d.rebind(
+		"SELECT host, mountpoint, max(expires_at) FROM mounts WHERE expires_at >= ? GROUP BY host, mountpoint ORDER BY host, mountpoint"), now)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var live []string
+	last := now
+	for rows.Next() {
+		var host, mountpoint string
+		var expires int64
+		if err := rows.Scan(&host, &mountpoint, &expires); err != nil {
+			return 0, err
+		}
 		live = append(live, host+":"+mountpoint)
+		last = max(last, expires)
 	}
 	if err := rows.Err(); err != nil || len(live) == 0 {
-		return err
+		return 0, err
 	}
 	named := live
 	if len(named) > 3 {
 		named = append(named[:3:3], fmt.Sprintf("and %d more", len(live)-3))
 	}
-	return errorf(CodeConflict, "the database %s is mounted by %d mount(s) of an older memfs (%s), and this memfs must upgrade its schema (%s) before it can use it: those mounts would go on writing the old way, so nothing was changed; stop them (`memfs mount` ends its lease when it unmounts, and a killed one's lapses within %s), then run this again",
+	return time.Duration(last - now), errorf(CodeConflict, "the database %s is mounted by an older memfs at %d place(s) (%s), and this memfs must upgrade its schema (%s) before it can use it: those mounts would go on writing the old way, so nothing was changed; stop them (`memfs mount` and `memfs run` end their leases when they exit; a killed one's lapses within %s), and every other older memfs using the database (`memfs serve`, `memfs tool`), then run this again",
 		db.where, len(live), strings.Join(named, ", "), migration, LeaseTTL)
 }

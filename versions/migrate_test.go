@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memfs/memfs/versions"
 )
@@ -165,9 +166,12 @@ func TestNewerSchemaRefused(t *testing.T) {
 
 // A migration does not run while a mount holds a live lease on the
 // database: that mount runs an older memfs, which would go on writing the
-// old way. The refusal names the mounts and changes nothing; a database
-// whose schema is current opens beside live mounts, as every mount of one
-// build does.
+// old way. The refusal comes once the leases had time to lapse (a mount
+// killed without ending its lease does not hold the upgrade up), names
+// the mounts whose leases are still renewed, and changes nothing. A
+// database whose schema is current opens beside live mounts, as every
+// mount of one build does; a mount of an older build takes no lease on a
+// schema it does not know.
 func TestMigrationRefusedUnderLiveMounts(t *testing.T) {
 	dsn := testDSN(t)
 	db, err := versions.Open(dsn, versions.Options{})
@@ -177,7 +181,8 @@ func TestMigrationRefusedUnderLiveMounts(t *testing.T) {
 	sess, err := db.CreateSession(ctx, []versions.AttachmentParams{{StoreID: s.ID}})
 	ok(t, err)
 	ok(t, db.StartMount(ctx, versions.MountLease{ID: "mnt_old", SessionID: sess.ID, Host: "agent-7", Mountpoint: "/mnt/memory"}))
-	ok(t, db.Close()) // its lease stays live, as an older daemon's would
+	ok(t, db.StartMount(ctx, versions.MountLease{ID: "mnt_dead", SessionID: sess.ID, Host: "agent-8", Mountpoint: "/mnt/memory"}))
+	ok(t, db.Close())
 
 	driver := "sqlite3"
 	if onPostgres() {
@@ -186,6 +191,10 @@ func TestMigrationRefusedUnderLiveMounts(t *testing.T) {
 	raw, err := sql.Open(driver, dsn)
 	ok(t, err)
 	defer raw.Close()
+	// mnt_old is renewed for the rest of the test, as a running daemon's
+	// lease is; mnt_dead's lapses.
+	_, err = raw.Exec("UPDATE mounts SET expires_at = expires_at + $1 WHERE id = 'mnt_old'", int64(time.Hour))
+	ok(t, err)
 	var last int
 	var name string
 	ok(t, raw.QueryRow("SELECT version, name FROM schema_migrations ORDER BY version DESC LIMIT 1").Scan(&last, &name))
@@ -194,9 +203,9 @@ func TestMigrationRefusedUnderLiveMounts(t *testing.T) {
 	_, err = raw.Exec(fmt.Sprintf("DELETE FROM schema_migrations WHERE version = %d", last))
 	ok(t, err)
 	_, err = versions.Open(dsn, versions.Options{})
-	if err == nil || !strings.Contains(err.Error(), "agent-7:/mnt/memory") || !strings.Contains(err.Error(), name) ||
-		!strings.Contains(err.Error(), "stop them") {
-		t.Fatalf("migrating under a live mount: err %v, want a refusal naming the mount and the migration", err)
+	if versions.ErrorCode(err) != versions.CodeConflict || !strings.Contains(err.Error(), "agent-7:/mnt/memory") ||
+		strings.Contains(err.Error(), "agent-8") || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "stop them") {
+		t.Fatalf("migrating under a live mount: err %v, want a conflict naming the live mount (not the lapsed one) and the migration", err)
 	}
 	var n int
 	ok(t, raw.QueryRow(fmt.Sprintf("SELECT count(*) FROM schema_migrations WHERE version = %d", last)).Scan(&n))
@@ -204,6 +213,8 @@ func TestMigrationRefusedUnderLiveMounts(t *testing.T) {
 		t.Fatalf("the refused migration was recorded")
 	}
 
+	// This build's schema, with a migration it lacks recorded: a handle
+	// opened before that migration takes no lease.
 	_, err = raw.Exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, 0)", last, name)
 	ok(t, err)
 	db, err = versions.Open(dsn, versions.Options{})
@@ -212,4 +223,16 @@ func TestMigrationRefusedUnderLiveMounts(t *testing.T) {
 	if _, err := db.GetMemory(ctx, s.ID, "/kept.md"); err != nil {
 		t.Fatalf("opening beside a live mount of the same schema: %v", err)
 	}
+	_, err = raw.Exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, '9999_from_the_future.sql', 0)")
+	ok(t, err)
+	err = db.StartMount(ctx, versions.MountLease{ID: "mnt_late", SessionID: sess.ID, Host: "agent-9", Mountpoint: "/mnt/memory"})
+	if versions.ErrorCode(err) != versions.CodeConflict || !strings.Contains(err.Error(), "9999_from_the_future.sql") {
+		t.Fatalf("a lease on a schema newer than the build: err %v, want a conflict naming the migration", err)
+	}
+	ok(t, raw.QueryRow("SELECT count(*) FROM mounts WHERE id = 'mnt_late'").Scan(&n))
+	if n != 0 {
+		t.Fatalf("the refused lease was taken")
+	}
+	_, err = raw.Exec("DELETE FROM schema_migrations WHERE version = 9999")
+	ok(t, err)
 }

@@ -2,8 +2,10 @@ package mirror
 
 import "testing"
 
-// A write is judged by the runes it touches: a rune split across writes
-// passes, bytes that cannot be UTF-8 fail, wherever they fall.
+// A write is judged by the runes it writes, from the start of the one it
+// begins in: a rune split across writes passes, bytes written that cannot
+// be UTF-8 fail. What a write leaves broken after it (an overwritten lead
+// byte's continuation) is the save's check of the whole content.
 func TestUTF8Write(t *testing.T) {
 	const e = "é"    // 0xC3 0xA9
 	const euro = "€" // 0xE2 0x82 0xAC
@@ -26,6 +28,7 @@ func TestUTF8Write(t *testing.T) {
 		{"surrogate", "", "\xed\xa0\x80", 0, false},
 		{"overwrite inside text", "hello world", e, 6, true},
 		{"overwrite cutting a rune in two", "ab" + e + "cd", "x", 3, false},
+		{"overwrite of a lead byte", "ab" + e + "cd", "x", 2, true},
 		{"after a hole", "ab", "cd", 10, true},
 		{"invalid after a hole", "ab", "\xff", 10, false},
 	} {
