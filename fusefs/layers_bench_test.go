@@ -2,10 +2,12 @@ package fusefs
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -36,6 +38,10 @@ import (
 //     makes its system calls on tmpfs, which memfs does not).
 //
 // go test -run XXX -bench SaveLayers -benchtime 2000x ./fusefs/
+//
+// With -args -layers.cpuprofile DIR, each op's timed loop (and only it)
+// is CPU-profiled into DIR/op-target.prof, which splits memfs's time
+// further by the frames it runs in (docs/performance.md).
 func BenchmarkSaveLayers(b *testing.B) {
 	content := make([]byte, 2048)
 	for i := range content {
@@ -44,13 +50,13 @@ func BenchmarkSaveLayers(b *testing.B) {
 	for _, op := range []string{"create", "overwrite", "atomic-save", "rename", "delete"} {
 		b.Run(op+"/loopback", func(b *testing.B) {
 			dir := mountBenchLoopback(b)
-			runLayerOp(b, op, dir, content, func() {})
+			runLayerOp(b, op, "loopback", dir, content, func() {})
 		})
 		b.Run(op+"/memfs", func(b *testing.B) {
 			db, dir := mountBenchMemfs(b)
 			var t0 versions.WriteTimes
 			var w0, s0 int64
-			runLayerOp(b, op, dir, content, func() { t0, w0, s0 = db.WriteTimes(), db.Writes(), db.Statements() })
+			runLayerOp(b, op, "memfs", dir, content, func() { t0, w0, s0 = db.WriteTimes(), db.Writes(), db.Statements() })
 			t1, n := db.WriteTimes(), float64(b.N)
 			us := func(d time.Duration) float64 { return float64(d.Microseconds()) / n }
 			b.ReportMetric(us(t1.Call-t0.Call), "engine-µs/op")
@@ -62,9 +68,11 @@ func BenchmarkSaveLayers(b *testing.B) {
 	}
 }
 
+var layersProfile = flag.String("layers.cpuprofile", "", "BenchmarkSaveLayers: profile each op's timed loop into this directory")
+
 // runLayerOp prepares b.N files in dir as op needs them, calls start, and
 // times b.N ops of the workload's shape.
-func runLayerOp(b *testing.B, op, dir string, content []byte, start func()) {
+func runLayerOp(b *testing.B, op, target, dir string, content []byte, start func()) {
 	name := func(i int) string { return filepath.Join(dir, fmt.Sprintf("f%06d.md", i)) }
 	if op != "create" {
 		// The saves timed write other content than these: a save of the
@@ -89,6 +97,17 @@ func runLayerOp(b *testing.B, op, dir string, content []byte, start func()) {
 		}
 	}
 	start()
+	if *layersProfile != "" {
+		f, err := os.Create(filepath.Join(*layersProfile, op+"-"+target+".prof"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	cpu0 := processCPU(b)
 	b.ResetTimer()
 	for i := range b.N {
