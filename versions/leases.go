@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -223,16 +222,14 @@ const insertLease = "INSERT INTO mounts (id, session, host, mountpoint, started_
 
 // StartMount takes a lease for mount instance l.ID at l.Epoch, unless a
 // newer memfs has upgraded the schema since this handle opened it: the
-// lease and a migration are ordered (on PostgreSQL by the migrations'
-// lock, taken shared), so that either the migration sees the lease and
-// refuses to run, or the lease sees the migration.
+// lease and a migration are ordered (holdMigrationsShared), so that either
+// the migration sees the lease and refuses to run, or the lease sees the
+// migration.
 func (db *DB) StartMount(ctx context.Context, l MountLease) error {
 	db.leases.setOwn(l.ID, l.Epoch, true)
 	err := db.write(ctx, "start a mount's lease", func(r *run) error {
-		if db.d.name == "postgres" {
-			if _, err := r.exec(fmt.Sprintf("SELECT pg_advisory_xact_lock_shared(%d)", migrationLock)); err != nil {
-				return err
-			}
+		if err := db.holdMigrationsShared(r); err != nil {
+			return err
 		}
 		if err := db.refuseNewerSchema(r); err != nil {
 			return err
@@ -257,7 +254,9 @@ func (db *DB) StartMount(ctx context.Context, l MountLease) error {
 // A lease that lapsed is not renewed: lapsed is true, the mount holds a
 // new lease at a new epoch from now on (l.Epoch is set to it), and the
 // pending files of its old epoch are others' to recover (its session may
-// have been ended meanwhile).
+// have been ended meanwhile). No new lease is taken on a schema a newer
+// memfs upgraded meanwhile (a conflict): the upgrade went ahead once this
+// lease had lapsed, and this build would write the old way.
 func (db *DB) RenewMount(ctx context.Context, l *MountLease) (lapsed bool, err error) {
 	if db.readOnly {
 		return false, db.readOnlyError()
@@ -266,6 +265,9 @@ func (db *DB) RenewMount(ctx context.Context, l *MountLease) (lapsed bool, err e
 	err = db.retry(ctx, func() error {
 		return db.inTx(ctx, db.lp, db.d.beginWrite, true, func(r *run) error {
 			lapsed, epoch = false, l.Epoch
+			if err := db.holdMigrationsShared(r); err != nil {
+				return err
+			}
 			now, err := db.leaseClock(r)
 			if err != nil {
 				return err
@@ -275,6 +277,9 @@ func (db *DB) RenewMount(ctx context.Context, l *MountLease) (lapsed bool, err e
 				return err
 			}
 			if n, err := res.RowsAffected(); err != nil || n == 1 {
+				return err
+			}
+			if err := db.refuseNewerSchema(r); err != nil {
 				return err
 			}
 			lapsed, epoch = true, newEpoch()

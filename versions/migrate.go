@@ -172,7 +172,7 @@ func (db *DB) refuseNewerSchema(r *run) error {
 // refuseLiveMounts fails migration while a mount holds a live lease on the
 // database. That mount runs an older memfs (a build that had the
 // migration would have applied it before mounting, and takes no lease on
-// a schema newer than its own: StartMount), which would go on writing the
+// a schema newer than its own: StartMount, RenewMount), which would go on writing the
 // old way under the new schema: its saves would fail, or leave rows the
 // new schema does not expect. lapses is how long until the last of those
 // leases lapses unless renewed. Mount leases came with migration 9; a
@@ -212,6 +212,21 @@ func (db *DB) refuseLiveMounts(ctx context.Context, r *run, migration string) (l
 	if len(named) > 3 {
 		named = append(named[:3:3], fmt.Sprintf("and %d more", len(live)-3))
 	}
-	return time.Duration(last - now), errorf(CodeConflict, "the database %s is mounted by an older memfs at %d place(s) (%s), and this memfs must upgrade its schema (%s) before it can use it: those mounts would go on writing the old way, so nothing was changed; stop them (`memfs mount` and `memfs run` end their leases when they exit; a killed one's lapses within %s), and every other older memfs using the database (`memfs serve`, `memfs tool`), then run this again",
+	// At least a millisecond: the caller waits when it is not zero.
+	return max(time.Duration(last-now), time.Millisecond), errorf(CodeConflict, "the database %s is mounted by an older memfs at %d place(s) (%s), and this memfs must upgrade its schema (%s) before it can use it: those mounts would go on writing the old way, so nothing was changed; stop them (`memfs mount` and `memfs run` end their leases when they exit; a killed one's lapses within %s), and every other older memfs using the database (`memfs serve`, `memfs tool`), then run this again",
 		db.where, len(live), strings.Join(named, ", "), migration, LeaseTTL)
+}
+
+// holdMigrationsShared orders a lease against the migrations on
+// PostgreSQL: a migration's transaction holds migrationLock alone, and a
+// transaction that takes or renews a lease holds it shared from its first
+// statement, so that each sees what the other committed (on SQLite every
+// write transaction holds the database's write lock). It waits as long as
+// a migration runs, as a migration's own lock does.
+func (db *DB) holdMigrationsShared(r *run) error {
+	if db.d.name != "postgres" {
+		return nil
+	}
+	_, err := r.c.c.ExecContext(r.ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock_shared(%d)", migrationLock))
+	return err
 }

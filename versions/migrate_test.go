@@ -170,8 +170,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 // killed without ending its lease does not hold the upgrade up), names
 // the mounts whose leases are still renewed, and changes nothing. A
 // database whose schema is current opens beside live mounts, as every
-// mount of one build does; a mount of an older build takes no lease on a
-// schema it does not know.
+// mount of one build does.
 func TestMigrationRefusedUnderLiveMounts(t *testing.T) {
 	dsn := testDSN(t)
 	db, err := versions.Open(dsn, versions.Options{})
@@ -213,8 +212,6 @@ func TestMigrationRefusedUnderLiveMounts(t *testing.T) {
 		t.Fatalf("the refused migration was recorded")
 	}
 
-	// This build's schema, with a migration it lacks recorded: a handle
-	// opened before that migration takes no lease.
 	_, err = raw.Exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, 0)", last, name)
 	ok(t, err)
 	db, err = versions.Open(dsn, versions.Options{})
@@ -223,16 +220,82 @@ func TestMigrationRefusedUnderLiveMounts(t *testing.T) {
 	if _, err := db.GetMemory(ctx, s.ID, "/kept.md"); err != nil {
 		t.Fatalf("opening beside a live mount of the same schema: %v", err)
 	}
-	_, err = raw.Exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, '9999_from_the_future.sql', 0)")
+}
+
+// A handle opened before a newer memfs upgraded the schema takes no lease
+// on it, whichever way it would: a mount's start, a run's session, a
+// lapsed lease taken again. On PostgreSQL a lease waits for a migration
+// running and then sees it.
+func TestNoLeaseOnANewerSchema(t *testing.T) {
+	dsn := testDSN(t)
+	db, err := versions.Open(dsn, versions.Options{})
 	ok(t, err)
-	err = db.StartMount(ctx, versions.MountLease{ID: "mnt_late", SessionID: sess.ID, Host: "agent-9", Mountpoint: "/mnt/memory"})
-	if versions.ErrorCode(err) != versions.CodeConflict || !strings.Contains(err.Error(), "9999_from_the_future.sql") {
-		t.Fatalf("a lease on a schema newer than the build: err %v, want a conflict naming the migration", err)
+	defer db.Close()
+	s := newStore(t, db, versions.StoreParams{})
+	sess, err := db.CreateSession(ctx, []versions.AttachmentParams{{StoreID: s.ID}})
+	ok(t, err)
+	lapsing := versions.MountLease{ID: "mnt_lapsing", SessionID: sess.ID, Host: "agent-7", Mountpoint: "/mnt/memory"}
+	ok(t, db.StartMount(ctx, lapsing))
+	driver := "sqlite3"
+	if onPostgres() {
+		driver = "pgx"
 	}
-	ok(t, raw.QueryRow("SELECT count(*) FROM mounts WHERE id = 'mnt_late'").Scan(&n))
-	if n != 0 {
-		t.Fatalf("the refused lease was taken")
+	raw, err := sql.Open(driver, dsn)
+	ok(t, err)
+	defer raw.Close()
+	_, err = raw.Exec("UPDATE mounts SET expires_at = expires_at - $1 WHERE id = 'mnt_lapsing'", int64(time.Hour))
+	ok(t, err)
+	const future = "9999_from_the_future.sql"
+	_, err = raw.Exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, $1, 0)", future)
+	ok(t, err)
+	defer raw.Exec("DELETE FROM schema_migrations WHERE version = 9999")
+	refused := func(what string, err error) {
+		t.Helper()
+		if versions.ErrorCode(err) != versions.CodeConflict || !strings.Contains(err.Error(), future) {
+			t.Fatalf("%s on a newer schema: err %v, want a conflict naming the migration", what, err)
+		}
+	}
+	leases := func() (n int) {
+		t.Helper()
+		ok(t, raw.QueryRow("SELECT count(*) FROM mounts").Scan(&n))
+		return n
+	}
+
+	refused("StartMount", db.StartMount(ctx, versions.MountLease{ID: "mnt_late", SessionID: sess.ID, Host: "agent-8", Mountpoint: "/mnt/memory"}))
+	l := lapsing
+	lapsed, err := db.RenewMount(ctx, &l)
+	refused("RenewMount of a lapsed lease", err)
+	if lapsed || l.Epoch != lapsing.Epoch {
+		t.Fatalf("the refused renewal took a new lease: lapsed %v, epoch %d", lapsed, l.Epoch)
+	}
+	_, err = db.CreateSessionFrom(ctx, versions.SessionParams{Resources: []versions.AttachmentParams{{StoreID: s.ID}},
+		Lease: &versions.MountLease{ID: "mnt_run", Host: "agent-9", Mountpoint: "/mnt/memory"}})
+	refused("a run's session with its lease", err)
+	if n := leases(); n != 1 {
+		t.Fatalf("%d leases after the refusals, want the lapsed one alone", n)
+	}
+
+	if !onPostgres() {
+		return // SQLite's write lock orders a lease and a migration
 	}
 	_, err = raw.Exec("DELETE FROM schema_migrations WHERE version = 9999")
 	ok(t, err)
+	migration, err := raw.Begin()
+	ok(t, err)
+	defer migration.Rollback()
+	_, err = migration.Exec("SELECT pg_advisory_xact_lock(469853103731)") // migrationLock
+	ok(t, err)
+	_, err = migration.Exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, $1, 0)", future)
+	ok(t, err)
+	started := make(chan error, 1)
+	go func() {
+		started <- db.StartMount(ctx, versions.MountLease{ID: "mnt_racing", SessionID: sess.ID, Host: "agent-10", Mountpoint: "/mnt/memory"})
+	}()
+	select {
+	case err := <-started:
+		t.Fatalf("StartMount during a migration returned before it committed: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	ok(t, migration.Commit())
+	refused("StartMount behind a migration", <-started)
 }

@@ -141,6 +141,14 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 		db.leases.setOwn(p.Lease.ID, p.Lease.Epoch, true)
 	}
 	err = db.write(ctx, "create session", func(r *run) error {
+		if p.Lease != nil { // as StartMount
+			if err := db.holdMigrationsShared(r); err != nil {
+				return err
+			}
+			if err := db.refuseNewerSchema(r); err != nil {
+				return err
+			}
+		}
 		// Attaching reads the stores and changes none: no store's row is
 		// locked (sessions attaching the same stores in another order
 		// would deadlock).

@@ -256,7 +256,11 @@ func runHoldLease(db *versions.DB, lease versions.MountLease) (stop func()) {
 			// time, and the daemon holds no lease of its own yet. A failed
 			// renewal is tried at the next tick.
 			if _, err := db.RenewMount(ctx, &lease); err != nil && ctx.Err() == nil {
-				slog.Debug("memfs run: renew the session's lease", "err", err)
+				level := slog.LevelDebug
+				if versions.ErrorCode(err) == versions.CodeConflict { // a newer memfs upgraded the database
+					level = slog.LevelError
+				}
+				slog.Log(ctx, level, "memfs run: renew the session's lease", "err", err)
 			}
 			select {
 			case <-ctx.Done():

@@ -68,6 +68,11 @@ func (k *Keeper) Renew(ctx context.Context) (versions.PendingOwner, error) {
 	l.Epoch = k.epoch.Load()
 	lapsed, err := k.DB.RenewMount(ctx, &l)
 	switch {
+	case err != nil && ctx.Err() == nil && versions.ErrorCode(err) == versions.CodeConflict:
+		if !k.failing {
+			k.Log.Error("the mount's lease had lapsed, and a newer memfs upgraded the database meanwhile: this mount holds no lease, so others publish the temporary files it saves, and it would write the old way; stop it and mount again with the newer memfs", "err", err)
+		}
+		k.failing = true
 	case err != nil && ctx.Err() == nil:
 		if !k.failing {
 			k.Log.Warn("renewing the mount's lease failed; retrying (after "+versions.LeaseTTL.String()+" without a renewal others take this mount for dead and publish its temporary files)", "err", err)
