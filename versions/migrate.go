@@ -221,12 +221,21 @@ func (db *DB) refuseLiveMounts(ctx context.Context, r *run, migration string) (l
 // PostgreSQL: a migration's transaction holds migrationLock alone, and a
 // transaction that takes or renews a lease holds it shared from its first
 // statement, so that each sees what the other committed (on SQLite every
-// write transaction holds the database's write lock). It waits as long as
-// a migration runs, as a migration's own lock does.
+// write transaction holds the database's write lock). It waits for a
+// migration running, up to migrationWait rather than a statement's
+// timeout: a migration may rewrite many rows.
 func (db *DB) holdMigrationsShared(r *run) error {
 	if db.d.name != "postgres" {
 		return nil
 	}
-	_, err := r.c.c.ExecContext(r.ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock_shared(%d)", migrationLock))
+	ctx, cancel := context.WithTimeout(r.ctx, migrationWait)
+	defer cancel()
+	_, err := r.c.c.ExecContext(ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock_shared(%d)", migrationLock))
+	if err != nil && ctx.Err() == context.DeadlineExceeded && r.ctx.Err() == nil {
+		return errorf(CodeUnavailable, "the database %s has been migrating for over %s (another memfs is upgrading its schema): try again once it is done", db.where, migrationWait)
+	}
 	return err
 }
+
+// migrationWait bounds a lease's wait for a migration running.
+const migrationWait = 2 * time.Minute
