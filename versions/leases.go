@@ -261,13 +261,8 @@ func (db *DB) RenewMount(ctx context.Context, l *MountLease) (lapsed bool, err e
 	if db.readOnly {
 		return false, db.readOnlyError()
 	}
-	epoch := l.Epoch
 	err = db.retry(ctx, func() error {
 		return db.inTx(ctx, db.lp, db.d.beginWrite, true, func(r *run) error {
-			lapsed, epoch = false, l.Epoch
-			if err := db.holdMigrationsShared(r); err != nil {
-				return err
-			}
 			now, err := db.leaseClock(r)
 			if err != nil {
 				return err
@@ -276,20 +271,36 @@ func (db *DB) RenewMount(ctx context.Context, l *MountLease) (lapsed bool, err e
 			if err != nil {
 				return err
 			}
-			if n, err := res.RowsAffected(); err != nil || n == 1 {
-				return err
-			}
-			if err := db.refuseNewerSchema(r); err != nil {
-				return err
-			}
-			lapsed, epoch = true, newEpoch()
-			if _, err := r.exec("DELETE FROM mounts WHERE id = ?", l.ID); err != nil {
-				return err
-			}
-			_, err = r.exec(insertLease, l.ID, l.SessionID, l.Host, l.Mountpoint, now, now+int64(LeaseTTL), epoch)
+			n, err := res.RowsAffected()
+			lapsed = n != 1
 			return err
 		})
 	})
+	epoch := newEpoch()
+	if err == nil && lapsed {
+		// A new lease, in a transaction of its own that takes the
+		// migrations' lock first (StartMount), which a renewal does not:
+		// a renewal never waits for a migration, nor queues behind one.
+		err = db.retry(ctx, func() error {
+			return db.inTx(ctx, db.lp, db.d.beginWrite, true, func(r *run) error {
+				if err := db.holdMigrationsShared(r); err != nil {
+					return err
+				}
+				if err := db.refuseNewerSchema(r); err != nil {
+					return err
+				}
+				now, err := db.leaseClock(r)
+				if err != nil {
+					return err
+				}
+				if _, err := r.exec("DELETE FROM mounts WHERE id = ?", l.ID); err != nil {
+					return err
+				}
+				_, err = r.exec(insertLease, l.ID, l.SessionID, l.Host, l.Mountpoint, now, now+int64(LeaseTTL), epoch)
+				return err
+			})
+		})
+	}
 	if err != nil {
 		return false, db.wrap("renew a mount's lease", err)
 	}

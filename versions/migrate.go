@@ -33,7 +33,7 @@ func (db *DB) migrate(ctx context.Context) error {
 			return nil
 		}
 		_, err := r.c.c.ExecContext(ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrationLock))
-		return err
+		return db.migrationLockError(err)
 	}
 	integer := "INTEGER" // SQLite's rowid
 	if db.d.name == "postgres" {
@@ -219,23 +219,23 @@ func (db *DB) refuseLiveMounts(ctx context.Context, r *run, migration string) (l
 
 // holdMigrationsShared orders a lease against the migrations on
 // PostgreSQL: a migration's transaction holds migrationLock alone, and a
-// transaction that takes or renews a lease holds it shared from its first
+// transaction that takes a lease holds it shared from its first
 // statement, so that each sees what the other committed (on SQLite every
 // write transaction holds the database's write lock). It waits for a
-// migration running, up to migrationWait rather than a statement's
-// timeout: a migration may rewrite many rows.
+// migration running as long as the connection's lock_timeout allows.
 func (db *DB) holdMigrationsShared(r *run) error {
 	if db.d.name != "postgres" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(r.ctx, migrationWait)
-	defer cancel()
-	_, err := r.c.c.ExecContext(ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock_shared(%d)", migrationLock))
-	if err != nil && ctx.Err() == context.DeadlineExceeded && r.ctx.Err() == nil {
-		return errorf(CodeUnavailable, "the database %s has been migrating for over %s (another memfs is upgrading its schema): try again once it is done", db.where, migrationWait)
+	_, err := r.c.c.ExecContext(r.ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock_shared(%d)", migrationLock))
+	return db.migrationLockError(err)
+}
+
+// migrationLockError says what a wait for migrationLock that ran out of
+// lock_timeout was waiting for.
+func (db *DB) migrationLockError(err error) error {
+	if pgCode(err) == "55P03" {
+		return errorf(CodeUnavailable, "the database %s is being migrated, or another memfs held its migration lock too long: try again in a moment (%v)", db.where, err)
 	}
 	return err
 }
-
-// migrationWait bounds a lease's wait for a migration running.
-const migrationWait = 2 * time.Minute

@@ -298,4 +298,26 @@ func TestNoLeaseOnANewerSchema(t *testing.T) {
 	}
 	ok(t, migration.Commit())
 	refused("StartMount behind a migration", <-started)
+
+	// A migration that holds its lock past the lease's lock timeout.
+	_, err = raw.Exec("DELETE FROM schema_migrations WHERE version = 9999")
+	ok(t, err)
+	impatient, err := versions.Open(dsn, versions.Options{BusyTimeout: time.Second})
+	ok(t, err)
+	defer impatient.Close()
+	live := versions.MountLease{ID: "mnt_live", SessionID: sess.ID, Host: "agent-12", Mountpoint: "/mnt/memory"}
+	ok(t, impatient.StartMount(ctx, live))
+	long, err := raw.Begin()
+	ok(t, err)
+	defer long.Rollback()
+	_, err = long.Exec("SELECT pg_advisory_xact_lock(469853103731)")
+	ok(t, err)
+	// A renewal takes no migration lock, so it never queues behind one.
+	if lapsed, err := impatient.RenewMount(ctx, &live); err != nil || lapsed {
+		t.Fatalf("renewing a live lease while the migrations' lock is held: lapsed %v, err %v", lapsed, err)
+	}
+	err = impatient.StartMount(ctx, versions.MountLease{ID: "mnt_impatient", SessionID: sess.ID, Host: "agent-11", Mountpoint: "/mnt/memory"})
+	if versions.ErrorCode(err) != versions.CodeUnavailable || !strings.Contains(err.Error(), "being migrated") {
+		t.Fatalf("StartMount behind a long migration: err %v, want unavailable, saying the database is being migrated", err)
+	}
 }

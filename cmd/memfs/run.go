@@ -251,16 +251,20 @@ func runHoldLease(db *versions.DB, lease versions.MountLease) (stop func()) {
 		defer close(done)
 		t := time.NewTicker(versions.LeaseRenew)
 		defer t.Stop()
+		superseded := false
 		for {
 			// At once first: rendering the prompt took part of the lease's
 			// time, and the daemon holds no lease of its own yet. A failed
 			// renewal is tried at the next tick.
-			if _, err := db.RenewMount(ctx, &lease); err != nil && ctx.Err() == nil {
-				level := slog.LevelDebug
-				if versions.ErrorCode(err) == versions.CodeConflict { // a newer memfs upgraded the database
-					level = slog.LevelError
+			switch _, err := db.RenewMount(ctx, &lease); {
+			case err == nil || ctx.Err() != nil:
+			case versions.ErrorCode(err) == versions.CodeConflict: // a newer memfs upgraded the database
+				if !superseded {
+					slog.Error("memfs run: the session's lease lapsed, and a newer memfs upgraded the database meanwhile: stop this run and start it again with the newer memfs", "err", err)
 				}
-				slog.Log(ctx, level, "memfs run: renew the session's lease", "err", err)
+				superseded = true
+			default:
+				slog.Debug("memfs run: renew the session's lease", "err", err)
 			}
 			select {
 			case <-ctx.Done():

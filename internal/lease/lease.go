@@ -31,8 +31,9 @@ type Keeper struct {
 	Log   *slog.Logger
 	epoch atomic.Int64
 
-	mu      sync.Mutex // one renewal at a time: the ticker's, or a request's (Renew)
-	failing bool       // guarded by mu: the last renewal failed
+	mu         sync.Mutex // one renewal at a time: the ticker's, or a request's (Renew)
+	failing    bool       // guarded by mu: the last renewal failed
+	superseded bool       // guarded by mu: a newer memfs upgraded the database, said once
 }
 
 // Owner names the mount's pending files: its instance, never its path
@@ -69,10 +70,10 @@ func (k *Keeper) Renew(ctx context.Context) (versions.PendingOwner, error) {
 	lapsed, err := k.DB.RenewMount(ctx, &l)
 	switch {
 	case err != nil && ctx.Err() == nil && versions.ErrorCode(err) == versions.CodeConflict:
-		if !k.failing {
+		if !k.superseded {
 			k.Log.Error("the mount's lease had lapsed, and a newer memfs upgraded the database meanwhile: this mount holds no lease, so others publish the temporary files it saves, and it would write the old way; stop it and mount again with the newer memfs", "err", err)
 		}
-		k.failing = true
+		k.failing, k.superseded = true, true
 	case err != nil && ctx.Err() == nil:
 		if !k.failing {
 			k.Log.Warn("renewing the mount's lease failed; retrying (after "+versions.LeaseTTL.String()+" without a renewal others take this mount for dead and publish its temporary files)", "err", err)
