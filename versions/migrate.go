@@ -39,6 +39,13 @@ func (db *DB) migrate(ctx context.Context) error {
 	if db.d.name == "postgres" {
 		integer = "BIGINT"
 	}
+	// A schema that records every migration of this build takes no lock
+	// and no write: every command opens the database, and a transaction
+	// per migration that holds the migrations' lock alone would queue the
+	// leases taken meanwhile behind it.
+	if current, err := db.schemaCurrent(ctx, names); err != nil || current {
+		return err
+	}
 	err = db.write(ctx, "migrate "+db.where, func(r *run) error {
 		if err := lock(r); err != nil {
 			return err
@@ -116,6 +123,35 @@ func (db *DB) migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// schemaCurrent reports whether the database records every migration in
+// names, and refuses one that records a migration this build lacks
+// (refuseNewerSchema). A database without schema_migrations is not
+// current.
+func (db *DB) schemaCurrent(ctx context.Context, names []string) (current bool, err error) {
+	err = db.one(ctx, "read the schema's version", func(r *run) error {
+		var tables int
+		q := "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+		if db.d.name == "postgres" {
+			q = "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'schema_migrations'"
+		}
+		if err := r.c.c.QueryRowContext(r.ctx, q).Scan(&tables); err != nil || tables == 0 {
+			current = false
+			return err
+		}
+		if err := db.refuseNewerSchema(r); err != nil {
+			return err
+		}
+		var recorded int
+		if err := r.c.c.QueryRowContext(r.ctx, "SELECT count(*) FROM schema_migrations").Scan(&recorded); err != nil {
+			return err
+		}
+		// Every version recorded is one of names (refuseNewerSchema), each once.
+		current = recorded == len(names)
+		return nil
+	})
+	return current, err
 }
 
 // migrationNames lists the dialect's embedded migrations, in order.

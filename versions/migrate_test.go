@@ -312,10 +312,16 @@ func TestNoLeaseOnANewerSchema(t *testing.T) {
 	defer long.Rollback()
 	_, err = long.Exec("SELECT pg_advisory_xact_lock(469853103731)")
 	ok(t, err)
-	// A renewal takes no migration lock, so it never queues behind one.
+	// Neither a renewal nor the open of a current schema takes the
+	// migrations' lock, so neither queues behind it.
 	if lapsed, err := impatient.RenewMount(ctx, &live); err != nil || lapsed {
 		t.Fatalf("renewing a live lease while the migrations' lock is held: lapsed %v, err %v", lapsed, err)
 	}
+	again, err := versions.Open(dsn, versions.Options{BusyTimeout: time.Second})
+	if err != nil {
+		t.Fatalf("opening a current schema while the migrations' lock is held: %v", err)
+	}
+	again.Close()
 	err = impatient.StartMount(ctx, versions.MountLease{ID: "mnt_impatient", SessionID: sess.ID, Host: "agent-11", Mountpoint: "/mnt/memory"})
 	if versions.ErrorCode(err) != versions.CodeUnavailable || !strings.Contains(err.Error(), "being migrated") {
 		t.Fatalf("StartMount behind a long migration: err %v, want unavailable, saying the database is being migrated", err)
