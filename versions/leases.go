@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -217,21 +218,36 @@ func (db *DB) leaseClock(r *run) (int64, error) {
 	return now, err
 }
 
+// beginLease is the first step of a transaction that takes a lease: no
+// lease is taken on a schema a newer memfs upgraded (refuseNewerSchema),
+// and a lease and a migration are ordered, so that either the migration
+// sees the lease and refuses to run (refuseLiveMounts), or the lease sees
+// the migration. On SQLite every write transaction holds the database's
+// write lock; on PostgreSQL a migration's transaction holds
+// migrationLock alone, and this takes it shared, before any row lock (a
+// migration that alters a table the transaction writes would deadlock
+// with it otherwise). It waits for a migration running as long as the
+// connection's lock_timeout allows.
+func (db *DB) beginLease(r *run) error {
+	if db.d.name == "postgres" {
+		_, err := r.c.c.ExecContext(r.ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock_shared(%d)", migrationLock))
+		if err != nil {
+			return db.migrationLockError(err)
+		}
+	}
+	return db.refuseNewerSchema(r)
+}
+
 // insertLease writes lease l, expiring LeaseTTL after now.
 const insertLease = "INSERT INTO mounts (id, session, host, mountpoint, started_at, expires_at, epoch) VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 // StartMount takes a lease for mount instance l.ID at l.Epoch, unless a
 // newer memfs has upgraded the schema since this handle opened it: the
-// lease and a migration are ordered (holdMigrationsShared), so that either
-// the migration sees the lease and refuses to run, or the lease sees the
-// migration.
+// lease and a migration are ordered (beginLease).
 func (db *DB) StartMount(ctx context.Context, l MountLease) error {
 	db.leases.setOwn(l.ID, l.Epoch, true)
 	err := db.write(ctx, "start a mount's lease", func(r *run) error {
-		if err := db.holdMigrationsShared(r); err != nil {
-			return err
-		}
-		if err := db.refuseNewerSchema(r); err != nil {
+		if err := db.beginLease(r); err != nil {
 			return err
 		}
 		now, err := db.leaseClock(r)
@@ -278,15 +294,12 @@ func (db *DB) RenewMount(ctx context.Context, l *MountLease) (lapsed bool, err e
 	})
 	epoch := newEpoch()
 	if err == nil && lapsed {
-		// A new lease, in a transaction of its own that takes the
-		// migrations' lock first (StartMount), which a renewal does not:
-		// a renewal never waits for a migration, nor queues behind one.
+		// A new lease, in a transaction of its own that begins as
+		// StartMount's (beginLease). A renewal does not: it never waits
+		// for a migration, nor queues behind one.
 		err = db.retry(ctx, func() error {
 			return db.inTx(ctx, db.lp, db.d.beginWrite, true, func(r *run) error {
-				if err := db.holdMigrationsShared(r); err != nil {
-					return err
-				}
-				if err := db.refuseNewerSchema(r); err != nil {
+				if err := db.beginLease(r); err != nil {
 					return err
 				}
 				now, err := db.leaseClock(r)

@@ -253,20 +253,6 @@ func (db *DB) refuseLiveMounts(ctx context.Context, r *run, migration string) (l
 		db.where, len(live), strings.Join(named, ", "), migration, LeaseTTL)
 }
 
-// holdMigrationsShared orders a lease against the migrations on
-// PostgreSQL: a migration's transaction holds migrationLock alone, and a
-// transaction that takes a lease holds it shared from its first
-// statement, so that each sees what the other committed (on SQLite every
-// write transaction holds the database's write lock). It waits for a
-// migration running as long as the connection's lock_timeout allows.
-func (db *DB) holdMigrationsShared(r *run) error {
-	if db.d.name != "postgres" {
-		return nil
-	}
-	_, err := r.c.c.ExecContext(r.ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock_shared(%d)", migrationLock))
-	return db.migrationLockError(err)
-}
-
 // migrationLockError says what a wait for migrationLock that ran out of
 // lock_timeout was waiting for.
 func (db *DB) migrationLockError(err error) error {

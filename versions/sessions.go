@@ -141,11 +141,8 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 		db.leases.setOwn(p.Lease.ID, p.Lease.Epoch, true)
 	}
 	err = db.write(ctx, "create session", func(r *run) error {
-		if p.Lease != nil { // as StartMount
-			if err := db.holdMigrationsShared(r); err != nil {
-				return err
-			}
-			if err := db.refuseNewerSchema(r); err != nil {
+		if p.Lease != nil {
+			if err := db.beginLease(r); err != nil {
 				return err
 			}
 		}
