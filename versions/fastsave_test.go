@@ -2,7 +2,6 @@ package versions_test
 
 import (
 	"bytes"
-	"database/sql"
 	"strings"
 	"testing"
 
@@ -437,13 +436,7 @@ func TestVersionsKeepTheirRows(t *testing.T) {
 
 	check := func(when, dsn string) {
 		t.Helper()
-		driver := "sqlite3"
-		if onPostgres() {
-			driver = "pgx"
-		}
-		raw, err := sql.Open(driver, dsn)
-		ok(t, err)
-		defer raw.Close()
+		raw := openRaw(t, dsn)
 		// Rows the versions call for and that are missing, and with
 		// extra, rows they do not call for (an actor's entry may outlive
 		// its versions: not checked).

@@ -2,6 +2,7 @@ package versions_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -29,6 +30,22 @@ func testDSN(t testing.TB) string {
 }
 
 func onPostgres() bool { return pgtest.Server() != "" }
+
+// openRaw opens the test database at dsn beside the engine, to write or
+// read what its API does not; closed when the test ends.
+func openRaw(t testing.TB, dsn string) *sql.DB {
+	t.Helper()
+	driver := "sqlite3"
+	if onPostgres() {
+		driver = "pgx"
+	}
+	raw, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	return raw
+}
 
 // sqliteOnly skips a test of the SQLite file itself when the suite runs
 // on PostgreSQL.

@@ -138,22 +138,13 @@ func TestNewerSchemaRefused(t *testing.T) {
 	s := newStore(t, db, versions.StoreParams{})
 	create(t, db, s.ID, "/kept.md", "kept")
 	ok(t, db.Close())
-	driver, src := "sqlite3", dsn
-	if onPostgres() {
-		driver = "pgx"
-	}
-	raw, err := sql.Open(driver, src)
-	ok(t, err)
+	raw := openRaw(t, dsn)
 	_, err = raw.Exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, '9999_from_the_future.sql', 0)")
 	ok(t, err)
-	ok(t, raw.Close())
 	_, err = versions.Open(dsn, versions.Options{})
 	if err == nil || !strings.Contains(err.Error(), "9999_from_the_future.sql") || !strings.Contains(err.Error(), "newer schema") {
 		t.Fatalf("opening a database with a newer schema: err %v, want a refusal naming the unknown migration", err)
 	}
-	raw, err = sql.Open(driver, src)
-	ok(t, err)
-	defer raw.Close()
 	_, err = raw.Exec("DELETE FROM schema_migrations WHERE version = 9999")
 	ok(t, err)
 	db, err = versions.Open(dsn, versions.Options{})
@@ -183,13 +174,7 @@ func TestMigrationRefusedUnderLiveMounts(t *testing.T) {
 	ok(t, db.StartMount(ctx, versions.MountLease{ID: "mnt_dead", SessionID: sess.ID, Host: "agent-8", Mountpoint: "/mnt/memory"}))
 	ok(t, db.Close())
 
-	driver := "sqlite3"
-	if onPostgres() {
-		driver = "pgx"
-	}
-	raw, err := sql.Open(driver, dsn)
-	ok(t, err)
-	defer raw.Close()
+	raw := openRaw(t, dsn)
 	// mnt_old is renewed for the rest of the test, as a running daemon's
 	// lease is; mnt_dead's lapses.
 	_, err = raw.Exec("UPDATE mounts SET expires_at = expires_at + $1 WHERE id = 'mnt_old'", int64(time.Hour))
@@ -236,13 +221,7 @@ func TestNoLeaseOnANewerSchema(t *testing.T) {
 	ok(t, err)
 	lapsing := versions.MountLease{ID: "mnt_lapsing", SessionID: sess.ID, Host: "agent-7", Mountpoint: "/mnt/memory"}
 	ok(t, db.StartMount(ctx, lapsing))
-	driver := "sqlite3"
-	if onPostgres() {
-		driver = "pgx"
-	}
-	raw, err := sql.Open(driver, dsn)
-	ok(t, err)
-	defer raw.Close()
+	raw := openRaw(t, dsn)
 	_, err = raw.Exec("UPDATE mounts SET expires_at = expires_at - $1 WHERE id = 'mnt_lapsing'", int64(time.Hour))
 	ok(t, err)
 	const future = "9999_from_the_future.sql"
