@@ -1,11 +1,13 @@
 package fusefs
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -114,5 +116,41 @@ func TestBuiltinsSeeOutage(t *testing.T) {
 	mem := e.memory(t, st.ID, "/k.md")
 	if vs := e.versionsOf(t, st.ID, mem.ID); len(vs) != 1 || *vs[0].Content != "safe\n" {
 		t.Errorf("after the outage: %s", ops(vs))
+	}
+}
+
+// TestRefusedSaveLetGoAtClose: the close that reports a refused save lets
+// the content go, before the kernel releases the handle (here held by a
+// duplicate descriptor): a file opened next reads the head, so that sed -i
+// rewriting the file at once does not save the truncated content.
+func TestRefusedSaveLetGoAtClose(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "Guarded")
+	_, dir := e.mountStore(t, st, Options{})
+	path := filepath.Join(dir, "notes.md")
+	if err := os.WriteFile(path, []byte("# notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := syscall.Dup(int(f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(held)
+	if _, err := f.WriteString("# notes\ntoken: " + testToken + "\n"); !errors.Is(err, syscall.EACCES) {
+		t.Fatalf("writing a token: %v, want EACCES", err)
+	}
+	if err := f.Close(); !errors.Is(err, syscall.EACCES) {
+		t.Fatalf("closing after the refused write: %v, want EACCES", err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "# notes\n" {
+		t.Fatalf("reading the file while the refused handle is held: %q, %v; want the head", b, err)
+	}
+	m := e.memory(t, st.ID, "/notes.md")
+	if vs := e.versionsOf(t, st.ID, m.ID); len(vs) != 1 {
+		t.Errorf("after the refused save: %s", ops(vs))
 	}
 }

@@ -487,10 +487,15 @@ func (m *Mirror) flushed(hid HandleID, tid uint32, cause string) Plan {
 	default:
 		return Plan{}
 	}
+	refused := f.Refused
 	p := m.save(f, h, cause)
-	if p.Errno == syscall.EFBIG && cause == "flushed" && f.State == StateMemory {
-		// The oversized content is refused for good: the next open
-		// reads the head again, and the kernel forgets its pages.
+	if (p.Errno == syscall.EFBIG || refused != 0 && p.Errno == refused) && cause == "flushed" && f.State == StateMemory {
+		// Oversized content, or content a write refused, is refused for
+		// good (every save of it fails): at the close that says so, the
+		// next open reads the head again, and the kernel forgets its
+		// pages, rather than at the handle's release, which the kernel
+		// sends later. A reader in between (sed -i reading the file it
+		// rewrites) would see it.
 		f.Dirty, f.Refused, f.Stale, f.KernelSize, f.PagesSync = false, 0, true, -1, false
 		p.Notify = append(p.Notify, m.contentNotice(f))
 	}
