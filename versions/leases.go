@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -229,11 +228,8 @@ func (db *DB) leaseClock(r *run) (int64, error) {
 // with it otherwise). It waits for a migration running as long as the
 // connection's lock_timeout allows.
 func (db *DB) beginLease(r *run) error {
-	if db.d.name == "postgres" {
-		_, err := r.c.c.ExecContext(r.ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock_shared(%d)", migrationLock))
-		if err != nil {
-			return db.migrationLockError(err)
-		}
+	if err := db.lockMigrations(r, true); err != nil {
+		return err
 	}
 	return db.refuseNewerSchema(r)
 }

@@ -28,18 +28,12 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	lock := func(r *run) error {
-		if db.d.name != "postgres" {
-			return nil
-		}
-		_, err := r.c.c.ExecContext(ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrationLock))
-		return db.migrationLockError(err)
-	}
 	integer := "INTEGER" // SQLite's rowid
 	if db.d.name == "postgres" {
 		integer = "BIGINT"
 	}
-	// A schema that records every migration of this build takes no lock
+	// A schema that records every migration of this build (each once: a
+	// version is the table's key) takes no lock
 	// and no write: every command opens the database, and a transaction
 	// per migration that holds the migrations' lock alone would queue the
 	// leases taken meanwhile behind it.
@@ -47,7 +41,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		return err
 	}
 	err = db.write(ctx, "migrate "+db.where, func(r *run) error {
-		if err := lock(r); err != nil {
+		if err := db.lockMigrations(r, false); err != nil {
 			return err
 		}
 		_, err := r.c.c.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -62,10 +56,9 @@ func (db *DB) migrate(ctx context.Context) error {
 	}
 	seen := map[int]string{}
 	for _, name := range names {
-		base := name[strings.LastIndexByte(name, '/')+1:]
-		num, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		base, num, err := migrationNumber(name)
 		if err != nil {
-			return fmt.Errorf("migration %s: its name must start with a number", name)
+			return err
 		}
 		// A number is applied once: a second file with it would be skipped
 		// for good wherever the first ran.
@@ -80,7 +73,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		var lapses time.Duration // until the live mounts' leases lapse
 		apply := func() error {
 			return db.write(ctx, "migrate "+db.d.name+"/"+base, func(r *run) error {
-				if err := lock(r); err != nil {
+				if err := db.lockMigrations(r, false); err != nil {
 					return err
 				}
 				var done int
@@ -140,16 +133,9 @@ func (db *DB) schemaCurrent(ctx context.Context, names []string) (current bool, 
 			current = false
 			return err
 		}
-		if err := db.refuseNewerSchema(r); err != nil {
-			return err
-		}
-		var recorded int
-		if err := r.c.c.QueryRowContext(r.ctx, "SELECT count(*) FROM schema_migrations").Scan(&recorded); err != nil {
-			return err
-		}
-		// Every version recorded is one of names (refuseNewerSchema), each once.
-		current = recorded == len(names)
-		return nil
+		recorded, err := db.checkSchema(r)
+		current = err == nil && recorded == len(names)
+		return err
 	})
 	return current, err
 }
@@ -164,27 +150,44 @@ func migrationNames(dialect string) ([]string, error) {
 	return names, nil
 }
 
+// migrationNumber is a migration file's name and the number it starts
+// with.
+func migrationNumber(name string) (base string, num int, err error) {
+	base = name[strings.LastIndexByte(name, '/')+1:]
+	num, err = strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+	if err != nil {
+		return base, 0, fmt.Errorf("migration %s: its name must start with a number", name)
+	}
+	return base, num, nil
+}
+
 // refuseNewerSchema fails when the database records a migration this
 // build does not have: a newer memfs changed the schema, and this one
 // would write the old way (a save missing what the new schema keeps
 // consistent), so it must not open the database, nor mount it.
 func (db *DB) refuseNewerSchema(r *run) error {
+	_, err := db.checkSchema(r)
+	return err
+}
+
+// checkSchema is refuseNewerSchema, which also counts the migrations of
+// this build the database records.
+func (db *DB) checkSchema(r *run) (recorded int, err error) {
 	names, err := migrationNames(db.d.name)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	known := map[int]bool{}
 	latest := ""
 	for _, name := range names {
-		base := name[strings.LastIndexByte(name, '/')+1:]
-		if num, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0]); err == nil {
+		if base, num, err := migrationNumber(name); err == nil {
 			known[num] = true
 			latest = base
 		}
 	}
 	rows, err := r.c.c.QueryContext(r.ctx, "SELECT version, name FROM schema_migrations ORDER BY version")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer rows.Close()
 	var unknown []string
@@ -192,16 +195,18 @@ func (db *DB) refuseNewerSchema(r *run) error {
 		var v int
 		var name string
 		if err := rows.Scan(&v, &name); err != nil {
-			return err
+			return 0, err
 		}
-		if !known[v] {
+		if known[v] {
+			recorded++
+		} else {
 			unknown = append(unknown, name)
 		}
 	}
 	if err := rows.Err(); err != nil || len(unknown) == 0 {
-		return err
+		return recorded, err
 	}
-	return errorf(CodeConflict, "the database %s has a newer schema than this memfs knows (it has %s; this build's last is %s): a newer memfs upgraded it, and this one would not keep it consistent, so it refuses to use it; run the newer memfs (`memfs version` names the build)",
+	return recorded, errorf(CodeConflict, "the database %s has a newer schema than this memfs knows (it has %s; this build's last is %s): a newer memfs upgraded it, and this one would not keep it consistent, so it refuses to use it; run the newer memfs (`memfs version` names the build)",
 		db.where, strings.Join(unknown, ", "), latest)
 }
 
@@ -251,6 +256,21 @@ func (db *DB) refuseLiveMounts(ctx context.Context, r *run, migration string) (l
 	// At least a millisecond: the caller waits when it is not zero.
 	return max(time.Duration(last-now), time.Millisecond), errorf(CodeConflict, "the database %s is mounted by an older memfs at %d place(s) (%s), and this memfs must upgrade its schema (%s) before it can use it: those mounts would go on writing the old way, so nothing was changed; stop them (`memfs mount` and `memfs run` end their leases when they exit; a killed one's lapses within %s), and every other older memfs using the database (`memfs serve`, `memfs tool`), then run this again",
 		db.where, len(live), strings.Join(named, ", "), migration, LeaseTTL)
+}
+
+// lockMigrations takes migrationLock for r's transaction on PostgreSQL:
+// alone for a migration, shared for a lease (beginLease). SQLite's write
+// lock, which every write transaction holds, orders them there.
+func (db *DB) lockMigrations(r *run, shared bool) error {
+	if db.d.name != "postgres" {
+		return nil
+	}
+	fn := "pg_advisory_xact_lock"
+	if shared {
+		fn += "_shared"
+	}
+	_, err := r.c.c.ExecContext(r.ctx, fmt.Sprintf("SELECT %s(%d)", fn, migrationLock))
+	return db.migrationLockError(err)
 }
 
 // migrationLockError says what a wait for migrationLock that ran out of
