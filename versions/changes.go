@@ -244,13 +244,15 @@ type Followed struct {
 // any store, when none is given) may have moved since mark (the zero
 // FeedMark: since ever), then returns the new mark and which of them
 // moved; the caller then reads their Changes. On PostgreSQL it wakes on
-// the notification a commit sends, which names the stores it changed and
-// its origin. moved is nil when any may have: on SQLite, which it polls
+// the notification a commit sends to each store's channel, which names
+// its origin; a store's first wait returns once its channel is listened
+// to, since commits before that were not heard. moved is nil when any may
+// have: on SQLite, and wherever no store is followed, which it polls
 // every poll interval (four times less often once nothing changed for 5
 // seconds), and on PostgreSQL after a notification that named no store, a
 // reconnection, WakeFollowers, or 5 s without one.
 func (db *DB) WaitFeed(ctx context.Context, mark FeedMark, poll time.Duration, follow ...Followed) (_ FeedMark, moved []bool, _ error) {
-	if db.pg != nil {
+	if db.pg != nil && len(follow) > 0 {
 		return db.pg.wait(ctx, db, mark, follow)
 	}
 	start := time.Now()

@@ -6,10 +6,12 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -322,7 +324,7 @@ func TestWaitFeedNamesStores(t *testing.T) {
 	a := newStore(t, writer, versions.StoreParams{Name: "named a"})
 	b := newStore(t, writer, versions.StoreParams{Name: "named b"})
 	m := create(t, writer, a.ID, "/f", "one")
-	mark := settledFeed(t, db)
+	mark := settledFeed(t, db, versions.Followed{Store: a.ID}, versions.Followed{Store: b.ID})
 	mine := versions.NewOrigin()
 	own := versions.WithOrigin(ctx, mine)
 	writes := []struct {
@@ -468,4 +470,96 @@ func TestStoreImportedAgainElsewhere(t *testing.T) {
 	if e, err := db.Stat(ctx, s.ID, "/a.md"); err != nil || e.Memory == nil {
 		t.Errorf("/a.md of the store imported again: %+v, %v", e, err)
 	}
+}
+
+// Each store's commits notify a channel of its own, so that a session
+// listening for one store hears its writes, of every kind, and nothing of
+// another store's.
+func TestStoreChannels(t *testing.T) {
+	if !onPostgres() {
+		t.Skip("SQLite sends no notifications")
+	}
+	dsn := testDSN(t)
+	writer := openOn(t, dsn)
+	a := newStore(t, writer, versions.StoreParams{Name: "heard"})
+	b := newStore(t, writer, versions.StoreParams{Name: "not heard"})
+	conn, err := pgx.Connect(ctx, dsn)
+	ok(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	_, err = conn.Exec(ctx, `LISTEN memfs; LISTEN "memfs:`+a.ID+`"`)
+	ok(t, err)
+	heard := func() []string {
+		t.Helper()
+		var got []string
+		for {
+			wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			n, err := conn.WaitForNotification(wctx)
+			cancel()
+			if err != nil {
+				return got
+			}
+			got = append(got, n.Channel+" "+n.Payload)
+		}
+	}
+	writes := func(s *versions.Store) []func() error {
+		var m *versions.Memory
+		return []func() error{
+			func() (err error) { m, err = writer.CreateMemory(ctx, s.ID, "/f", "one", me); return err },
+			func() error {
+				_, err := writer.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/f", Content: "two", By: me,
+					MemoryID: m.ID, HeadVersionID: m.VersionID})
+				return err
+			},
+			func() error {
+				_, err := writer.Save(ctx, versions.SaveReq{StoreID: s.ID, Path: "/f", Content: "three", By: me})
+				return err
+			},
+			func() error { _, err := writer.Rename(ctx, s.ID, "/f", "/g", false, me); return err },
+			func() error { return writer.MakeDir(ctx, s.ID, "/d") },
+			func() error { return writer.DeleteMemory(ctx, s.ID, m.ID, versions.MemoryDelete{}, me) },
+		}
+	}
+	for i, w := range writes(b) {
+		ok(t, w())
+		if got := heard(); len(got) != 0 {
+			t.Errorf("write %d to another store was heard: %q", i, got)
+		}
+	}
+	for i, w := range writes(a) {
+		ok(t, w())
+		// The payload names the store and the writer's origin.
+		if got := heard(); len(got) != 1 || !strings.HasPrefix(got[0], "memfs:"+a.ID+" "+a.ID+",@") {
+			t.Errorf("write %d to the store was heard as %q, want once on its channel", i, got)
+		}
+	}
+}
+
+// A handle's waits hear a store followed after its listener began: the
+// first wait on it returns once its channel is listened to, with no
+// commit, and later commits wake it, and still the stores followed
+// before.
+func TestWaitFeedFollowsNewStores(t *testing.T) {
+	if !onPostgres() {
+		t.Skip("SQLite sends no notifications: WaitFeed polls")
+	}
+	dsn := testDSN(t)
+	db, writer := openOn(t, dsn), openOn(t, dsn)
+	a := newStore(t, writer, versions.StoreParams{Name: "first"})
+	mark := settledFeed(t, db, versions.Followed{Store: a.ID})
+	c := newStore(t, writer, versions.StoreParams{Name: "later"})
+	wait := func(what string, f versions.Followed) {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		next, moved, err := db.WaitFeed(wctx, mark, 0, f)
+		if err != nil || !slices.Equal(moved, []bool{true}) {
+			t.Fatalf("%s: moved %v (%v), want [true]", what, moved, err)
+		}
+		mark = next
+	}
+	wait("the first wait on a new store", versions.Followed{Store: c.ID})
+	create(t, writer, c.ID, "/x", "1")
+	wait("a commit to the new store", versions.Followed{Store: c.ID})
+	create(t, writer, a.ID, "/y", "1")
+	wait("a commit to the store followed before", versions.Followed{Store: a.ID})
 }

@@ -68,15 +68,15 @@ func openOn(t testing.TB, dsn string) *versions.DB {
 	return db
 }
 
-// settledFeed waits until db's WaitFeed no longer returns at once (its
-// first mark; on PostgreSQL the listener's connection) and returns the
-// mark from which it waits for commits.
-func settledFeed(t testing.TB, db *versions.DB) versions.FeedMark {
+// settledFeed waits until db's WaitFeed on follow no longer returns at
+// once (its first mark; on PostgreSQL the listener's connection and its
+// channels) and returns the mark from which it waits for commits.
+func settledFeed(t testing.TB, db *versions.DB, follow ...versions.Followed) versions.FeedMark {
 	t.Helper()
 	var mark versions.FeedMark
 	for {
 		wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		next, _, err := db.WaitFeed(wctx, mark, 5*time.Millisecond)
+		next, _, err := db.WaitFeed(wctx, mark, 5*time.Millisecond, follow...)
 		cancel()
 		if err != nil {
 			return mark

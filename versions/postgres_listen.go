@@ -3,40 +3,63 @@ package versions
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// feedChannel is the channel of the NOTIFY a transaction that changed the
-// feed sends before its COMMIT; PostgreSQL delivers it to every listener
-// of the database once the transaction commits, and never if it aborts.
+// feedChannel is the channel of the notifications that name no store, or
+// a store whose id is too long for a channel of its own (storeChannel);
+// every listener hears it. A transaction that changed the feed notifies
+// before its COMMIT; PostgreSQL delivers the notification to the
+// channel's listeners once the transaction commits, and never if it
+// aborts.
 const feedChannel = "memfs"
 
 // listenSafety bounds how long WaitFeed waits on PostgreSQL without a
 // notification: the feed is read anyway, in case one was lost.
 const listenSafety = 5 * time.Second
 
-// feedNotify is the NOTIFY of a commit to the change feeds of stores: its
-// payload names them, so that a listener following others reads nothing;
-// it is empty when one is not known (a listener then reads every store it
-// follows). by is the origin of every write the commit holds (0: not one
-// origin): the payload ends with it, as ",@" and its number, so that a
-// follower need not read back what it wrote itself.
+// storeChannel is the channel of a store's commits, which only the
+// sessions following it listen to (PostgreSQL signals every listener of
+// the database at a commit, but sends a notification only to those of
+// its channel); false for an id too long for a channel's 63 bytes. The
+// functions of one round trip name it so too (memfs_notify, migration
+// 0030).
+func storeChannel(id string) (string, bool) {
+	ch := feedChannel + ":" + id
+	return ch, len(ch) <= 63
+}
+
+// feedNotify is the NOTIFY of a commit to the change feeds of stores: one
+// to each store's channel, whose payload names it, so that a listener
+// following others hears nothing; one naming no store on feedChannel when
+// a store is not known or its id does not fit (every follower then reads).
+// by is the origin of every write the commit holds (0: not one origin):
+// each payload ends with it, as ",@" and its number, so that a follower
+// need not read back what it wrote itself.
 func feedNotify(stores []string, by int64) string {
-	payload := strings.Join(stores, ",")
-	if by != 0 {
-		payload += originMark + strconv.FormatInt(by, 10)
+	var calls []string
+	unnamed := len(stores) == 0
+	for _, id := range stores {
+		ch, ok := storeChannel(id)
+		if !ok || !plainID(id) {
+			unnamed = true
+			continue
+		}
+		payload := id
+		if by != 0 {
+			payload += originMark + strconv.FormatInt(by, 10)
+		}
+		calls = append(calls, "pg_notify('"+ch+"', '"+payload+"')")
 	}
-	if len(payload) > maxPayload || slices.ContainsFunc(stores, func(id string) bool { return !plainID(id) }) {
-		payload = ""
+	if unnamed {
+		calls = append(calls, "pg_notify('"+feedChannel+"', '')")
 	}
-	return "SELECT pg_notify('" + feedChannel + "', '" + payload + "')"
+	return "SELECT " + strings.Join(calls, ", ")
 }
 
 // originMark comes before the origin at a payload's end; the functions of
@@ -44,21 +67,21 @@ func feedNotify(stores []string, by int64) string {
 const originMark = ",@"
 
 // plainID: a store id that is neither empty nor holds a character the
-// payload's SQL literal or its list would need to escape (ids are
-// memstore_ and a ULID, but an imported store keeps the id it had).
+// payload's SQL literal would need to escape (ids are memstore_ and a
+// ULID, but an imported store keeps the id it had).
 func plainID(id string) bool {
 	return id != "" && !strings.ContainsFunc(id, func(r rune) bool {
 		return !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
 	})
 }
 
-// maxPayload keeps a notification within PostgreSQL's 8,000 bytes.
-const maxPayload = 7000
-
 // listener is the one LISTEN connection of a DB, opened by the first
-// WaitFeed and reconnected with backoff whenever it drops. Each
-// notification, and each (re)connection (commits may have been missed
-// while it was down), counts one event and wakes the waiters.
+// WaitFeed and reconnected with backoff whenever it drops. It listens to
+// feedChannel and to the channel of each store a wait has followed (for
+// the DB's life: a mount follows the same stores throughout). Each
+// notification, each (re)connection (commits may have been missed while
+// it was down) and each store's channel newly listened to counts one
+// event and wakes the waiters.
 type listener struct {
 	once sync.Once
 	mu   sync.Mutex
@@ -69,6 +92,11 @@ type listener struct {
 	// with no payload, or a (re)connection.
 	named   map[string]*heard
 	unnamed int64
+	// follow is the stores whose channels are to be listened to, true
+	// once they are on the current connection; more is closed when one is
+	// added, to interrupt the connection's wait for a notification.
+	follow map[string]bool
+	more   chan struct{}
 }
 
 // heard is what the events naming one store said: the last one, the
@@ -85,10 +113,13 @@ func (p *pgState) wait(ctx context.Context, db *DB, mark FeedMark, follow []Foll
 		l.mu.Lock()
 		l.wake = make(chan struct{})
 		l.named = map[string]*heard{}
+		l.follow = map[string]bool{}
+		l.more = make(chan struct{})
 		l.mu.Unlock()
 		db.background.Add(1)
 		go p.listen(db)
 	})
+	l.want(follow)
 	t := time.NewTimer(listenSafety)
 	defer t.Stop()
 	for {
@@ -133,6 +164,59 @@ func (l *listener) movedSince(since int64, follow []Followed) ([]bool, bool) {
 		}
 	}
 	return moved, any
+}
+
+// want adds the stores of follow that have channels to those to listen
+// to, and tells the listening connection when there are new ones.
+func (l *listener) want(follow []Followed) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	added := false
+	for _, f := range follow {
+		if _, ok := storeChannel(f.Store); !ok {
+			continue
+		}
+		if _, ok := l.follow[f.Store]; !ok {
+			l.follow[f.Store], added = false, true
+		}
+	}
+	if added {
+		close(l.more)
+		l.more = make(chan struct{})
+	}
+}
+
+// toListen returns the stores whose channels the connection does not
+// listen to yet, and what is closed when there are more.
+func (l *listener) toListen() ([]string, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var ids []string
+	for id, on := range l.follow {
+		if !on {
+			ids = append(ids, id)
+		}
+	}
+	return ids, l.more
+}
+
+// listening records that the connection listens to the channels of ids
+// (a new connection, to none: ids nil and reset), and counts an event
+// naming them: their waits may have missed commits until now.
+func (l *listener) listening(ids []string, reset bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if reset {
+		for id := range l.follow {
+			l.follow[id] = false
+		}
+	}
+	for _, id := range ids {
+		l.follow[id] = true
+	}
+	if len(ids) > 0 {
+		l.count(ids, 0)
+	}
 }
 
 // notified is the stores a payload names and the origin of the commit
@@ -203,6 +287,7 @@ func (p *pgState) listen(db *DB) {
 	for ctx.Err() == nil {
 		conn, err := pgx.ConnectConfig(ctx, p.config.Copy())
 		if err == nil {
+			p.listener.listening(nil, true)
 			if _, err = conn.Exec(ctx, "LISTEN "+feedChannel); err == nil {
 				if down {
 					slog.Info("change feed notifications are back", "db", db.where)
@@ -210,10 +295,7 @@ func (p *pgState) listen(db *DB) {
 				down, backoff = false, 50*time.Millisecond
 				p.listener.event(nil, 0)
 				for err == nil {
-					var n *pgconn.Notification
-					if n, err = conn.WaitForNotification(ctx); err == nil {
-						p.listener.event(notified(n.Payload))
-					}
+					err = p.listenOnce(ctx, conn)
 				}
 			}
 			conn.Close(context.Background())
@@ -232,4 +314,36 @@ func (p *pgState) listen(db *DB) {
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
+}
+
+// listenOnce listens to the channels of stores newly followed, then
+// waits for one notification, or until a store is added.
+func (p *pgState) listenOnce(ctx context.Context, conn *pgx.Conn) error {
+	ids, more := p.listener.toListen()
+	if len(ids) > 0 {
+		for _, id := range ids {
+			ch, _ := storeChannel(id)
+			if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+				return err
+			}
+		}
+		p.listener.listening(ids, false)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-more:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	n, err := conn.WaitForNotification(wctx)
+	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		return nil // a store was added: the connection is still good
+	}
+	if err == nil {
+		p.listener.event(notified(n.Payload))
+	}
+	return err
 }
