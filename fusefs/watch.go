@@ -107,7 +107,7 @@ func (s *Server) moved(ctx context.Context, ids []string) ([]bool, error) {
 func (sm *storeMount) poll(ctx context.Context) error {
 	s := sm.srv
 	start := s.sinceStart()
-	changes, pos, err := s.db.Changes(ctx, sm.id, sm.seq)
+	changes, pos, err := s.db.ChangesHeard(ctx, sm.id, sm.seq)
 	if err != nil {
 		return err
 	}

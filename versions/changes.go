@@ -46,8 +46,9 @@ const (
 
 // FeedPos is how far a reader has applied one store's change feed: compare
 // positions with ==, and pass the last one back to Changes. The zero
-// FeedPos is before every change.
-type FeedPos struct{ v, c int64 }
+// FeedPos is before every change. g, set by ChangesHeard only, is the
+// generation of the store's notifications it was read at.
+type FeedPos struct{ v, c, g int64 }
 
 // recordChange appends a row to the changes table for a directory or store
 // path touched by the transaction r belongs to. Memories need none: their
@@ -102,6 +103,27 @@ const changesQuery = `SELECT 0 AS k, seq, operation, path, prev_path, memory_id,
 	SELECT 1, seq, op, path, NULL, NULL, NULL, NULL, NULL, origin, at
 	FROM changes WHERE store = ?3 AND seq > ?4
 	ORDER BY at, k, seq`
+
+// ChangesHeard is Changes for a follower woken by WaitFeed: on PostgreSQL
+// it returns, without reading, the changes the store's notifications
+// brought since after when they are all there is from after on, as far
+// as they go (the functions of one round trip say what they wrote; a
+// commit of another kind, a reconnection, a position from elsewhere, or
+// none heard makes it read). Commits whose notifications are still on
+// their way are left for the next call, after the wait they wake: a
+// caller that must see its own commit calls Changes.
+func (db *DB) ChangesHeard(ctx context.Context, storeID string, after FeedPos) ([]Change, FeedPos, error) {
+	if db.pg == nil {
+		return db.Changes(ctx, storeID, after)
+	}
+	heard, pos, gen, ok := db.pg.listener.heardSince(storeID, after)
+	if ok {
+		return heard, pos, nil
+	}
+	changes, pos, err := db.Changes(ctx, storeID, after)
+	pos.g = gen
+	return changes, pos, err
+}
 
 // Changes returns the changes to storeID after position after, in the
 // order they were committed (see changesQuery), and the position they lead

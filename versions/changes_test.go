@@ -527,8 +527,7 @@ func TestStoreChannels(t *testing.T) {
 	}
 	for i, w := range writes(a) {
 		ok(t, w())
-		// The payload names the store and the writer's origin.
-		if got := heard(); len(got) != 1 || !strings.HasPrefix(got[0], "memfs:"+a.ID+" "+a.ID+",@") {
+		if got := heard(); len(got) != 1 || !strings.HasPrefix(got[0], "memfs:"+a.ID+" ") {
 			t.Errorf("write %d to the store was heard as %q, want once on its channel", i, got)
 		}
 	}
@@ -562,4 +561,69 @@ func TestWaitFeedFollowsNewStores(t *testing.T) {
 	wait("a commit to the new store", versions.Followed{Store: c.ID})
 	create(t, writer, a.ID, "/y", "1")
 	wait("a commit to the store followed before", versions.Followed{Store: a.ID})
+}
+
+// ChangesHeard gives a follower the changes of the functions of one round
+// trip as their notifications said them, without reading, and reads
+// after any other commit: either way what Changes reads.
+func TestChangesHeard(t *testing.T) {
+	if !onPostgres() {
+		t.Skip("SQLite sends no notifications: ChangesHeard reads")
+	}
+	dsn := testDSN(t)
+	follower, writer := openOn(t, dsn), openOn(t, dsn)
+	a := newStore(t, writer, versions.StoreParams{Name: "followed"})
+	m := create(t, writer, a.ID, "/first", "1") // the writer learns the store: its next saves are one call
+	follow := versions.Followed{Store: a.ID}
+	mark := settledFeed(t, follower, follow)
+	_, pos, err := follower.ChangesHeard(ctx, a.ID, versions.FeedPos{})
+	ok(t, err)
+	save := func(req versions.SaveReq) func() error {
+		return func() error {
+			req.StoreID, req.By = a.ID, me
+			ch, err := writer.Save(ctx, req)
+			if err == nil && req.MemoryID != "" {
+				m.VersionID = ch.VersionID
+			}
+			return err
+		}
+	}
+	writes := []struct {
+		what  string
+		write func() error
+		reads bool
+	}{
+		{"a create", save(versions.SaveReq{Path: "/new", Content: "new"}), false},
+		{"a known head's save", func() error {
+			return save(versions.SaveReq{Path: "/first", Content: "2", MemoryID: m.ID, HeadVersionID: m.VersionID})()
+		}, false},
+		{"a save by path", save(versions.SaveReq{Path: "/first", Content: "3"}), true},
+		{"a rename", func() error { _, err := writer.Rename(ctx, a.ID, "/new", "/renamed", false, me); return err }, false},
+		{"a directory", func() error { return writer.MakeDir(ctx, a.ID, "/d") }, true},
+		{"a deletion", func() error { return writer.DeleteMemory(ctx, a.ID, m.ID, versions.MemoryDelete{}, me) }, false},
+		{"a create after the deletion", save(versions.SaveReq{Path: "/again", Content: "again"}), false},
+	}
+	for _, w := range writes {
+		ok(t, w.write())
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		next, _, err := follower.WaitFeed(wctx, mark, 0, follow)
+		cancel()
+		ok(t, err)
+		mark = next
+		before := follower.Statements()
+		got, gotPos, err := follower.ChangesHeard(ctx, a.ID, pos)
+		ok(t, err)
+		if read := follower.Statements() > before; read != w.reads {
+			t.Errorf("after %s, ChangesHeard read: %v, want %v", w.what, read, w.reads)
+		}
+		want, wantPos, err := follower.Changes(ctx, a.ID, pos)
+		ok(t, err)
+		if len(got) != 1 || fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+			t.Errorf("after %s, ChangesHeard gave\n%+v, Changes reads\n%+v", w.what, got, want)
+		}
+		if more, _, err := follower.Changes(ctx, a.ID, gotPos); err != nil || len(more) != 0 {
+			t.Errorf("after %s, ChangesHeard's position %+v leaves %+v (%v); Changes' is %+v", w.what, gotPos, more, err, wantPos)
+		}
+		pos = gotPos
+	}
 }

@@ -1,8 +1,10 @@
 package versions
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,12 +37,13 @@ func storeChannel(id string) (string, bool) {
 }
 
 // feedNotify is the NOTIFY of a commit to the change feeds of stores: one
-// to each store's channel, whose payload names it, so that a listener
-// following others hears nothing; one naming no store on feedChannel when
-// a store is not known or its id does not fit (every follower then reads).
-// by is the origin of every write the commit holds (0: not one origin):
-// each payload ends with it, as ",@" and its number, so that a follower
-// need not read back what it wrote itself.
+// to each store's channel, so that a listener following others hears
+// nothing; one naming no store on feedChannel when a store is not known or
+// its id does not fit (every follower then reads). by is the origin of
+// every write the commit holds (0: not one origin), the payload, so that
+// a follower need not read back what it wrote itself. Unlike those of the
+// functions of one round trip (storeNotified), it does not say what was
+// written: a follower reads it.
 func feedNotify(stores []string, by int64) string {
 	var calls []string
 	unnamed := len(stores) == 0
@@ -50,11 +53,7 @@ func feedNotify(stores []string, by int64) string {
 			unnamed = true
 			continue
 		}
-		payload := id
-		if by != 0 {
-			payload += originMark + strconv.FormatInt(by, 10)
-		}
-		calls = append(calls, "pg_notify('"+ch+"', '"+payload+"')")
+		calls = append(calls, "pg_notify('"+ch+"', '"+strconv.FormatInt(by, 10)+"')")
 	}
 	if unnamed {
 		calls = append(calls, "pg_notify('"+feedChannel+"', '')")
@@ -93,18 +92,106 @@ type listener struct {
 	named   map[string]*heard
 	unnamed int64
 	// follow is the stores whose channels are to be listened to, true
-	// once they are on the current connection; more is closed when one is
-	// added, to interrupt the connection's wait for a notification.
-	follow map[string]bool
-	more   chan struct{}
+	// once they are on the current connection; interrupt ends the
+	// connection's wait for a notification, for one added meanwhile.
+	follow    map[string]bool
+	interrupt context.CancelFunc
 }
 
 // heard is what the events naming one store said: the last one, the
 // origin of its commit (0: not known), and the last one whose commit had
 // another origin or none known. A follower whose own origin is by need
 // not read the changes of the events after other: they are its own.
+//
+// log is the changes the store's notifications brought, in the order of
+// their commits, since gen last moved: at a notification that did not say
+// what it changed, a gap in the versions' seqs, the channel newly
+// listened to or the connection back (ChangesHeard).
 type heard struct {
 	last, by, other int64
+	gen             int64
+	log             []Change
+}
+
+// heardMax bounds a store's log: a follower further behind reads.
+const heardMax = 256
+
+// storeNotified is what a notification on a store's channel says: the
+// origin of its commit (0: not known) and, from the functions of one
+// round trip (memfs_notify, migration 0030), the version it wrote.
+func storeNotified(storeID, payload string) (int64, *Change) {
+	f := strings.Split(payload, "\n")
+	by, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil || by < 0 {
+		by = 0
+	}
+	if len(f) != 9 {
+		return by, nil
+	}
+	seq, err1 := strconv.ParseInt(f[1], 10, 64)
+	size, err2 := strconv.Atoi(f[5])
+	at, err3 := strconv.ParseInt(f[6], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return by, nil
+	}
+	c := &Change{Seq: seq, StoreID: storeID, Path: f[7], PrevPath: f[8], MemoryID: f[3], VersionID: versionID(seq, at),
+		SHA256: f[4], Size: size, Origin: f[0], At: fromNanos(at)}
+	switch Operation(f[2]) {
+	case OpCreated:
+		c.Op = ChangeCreated
+	case OpDeleted:
+		c.Op = ChangeDeleted
+	case OpModified:
+		c.Op = ChangeModified
+		if c.PrevPath != "" {
+			c.Op = ChangeRenamed
+		}
+	default:
+		return by, nil
+	}
+	return by, c
+}
+
+// storeEvent counts a notification on the channel of store id.
+func (l *listener) storeEvent(id string, by int64, c *Change) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.count([]string{id}, by)
+	h := l.named[id]
+	switch {
+	case c == nil:
+		h.gen++
+		h.log = nil
+	case len(h.log) > 0 && c.Seq != h.log[len(h.log)-1].Seq+1:
+		h.gen++
+		h.log = []Change{*c}
+	case len(h.log) == heardMax:
+		h.log = append(h.log[1:], *c)
+	default:
+		h.log = append(h.log, *c)
+	}
+}
+
+// heardSince returns the changes to store id after position after that its
+// notifications brought, when they are all of them as far as they go and
+// there are some (ok: a wait that ends with none heard, at its 5 s bound
+// or for a notification that named no store, reads); gen is the store's
+// generation, for a position read from the database.
+func (l *listener) heardSince(id string, after FeedPos) (changes []Change, pos FeedPos, gen int64, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h := l.named[id]
+	if h == nil {
+		return nil, after, 0, false
+	}
+	i, _ := slices.BinarySearchFunc(h.log, after.v+1, func(c Change, seq int64) int { return cmp.Compare(c.Seq, seq) })
+	if after.g == 0 || after.g != h.gen || i == len(h.log) || h.log[i].Seq != after.v+1 {
+		return nil, after, h.gen, false
+	}
+	changes = slices.Clone(h.log[i:])
+	pos = after
+	pos.v = changes[len(changes)-1].Seq
+	return changes, pos, h.gen, true
 }
 
 func (p *pgState) wait(ctx context.Context, db *DB, mark FeedMark, follow []Followed) (FeedMark, []bool, error) {
@@ -114,7 +201,6 @@ func (p *pgState) wait(ctx context.Context, db *DB, mark FeedMark, follow []Foll
 		l.wake = make(chan struct{})
 		l.named = map[string]*heard{}
 		l.follow = map[string]bool{}
-		l.more = make(chan struct{})
 		l.mu.Unlock()
 		db.background.Add(1)
 		go p.listen(db)
@@ -180,15 +266,15 @@ func (l *listener) want(follow []Followed) {
 			l.follow[f.Store], added = false, true
 		}
 	}
-	if added {
-		close(l.more)
-		l.more = make(chan struct{})
+	if added && l.interrupt != nil {
+		l.interrupt()
 	}
 }
 
 // toListen returns the stores whose channels the connection does not
-// listen to yet, and what is closed when there are more.
-func (l *listener) toListen() ([]string, <-chan struct{}) {
+// listen to yet; when there are none, stores added from now on call
+// interrupt.
+func (l *listener) toListen(interrupt context.CancelFunc) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var ids []string
@@ -197,7 +283,10 @@ func (l *listener) toListen() ([]string, <-chan struct{}) {
 			ids = append(ids, id)
 		}
 	}
-	return ids, l.more
+	if len(ids) == 0 {
+		l.interrupt = interrupt
+	}
+	return ids
 }
 
 // listening records that the connection listens to the channels of ids
@@ -216,6 +305,13 @@ func (l *listener) listening(ids []string, reset bool) {
 	}
 	if len(ids) > 0 {
 		l.count(ids, 0)
+	}
+	// What was committed before is not in the logs.
+	for id, h := range l.named {
+		if reset || slices.Contains(ids, id) {
+			h.gen++
+			h.log = nil
+		}
 	}
 }
 
@@ -319,8 +415,9 @@ func (p *pgState) listen(db *DB) {
 // listenOnce listens to the channels of stores newly followed, then
 // waits for one notification, or until a store is added.
 func (p *pgState) listenOnce(ctx context.Context, conn *pgx.Conn) error {
-	ids, more := p.listener.toListen()
-	if len(ids) > 0 {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for ids := p.listener.toListen(cancel); len(ids) > 0; ids = p.listener.toListen(cancel) {
 		for _, id := range ids {
 			ch, _ := storeChannel(id)
 			if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
@@ -329,21 +426,18 @@ func (p *pgState) listenOnce(ctx context.Context, conn *pgx.Conn) error {
 		}
 		p.listener.listening(ids, false)
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-more:
-			cancel()
-		case <-wctx.Done():
-		}
-	}()
 	n, err := conn.WaitForNotification(wctx)
 	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
 		return nil // a store was added: the connection is still good
 	}
-	if err == nil {
+	if err != nil {
+		return err
+	}
+	if id, ok := strings.CutPrefix(n.Channel, feedChannel+":"); ok {
+		by, c := storeNotified(id, n.Payload)
+		p.listener.storeEvent(id, by, c)
+	} else {
 		p.listener.event(notified(n.Payload))
 	}
-	return err
+	return nil
 }

@@ -1,15 +1,25 @@
 -- Each store's commits notify a channel of its own, "memfs:" and the
 -- store's id, so that PostgreSQL sends them only to the sessions that
 -- listen for that store (the daemons that mount it, a page that shows
--- it), not to every listener of the database. A store whose id is too
--- long for a channel's name (63 bytes) notifies "memfs", which every
--- listener hears. memfs_notify is where the functions of one round trip
--- notify; they are 0029's memfs_create and 0027's others otherwise.
+-- it), not to every listener of the database. The functions of one round
+-- trip say in the payload what they wrote (the origin, then the version's
+-- seq, operation, memory, hash, size, time, path and the path it left,
+-- one per line: paths hold no control characters), so that a daemon
+-- following the store need not read it back. A store whose id is too long
+-- for a channel's name (63 bytes) notifies "memfs", which every listener
+-- hears, with the payload of before (its id and the origin). memfs_notify
+-- is where those functions notify; they are 0029's memfs_create and
+-- 0027's others otherwise.
 
-CREATE FUNCTION memfs_notify(p_store_id TEXT, p_origin BIGINT) RETURNS VOID
+CREATE FUNCTION memfs_notify(p_store_id TEXT, p_origin BIGINT, p_seq BIGINT, p_op TEXT, p_memory TEXT,
+	p_sha TEXT, p_size BIGINT, p_at BIGINT, p_path TEXT, p_prev TEXT) RETURNS VOID
 LANGUAGE sql AS $$
 SELECT pg_notify(CASE WHEN octet_length(p_store_id) <= 57 THEN 'memfs:' || p_store_id ELSE 'memfs' END,
-	CASE WHEN octet_length(p_store_id) <= 7000 THEN p_store_id || ',@' || p_origin ELSE '' END)
+	CASE WHEN octet_length(p_store_id) > 57 THEN
+			CASE WHEN octet_length(p_store_id) <= 7000 THEN p_store_id || ',@' || p_origin ELSE '' END
+		WHEN octet_length(p_path) + octet_length(coalesce(p_prev, '')) <= 6000 THEN
+			concat_ws(E'\n', p_origin, p_seq, p_op, p_memory, coalesce(p_sha, ''), coalesce(p_size, 0), p_at, p_path, coalesce(p_prev, ''))
+		ELSE p_origin::text END)
 $$;
 
 CREATE OR REPLACE FUNCTION memfs_create(p_store BIGINT, p_memory TEXT, p_path TEXT, p_up TEXT[], p_at BIGINT,
@@ -52,7 +62,7 @@ BEGIN
 	INSERT INTO memories (ino, id, store, path, head, version_id, sha, size, created_at, updated_at)
 	VALUES (v_seq, p_memory, p_store, p_path, v_seq, memfs_version_id(v_seq, v_at), p_sha, p_size, v_at, v_at)
 	RETURNING ino INTO v_ino;
-	PERFORM memfs_notify(s.id, p_origin);
+	PERFORM memfs_notify(s.id, p_origin, v_seq, 'created', p_memory, p_sha, p_size, v_at, p_path, NULL);
 	RETURN;
 END $$;
 
@@ -92,7 +102,7 @@ BEGIN
 	VALUES (coalesce(l_seq, lo) + 1, p_store, p_memory, 'modified', v_at, p_actor_type, p_actor_id, p_conflict, p_origin,
 		p_path, p_sha, p_size, p_content, coalesce(l_hist, 0) + p_cost, coalesce(l_live, 0), p_via)
 	RETURNING seq INTO v_seq;
-	PERFORM memfs_notify(s.id, p_origin);
+	PERFORM memfs_notify(s.id, p_origin, v_seq, 'modified', p_memory, p_sha, p_size, v_at, p_path, NULL);
 	RETURN;
 END $$;
 
@@ -137,7 +147,7 @@ BEGIN
 	v_size := m.size;
 	v_ino := m.ino;
 	v_created := m.created_at;
-	PERFORM memfs_notify(s.id, p_origin);
+	PERFORM memfs_notify(s.id, p_origin, v_seq, 'modified', m.id, m.sha, m.size, v_at, p_to, p_from);
 	RETURN;
 END $$;
 
@@ -157,6 +167,7 @@ DECLARE
 	l_live BIGINT;
 	l_at   BIGINT;
 	v_seq  BIGINT;
+	v_at   BIGINT;
 BEGIN
 	SELECT seq INTO s_seq FROM stores WHERE id = p_store_id FOR UPDATE;
 	IF NOT FOUND THEN
@@ -179,11 +190,12 @@ BEGIN
 		RETURN NULL;
 	END IF;
 	SELECT seq, hist, live, created_at INTO l_seq, l_hist, l_live, l_at FROM versions WHERE seq > lo AND seq < hi ORDER BY seq DESC LIMIT 1;
+	v_at := greatest(p_at, l_at);
 	INSERT INTO versions (seq, store, memory_id, operation, created_at, actor_type, actor_id, conflict, origin,
 		path, hist, live, via_key)
-	VALUES (coalesce(l_seq, lo) + 1, s_seq, m_id, 'deleted', greatest(p_at, l_at), p_actor_type, p_actor_id, false, p_origin,
+	VALUES (coalesce(l_seq, lo) + 1, s_seq, m_id, 'deleted', v_at, p_actor_type, p_actor_id, false, p_origin,
 		m_path, coalesce(l_hist, 0) + p_cost + 2 * octet_length(m_path), coalesce(l_live, 0) - 1, p_via)
 	RETURNING seq INTO v_seq;
-	PERFORM memfs_notify(p_store_id, p_origin);
+	PERFORM memfs_notify(p_store_id, p_origin, v_seq, 'deleted', m_id, NULL, NULL, v_at, m_path, NULL);
 	RETURN v_seq;
 END $$;
