@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -626,4 +627,95 @@ func TestChangesHeard(t *testing.T) {
 		}
 		pos = gotPos
 	}
+}
+
+// importAs makes a store with one memory /f on a scratch SQLite database,
+// exports it with the store's id and the memory's replaced by storeID and
+// memID, and imports that into dst: ids only an import can give.
+func importAs(t *testing.T, dst *versions.DB, storeID, memID string) {
+	t.Helper()
+	src := openOn(t, filepath.Join(t.TempDir(), "src.db"))
+	s := newStore(t, src, versions.StoreParams{Name: "imported " + storeID[:12]})
+	m := create(t, src, s.ID, "/f", "one")
+	exp := exportBytes(t, src, s.ID)
+	exp = bytes.ReplaceAll(exp, []byte(s.ID), []byte(storeID))
+	exp = bytes.ReplaceAll(exp, []byte(m.ID), []byte(memID))
+	importBytes(t, dst, exp)
+}
+
+// ChangesHeard reads whenever what it heard may leave something out: the
+// commits of a store whose id has no channel of its own (they notify the
+// shared channel, which says what changed of no store), and a
+// notification of the shared channel naming a store (as a build from
+// before the stores' channels sends).
+func TestChangesHeardReadsWhatItMayHaveMissed(t *testing.T) {
+	if !onPostgres() {
+		t.Skip("SQLite sends no notifications: ChangesHeard reads")
+	}
+	dsn := testDSN(t)
+	writer, follower := openOn(t, dsn), openOn(t, dsn)
+	odd := "memstore_odd.id" // short, but not a channel's
+	importAs(t, writer, odd, "mem_01JODDIDMEMORY00000000000")
+	plain := newStore(t, writer, versions.StoreParams{Name: "plain"}).ID
+	raw := openRaw(t, dsn)
+	for _, tc := range []struct {
+		store   string
+		between func() error
+	}{
+		{odd, func() error { return writer.MakeDir(ctx, odd, "/d") }},
+		{plain, func() error {
+			_, err := raw.Exec(`BEGIN; INSERT INTO changes (store, path, origin, at, op) VALUES ('` + plain + `', '/old', '0', ` +
+				fmt.Sprint(time.Now().UnixNano()) + `, 'dir_made'); SELECT pg_notify('memfs', '` + plain + `,@7'); COMMIT`)
+			return err
+		}},
+	} {
+		// The writer learns the store: its creates are then one round trip.
+		_, err := writer.Save(ctx, versions.SaveReq{StoreID: tc.store, Path: "/warm", Content: "w", By: me})
+		ok(t, err)
+		follow := versions.Followed{Store: tc.store}
+		mark := settledFeed(t, follower, follow)
+		_, pos, err := follower.ChangesHeard(ctx, tc.store, versions.FeedPos{})
+		ok(t, err)
+		save := func(path string) {
+			t.Helper()
+			_, err := writer.Save(ctx, versions.SaveReq{StoreID: tc.store, Path: path, Content: path, By: me})
+			ok(t, err)
+			// Heard, well before the wait's 5 s bound.
+			wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			next, _, err := follower.WaitFeed(wctx, mark, 0, follow)
+			ok(t, err)
+			mark = next
+		}
+		save("/a")
+		_, pos, err = follower.ChangesHeard(ctx, tc.store, pos)
+		ok(t, err)
+		ok(t, tc.between())
+		save("/b")
+		settledFeed(t, follower, follow)
+		got, _, err := follower.ChangesHeard(ctx, tc.store, pos)
+		ok(t, err)
+		want, _, err := follower.Changes(ctx, tc.store, pos)
+		ok(t, err)
+		if len(want) != 2 || fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+			t.Errorf("store %s: ChangesHeard gave\n%+v, Changes reads\n%+v", tc.store, got, want)
+		}
+	}
+}
+
+// A memory whose imported id is long is still renamed and deleted in one
+// round trip: the notification then says only the commit's origin, within
+// PostgreSQL's 8,000 bytes.
+func TestLongMemoryIDInOneRoundTrip(t *testing.T) {
+	if !onPostgres() {
+		t.Skip("PostgreSQL's notifications only")
+	}
+	db := openDB(t)
+	store, long := "memstore_01JLONGMEMORYID000000000", "mem_"+strings.Repeat("x", 7950)
+	importAs(t, db, store, long)
+	_, err := db.Save(ctx, versions.SaveReq{StoreID: store, Path: "/other", Content: "o", By: me})
+	ok(t, err)
+	_, err = db.Rename(ctx, store, "/f", "/g", false, me)
+	ok(t, err)
+	ok(t, db.DeleteMemory(ctx, store, long, versions.MemoryDelete{}, me))
 }

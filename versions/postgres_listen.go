@@ -28,12 +28,12 @@ const listenSafety = 5 * time.Second
 // storeChannel is the channel of a store's commits, which only the
 // sessions following it listen to (PostgreSQL signals every listener of
 // the database at a commit, but sends a notification only to those of
-// its channel); false for an id too long for a channel's 63 bytes. The
-// functions of one round trip name it so too (memfs_notify, migration
-// 0030).
+// its channel); false for an id too long for a channel's 63 bytes or not
+// plain. The functions of one round trip decide so too (memfs_notify,
+// migration 0030).
 func storeChannel(id string) (string, bool) {
 	ch := feedChannel + ":" + id
-	return ch, len(ch) <= 63
+	return ch, len(ch) <= 63 && plainID(id)
 }
 
 // feedNotify is the NOTIFY of a commit to the change feeds of stores: one
@@ -49,7 +49,7 @@ func feedNotify(stores []string, by int64) string {
 	unnamed := len(stores) == 0
 	for _, id := range stores {
 		ch, ok := storeChannel(id)
-		if !ok || !plainID(id) {
+		if !ok {
 			unnamed = true
 			continue
 		}
@@ -65,8 +65,8 @@ func feedNotify(stores []string, by int64) string {
 // one round trip send their store's id and their caller's origin so too.
 const originMark = ",@"
 
-// plainID: a store id that is neither empty nor holds a character the
-// payload's SQL literal would need to escape (ids are memstore_ and a
+// plainID: a store id that is neither empty nor holds a character a
+// channel's SQL literal would need to escape (ids are memstore_ and a
 // ULID, but an imported store keeps the id it had).
 func plainID(id string) bool {
 	return id != "" && !strings.ContainsFunc(id, func(r rune) bool {
@@ -152,6 +152,26 @@ func storeNotified(storeID, payload string) (int64, *Change) {
 	return by, c
 }
 
+// sharedEvent counts a notification on feedChannel, which says what
+// changed of none of the stores it names (of any, when it names none).
+func (l *listener) sharedEvent(stores []string, by int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.count(stores, by)
+	l.missed(len(stores) == 0, stores)
+}
+
+// missed starts the logs of stores ids (all: of every store) anew: what
+// changed them may not all have been heard. With l.mu held.
+func (l *listener) missed(all bool, ids []string) {
+	for id, h := range l.named {
+		if all || slices.Contains(ids, id) {
+			h.gen++
+			h.log = nil
+		}
+	}
+}
+
 // storeEvent counts a notification on the channel of store id.
 func (l *listener) storeEvent(id string, by int64, c *Change) {
 	l.mu.Lock()
@@ -160,8 +180,7 @@ func (l *listener) storeEvent(id string, by int64, c *Change) {
 	h := l.named[id]
 	switch {
 	case c == nil:
-		h.gen++
-		h.log = nil
+		l.missed(false, []string{id})
 	case len(h.log) > 0 && c.Seq != h.log[len(h.log)-1].Seq+1:
 		h.gen++
 		h.log = []Change{*c}
@@ -306,13 +325,7 @@ func (l *listener) listening(ids []string, reset bool) {
 	if len(ids) > 0 {
 		l.count(ids, 0)
 	}
-	// What was committed before is not in the logs.
-	for id, h := range l.named {
-		if reset || slices.Contains(ids, id) {
-			h.gen++
-			h.log = nil
-		}
-	}
+	l.missed(reset, ids) // what was committed before they listened
 }
 
 // notified is the stores a payload names and the origin of the commit
@@ -437,7 +450,7 @@ func (p *pgState) listenOnce(ctx context.Context, conn *pgx.Conn) error {
 		by, c := storeNotified(id, n.Payload)
 		p.listener.storeEvent(id, by, c)
 	} else {
-		p.listener.event(notified(n.Payload))
+		p.listener.sharedEvent(notified(n.Payload))
 	}
 	return nil
 }

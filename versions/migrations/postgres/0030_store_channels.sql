@@ -5,21 +5,24 @@
 -- trip say in the payload what they wrote (the origin, then the version's
 -- seq, operation, memory, hash, size, time, path and the path it left,
 -- one per line: paths hold no control characters), so that a daemon
--- following the store need not read it back. A store whose id is too long
--- for a channel's name (63 bytes) notifies "memfs", which every listener
--- hears, with the payload of before (its id and the origin). memfs_notify
--- is where those functions notify; they are 0029's memfs_create and
--- 0027's others otherwise.
+-- following the store need not read it back; only the origin when that
+-- would pass a notification's 8,000 bytes (an imported memory's id may be
+-- long). A store whose id is too long for a channel's name (63 bytes) or
+-- holds other characters than letters, digits, _ and - (an imported id)
+-- notifies "memfs", which every listener hears, with the payload of
+-- before (its id and the origin). memfs_notify is where those functions
+-- notify; they are 0029's memfs_create and 0027's others otherwise.
 
 CREATE FUNCTION memfs_notify(p_store_id TEXT, p_origin BIGINT, p_seq BIGINT, p_op TEXT, p_memory TEXT,
 	p_sha TEXT, p_size BIGINT, p_at BIGINT, p_path TEXT, p_prev TEXT) RETURNS VOID
 LANGUAGE sql AS $$
-SELECT pg_notify(CASE WHEN octet_length(p_store_id) <= 57 THEN 'memfs:' || p_store_id ELSE 'memfs' END,
-	CASE WHEN octet_length(p_store_id) > 57 THEN
-			CASE WHEN octet_length(p_store_id) <= 7000 THEN p_store_id || ',@' || p_origin ELSE '' END
-		WHEN octet_length(p_path) + octet_length(coalesce(p_prev, '')) <= 6000 THEN
-			concat_ws(E'\n', p_origin, p_seq, p_op, p_memory, coalesce(p_sha, ''), coalesce(p_size, 0), p_at, p_path, coalesce(p_prev, ''))
-		ELSE p_origin::text END)
+SELECT CASE WHEN octet_length(p_store_id) <= 57 AND p_store_id ~ '^[A-Za-z0-9_-]+$' THEN
+		pg_notify('memfs:' || p_store_id, CASE WHEN octet_length(said) <= 7900 THEN said ELSE p_origin::text END)
+	ELSE
+		pg_notify('memfs', CASE WHEN octet_length(p_store_id) <= 7000 THEN p_store_id || ',@' || p_origin ELSE '' END)
+	END
+FROM (SELECT concat_ws(E'\n', p_origin, p_seq, p_op, p_memory, coalesce(p_sha, ''), coalesce(p_size, 0), p_at, p_path,
+	coalesce(p_prev, '')) AS said) AS payload
 $$;
 
 CREATE OR REPLACE FUNCTION memfs_create(p_store BIGINT, p_memory TEXT, p_path TEXT, p_up TEXT[], p_at BIGINT,
