@@ -1,28 +1,33 @@
 -- Each store's commits notify a channel of its own, "memfs:" and the
 -- store's id, so that PostgreSQL sends them only to the sessions that
 -- listen for that store (the daemons that mount it, a page that shows
--- it), not to every listener of the database. The functions of one round
--- trip say in the payload what they wrote (the origin, then the version's
--- seq, operation, memory, hash, size, time, path and the path it left,
--- one per line: paths hold no control characters), so that a daemon
--- following the store need not read it back; only the origin when that
--- would pass a notification's 8,000 bytes (an imported memory's id may be
--- long). A store whose id is too long for a channel's name (63 bytes) or
--- holds other characters than letters, digits, _ and - (an imported id)
--- notifies "memfs", which every listener hears, with the payload of
--- before (its id and the origin). memfs_notify is where those functions
--- notify; they are 0029's memfs_create and 0027's others otherwise.
+-- it), not to every listener of the database. A store whose id is too
+-- long for a channel's name (63 bytes) or holds other characters than
+-- letters, digits, _ and - (an imported id) notifies "memfs", which every
+-- listener hears, with the payload of before (its id and the origin).
+--
+-- The functions of one round trip say in the payload what they wrote
+-- (the origin, then the version's seq, operation, memory, hash, size,
+-- time, path and the path it left, one per line: paths hold no control
+-- characters), so that a daemon following the store need not read it
+-- back; only the origin when that would pass a notification's 8,000 bytes
+-- (an imported memory's id may be long). memfs_notify, where they notify,
+-- is one SELECT of expressions, which PostgreSQL inlines where it is
+-- called (a FROM, say, would make each call plan it). The functions are
+-- 0029's memfs_create and 0027's others otherwise.
 
 CREATE FUNCTION memfs_notify(p_store_id TEXT, p_origin BIGINT, p_seq BIGINT, p_op TEXT, p_memory TEXT,
 	p_sha TEXT, p_size BIGINT, p_at BIGINT, p_path TEXT, p_prev TEXT) RETURNS VOID
 LANGUAGE sql AS $$
 SELECT CASE WHEN octet_length(p_store_id) <= 57 AND p_store_id ~ '^[A-Za-z0-9_-]+$' THEN
-		pg_notify('memfs:' || p_store_id, CASE WHEN octet_length(said) <= 7900 THEN said ELSE p_origin::text END)
+		pg_notify('memfs:' || p_store_id, CASE
+			WHEN octet_length(p_memory) + octet_length(p_path) + octet_length(coalesce(p_prev, '')) <= 7500 THEN
+				concat_ws(E'\n', p_origin, p_seq, p_op, p_memory, coalesce(p_sha, ''), coalesce(p_size, 0), p_at, p_path,
+					coalesce(p_prev, ''))
+			ELSE p_origin::text END)
 	ELSE
 		pg_notify('memfs', CASE WHEN octet_length(p_store_id) <= 7000 THEN p_store_id || ',@' || p_origin ELSE '' END)
 	END
-FROM (SELECT concat_ws(E'\n', p_origin, p_seq, p_op, p_memory, coalesce(p_sha, ''), coalesce(p_size, 0), p_at, p_path,
-	coalesce(p_prev, '')) AS said) AS payload
 $$;
 
 CREATE OR REPLACE FUNCTION memfs_create(p_store BIGINT, p_memory TEXT, p_path TEXT, p_up TEXT[], p_at BIGINT,
@@ -193,12 +198,11 @@ BEGIN
 		RETURN NULL;
 	END IF;
 	SELECT seq, hist, live, created_at INTO l_seq, l_hist, l_live, l_at FROM versions WHERE seq > lo AND seq < hi ORDER BY seq DESC LIMIT 1;
-	v_at := greatest(p_at, l_at);
 	INSERT INTO versions (seq, store, memory_id, operation, created_at, actor_type, actor_id, conflict, origin,
 		path, hist, live, via_key)
-	VALUES (coalesce(l_seq, lo) + 1, s_seq, m_id, 'deleted', v_at, p_actor_type, p_actor_id, false, p_origin,
+	VALUES (coalesce(l_seq, lo) + 1, s_seq, m_id, 'deleted', greatest(p_at, l_at), p_actor_type, p_actor_id, false, p_origin,
 		m_path, coalesce(l_hist, 0) + p_cost + 2 * octet_length(m_path), coalesce(l_live, 0) - 1, p_via)
-	RETURNING seq INTO v_seq;
+	RETURNING seq, created_at INTO v_seq, v_at;
 	PERFORM memfs_notify(p_store_id, p_origin, v_seq, 'deleted', m_id, NULL, NULL, v_at, m_path, NULL);
 	RETURN v_seq;
 END $$;
