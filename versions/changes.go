@@ -45,9 +45,10 @@ const (
 )
 
 // FeedPos is how far a reader has applied one store's change feed: compare
-// positions with ==, and pass the last one back to Changes. The zero
-// FeedPos is before every change. g, set by ChangesHeard only, is the
-// generation of the store's notifications it was read at.
+// positions from Changes with ==, and pass the last one back to Changes
+// (or ChangesHeard). The zero FeedPos is before every change. g, set by
+// ChangesHeard only, is the generation of the store's notifications it
+// was read at.
 type FeedPos struct{ v, c, g int64 }
 
 // recordChange appends a row to the changes table for a directory or store

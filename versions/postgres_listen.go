@@ -105,8 +105,8 @@ type listener struct {
 //
 // log is the changes the store's notifications brought, in the order of
 // their commits, since gen last moved: at a notification that did not say
-// what it changed, a gap in the versions' seqs, the channel newly
-// listened to or the connection back (ChangesHeard).
+// what it changed (any on feedChannel), a gap in the versions' seqs, the
+// channel newly listened to or the connection back (ChangesHeard).
 type heard struct {
 	last, by, other int64
 	gen             int64
@@ -152,8 +152,9 @@ func storeNotified(storeID, payload string) (int64, *Change) {
 	return by, c
 }
 
-// sharedEvent counts a notification on feedChannel, which says what
-// changed of none of the stores it names (of any, when it names none).
+// sharedEvent counts a notification on feedChannel. It never says what
+// changed: the logs of the stores it names (of all, when it names none)
+// start anew.
 func (l *listener) sharedEvent(stores []string, by int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
