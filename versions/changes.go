@@ -126,6 +126,20 @@ func (db *DB) ChangesHeard(ctx context.Context, storeID string, after FeedPos) (
 	return changes, pos, err
 }
 
+// versionChange is what a version of operation op did at its path; prev
+// is the path a rename left.
+func versionChange(op Operation, prev string) ChangeOp {
+	switch {
+	case op == OpCreated:
+		return ChangeCreated
+	case op == OpDeleted:
+		return ChangeDeleted
+	case prev != "":
+		return ChangeRenamed
+	}
+	return ChangeModified
+}
+
 // Changes returns the changes to storeID after position after, in the
 // order they were committed (see changesQuery), and the position they lead
 // to; one statement reads them. A store deleted meanwhile still yields its
@@ -169,17 +183,7 @@ func (db *DB) Changes(ctx context.Context, storeID string, after FeedPos) ([]Cha
 			if !verID.Valid {
 				c.VersionID = versionID(c.Seq, at)
 			}
-			switch Operation(op) {
-			case OpCreated:
-				c.Op = ChangeCreated
-			case OpDeleted:
-				c.Op = ChangeDeleted
-			default:
-				c.Op = ChangeModified
-				if c.PrevPath != "" {
-					c.Op = ChangeRenamed
-				}
-			}
+			c.Op = versionChange(Operation(op), c.PrevPath)
 			out = append(out, c)
 		}
 		return rows.Err()

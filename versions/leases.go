@@ -234,8 +234,17 @@ func (db *DB) beginLease(r *run) error {
 	return db.refuseNewerSchema(r)
 }
 
-// insertLease writes lease l, expiring LeaseTTL after now.
-const insertLease = "INSERT INTO mounts (id, session, host, mountpoint, started_at, expires_at, epoch) VALUES (?, ?, ?, ?, ?, ?, ?)"
+// putLease writes lease l at epoch, from the database's clock
+// (leaseClock) to LeaseTTL after it.
+func (db *DB) putLease(r *run, l MountLease, epoch int64) error {
+	now, err := db.leaseClock(r)
+	if err != nil {
+		return err
+	}
+	_, err = r.exec("INSERT INTO mounts (id, session, host, mountpoint, started_at, expires_at, epoch) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		l.ID, l.SessionID, l.Host, l.Mountpoint, now, now+int64(LeaseTTL), epoch)
+	return err
+}
 
 // StartMount takes a lease for mount instance l.ID at l.Epoch, unless a
 // newer memfs has upgraded the schema since this handle opened it: the
@@ -246,12 +255,7 @@ func (db *DB) StartMount(ctx context.Context, l MountLease) error {
 		if err := db.beginLease(r); err != nil {
 			return err
 		}
-		now, err := db.leaseClock(r)
-		if err != nil {
-			return err
-		}
-		_, err = r.exec(insertLease, l.ID, l.SessionID, l.Host, l.Mountpoint, now, now+int64(LeaseTTL), l.Epoch)
-		return err
+		return db.putLease(r, l, l.Epoch)
 	})
 	if err != nil {
 		db.leases.setOwn(l.ID, l.Epoch, false)
@@ -288,25 +292,21 @@ func (db *DB) RenewMount(ctx context.Context, l *MountLease) (lapsed bool, err e
 			return err
 		})
 	})
-	epoch := newEpoch()
+	var epoch int64
 	if err == nil && lapsed {
 		// A new lease, in a transaction of its own that begins as
 		// StartMount's (beginLease). A renewal does not: it never waits
 		// for a migration, nor queues behind one.
+		epoch = newEpoch()
 		err = db.retry(ctx, func() error {
 			return db.inTx(ctx, db.lp, db.d.beginWrite, true, func(r *run) error {
 				if err := db.beginLease(r); err != nil {
 					return err
 				}
-				now, err := db.leaseClock(r)
-				if err != nil {
-					return err
-				}
 				if _, err := r.exec("DELETE FROM mounts WHERE id = ?", l.ID); err != nil {
 					return err
 				}
-				_, err = r.exec(insertLease, l.ID, l.SessionID, l.Host, l.Mountpoint, now, now+int64(LeaseTTL), epoch)
-				return err
+				return db.putLease(r, *l, epoch)
 			})
 		})
 	}

@@ -33,10 +33,10 @@ func (db *DB) migrate(ctx context.Context) error {
 		integer = "BIGINT"
 	}
 	// A schema that records every migration of this build (each once: a
-	// version is the table's key) takes no lock
-	// and no write: every command opens the database, and a transaction
-	// per migration that holds the migrations' lock alone would queue the
-	// leases taken meanwhile behind it.
+	// version is the table's key) takes no lock and no write: every
+	// command opens the database, and a transaction per migration that
+	// holds the migrations' lock alone would queue the leases taken
+	// meanwhile behind it.
 	if current, err := db.schemaCurrent(ctx, names); err != nil || current {
 		return err
 	}
@@ -130,7 +130,6 @@ func (db *DB) schemaCurrent(ctx context.Context, names []string) (current bool, 
 			q = "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'schema_migrations'"
 		}
 		if err := r.c.c.QueryRowContext(r.ctx, q).Scan(&tables); err != nil || tables == 0 {
-			current = false
 			return err
 		}
 		recorded, err := db.checkSchema(r)
@@ -270,13 +269,7 @@ func (db *DB) lockMigrations(r *run, shared bool) error {
 		fn += "_shared"
 	}
 	_, err := r.c.c.ExecContext(r.ctx, fmt.Sprintf("SELECT %s(%d)", fn, migrationLock))
-	return db.migrationLockError(err)
-}
-
-// migrationLockError says what a wait for migrationLock that ran out of
-// lock_timeout was waiting for.
-func (db *DB) migrationLockError(err error) error {
-	if pgCode(err) == "55P03" {
+	if pgCode(err) == "55P03" { // lock_timeout ran out: say what for
 		return errorf(CodeUnavailable, "the database %s is being migrated, or another memfs held its migration lock too long: try again in a moment (%v)", db.where, err)
 	}
 	return err

@@ -61,8 +61,8 @@ func feedNotify(stores []string, by int64) string {
 	return "SELECT " + strings.Join(calls, ", ")
 }
 
-// originMark comes before the origin at a payload's end; the functions of
-// one round trip send their store's id and their caller's origin so too.
+// originMark comes before the origin at the end of a payload on
+// feedChannel, after the store's id (notified).
 const originMark = ",@"
 
 // plainID: a store id that is neither empty nor holds a character a
@@ -134,60 +134,49 @@ func storeNotified(storeID, payload string) (int64, *Change) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return by, nil
 	}
-	c := &Change{Seq: seq, StoreID: storeID, Path: f[7], PrevPath: f[8], MemoryID: f[3], VersionID: versionID(seq, at),
-		SHA256: f[4], Size: size, Origin: f[0], At: fromNanos(at)}
-	switch Operation(f[2]) {
-	case OpCreated:
-		c.Op = ChangeCreated
-	case OpDeleted:
-		c.Op = ChangeDeleted
-	case OpModified:
-		c.Op = ChangeModified
-		if c.PrevPath != "" {
-			c.Op = ChangeRenamed
-		}
-	default:
-		return by, nil
-	}
-	return by, c
+	return by, &Change{Seq: seq, StoreID: storeID, Op: versionChange(Operation(f[2]), f[8]), Path: f[7], PrevPath: f[8],
+		MemoryID: f[3], VersionID: versionID(seq, at), SHA256: f[4], Size: size, Origin: f[0], At: fromNanos(at)}
 }
 
-// sharedEvent counts a notification on feedChannel. It never says what
-// changed: the logs of the stores it names (of all, when it names none)
-// start anew.
+// sharedEvent counts a notification on feedChannel naming stores (none:
+// any, as after a reconnection), committed by origin by (0: not known).
+// It never says what changed: their logs start anew.
 func (l *listener) sharedEvent(stores []string, by int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.count(stores, by)
-	l.missed(len(stores) == 0, stores)
+	l.missed(stores)
 }
 
-// missed starts the logs of stores ids (all: of every store) anew: what
-// changed them may not all have been heard. With l.mu held.
-func (l *listener) missed(all bool, ids []string) {
-	for id, h := range l.named {
-		if all || slices.Contains(ids, id) {
-			h.gen++
-			h.log = nil
+// missed starts the logs of stores ids (nil: of every store) anew: what
+// changed them may not all have been heard. With l.mu held, after count
+// named them.
+func (l *listener) missed(ids []string) {
+	if ids == nil {
+		for _, h := range l.named {
+			h.gen, h.log = h.gen+1, nil
 		}
+	}
+	for _, id := range ids {
+		h := l.named[id]
+		h.gen, h.log = h.gen+1, nil
 	}
 }
 
-// storeEvent counts a notification on the channel of store id.
+// storeEvent counts a notification on the channel of store id, which
+// brought change c (nil: it did not say).
 func (l *listener) storeEvent(id string, by int64, c *Change) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.count([]string{id}, by)
 	h := l.named[id]
-	switch {
-	case c == nil:
-		l.missed(false, []string{id})
-	case len(h.log) > 0 && c.Seq != h.log[len(h.log)-1].Seq+1:
-		h.gen++
-		h.log = []Change{*c}
-	case len(h.log) == heardMax:
-		h.log = append(h.log[1:], *c)
-	default:
+	if c == nil || len(h.log) > 0 && c.Seq != h.log[len(h.log)-1].Seq+1 {
+		l.missed([]string{id})
+	}
+	if c != nil {
+		if len(h.log) == heardMax {
+			h.log = h.log[1:]
+		}
 		h.log = append(h.log, *c)
 	}
 }
@@ -249,13 +238,12 @@ func (p *pgState) wait(ctx context.Context, db *DB, mark FeedMark, follow []Foll
 
 // movedSince tells which of the followed stores the events after event
 // since named, leaving out those that were only the follower's own
-// commits; nil, true when any may have moved (an event named no store, or
-// no stores are followed and one came).
+// commits; nil, true when any may have moved (an event named no store).
 func (l *listener) movedSince(since int64, follow []Followed) ([]bool, bool) {
 	if l.n == since {
 		return nil, false
 	}
-	if l.unnamed > since || len(follow) == 0 {
+	if l.unnamed > since {
 		return nil, true
 	}
 	moved := make([]bool, len(follow))
@@ -309,24 +297,27 @@ func (l *listener) toListen(interrupt context.CancelFunc) []string {
 	return ids
 }
 
-// listening records that the connection listens to the channels of ids
-// (a new connection, to none: ids nil and reset), and counts an event
-// naming them: their waits may have missed commits until now.
-func (l *listener) listening(ids []string, reset bool) {
+// relisten records that a new connection listens to no store's channel
+// yet.
+func (l *listener) relisten() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if reset {
-		for id := range l.follow {
-			l.follow[id] = false
-		}
+	for id := range l.follow {
+		l.follow[id] = false
 	}
+}
+
+// listening records that the connection listens to the channels of ids,
+// and counts an event naming them: their waits and logs may have missed
+// commits until now.
+func (l *listener) listening(ids []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	for _, id := range ids {
 		l.follow[id] = true
 	}
-	if len(ids) > 0 {
-		l.count(ids, 0)
-	}
-	l.missed(reset, ids) // what was committed before they listened
+	l.count(ids, 0)
+	l.missed(ids)
 }
 
 // notified is the stores a payload names and the origin of the commit
@@ -349,15 +340,8 @@ func notified(payload string) ([]string, int64) {
 	return append(strings.Split(payload, ","), payload), by
 }
 
-// event counts a notification naming stores (none: unnamed), committed by
-// origin by (0: not known).
-func (l *listener) event(stores []string, by int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.count(stores, by)
-}
-
-// count is event with l.mu held.
+// count counts an event naming stores (none: any), committed by origin
+// by (0: not known), and wakes the waits. With l.mu held.
 func (l *listener) count(stores []string, by int64) {
 	l.n++
 	if len(stores) == 0 {
@@ -397,13 +381,13 @@ func (p *pgState) listen(db *DB) {
 	for ctx.Err() == nil {
 		conn, err := pgx.ConnectConfig(ctx, p.config.Copy())
 		if err == nil {
-			p.listener.listening(nil, true)
+			p.listener.relisten()
 			if _, err = conn.Exec(ctx, "LISTEN "+feedChannel); err == nil {
 				if down {
 					slog.Info("change feed notifications are back", "db", db.where)
 				}
 				down, backoff = false, 50*time.Millisecond
-				p.listener.event(nil, 0)
+				p.listener.sharedEvent(nil, 0) // commits may have gone unheard
 				for err == nil {
 					err = p.listenOnce(ctx, conn)
 				}
@@ -438,7 +422,7 @@ func (p *pgState) listenOnce(ctx context.Context, conn *pgx.Conn) error {
 				return err
 			}
 		}
-		p.listener.listening(ids, false)
+		p.listener.listening(ids)
 	}
 	n, err := conn.WaitForNotification(wctx)
 	if err != nil && ctx.Err() == nil && wctx.Err() != nil {

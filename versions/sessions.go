@@ -196,12 +196,10 @@ func (db *DB) CreateSessionFrom(ctx context.Context, p SessionParams) (*Session,
 				return err
 			}
 		}
-		if l := p.Lease; l != nil {
-			lnow, err := db.leaseClock(r)
-			if err != nil {
-				return err
-			}
-			if _, err := r.exec(insertLease, l.ID, sess.ID, l.Host, l.Mountpoint, lnow, lnow+int64(LeaseTTL), l.Epoch); err != nil {
+		if p.Lease != nil {
+			l := *p.Lease
+			l.SessionID = sess.ID
+			if err := db.putLease(r, l, l.Epoch); err != nil {
 				return err
 			}
 		}
