@@ -19,7 +19,7 @@ import (
 // counters (so that two daemons never both see room). The version's
 // insert moves the memory's head in the same statement (the triggers of
 // migrations/sqlite/0029_memories_by_path.sql). On PostgreSQL each is a function
-// of migrations/postgres/0027 (memfs_create of 0029), one round trip. A version's time
+// of migrations/postgres/0031, one round trip. A version's time
 // is taken under the store's write lock, so that times follow the
 // versions' order. When the statement writes nothing,
 // the save reads everything and decides again in the same transaction, and
@@ -176,7 +176,7 @@ func fastSave(r *run, k knownSave, ch *Change) (ok bool, err error) {
 }
 
 // pgFastSave is Save's one statement on PostgreSQL: memfs_save (migration
-// 0025), which notifies the feed's listeners, committed alone in one
+// 0031), which notifies the feed's listeners, committed alone in one
 // round trip or with the store's other saves of the moment (pggroup.go).
 // ok is false when nothing was written.
 func (db *DB) pgFastSave(ctx context.Context, k knownSave, ch *Change) (ok bool, err error) {
@@ -244,7 +244,7 @@ func fastDelete(r *run, storeSeq int64, storeID, ref string, d MemoryDelete, by 
 }
 
 // pgFastDelete is DeleteMemory's one statement on PostgreSQL: memfs_delete
-// (migration 0023) in a statement of its own, one round trip. ok is false
+// (migration 0031) in a statement of its own, one round trip. ok is false
 // when nothing was written and the deletion must read and decide (no such
 // memory, a precondition that fails, or a directory to keep).
 func (db *DB) pgFastDelete(ctx context.Context, storeID, ref string, d MemoryDelete, by Actor) (ok bool, err error) {
@@ -373,7 +373,7 @@ func fastCreate(r *run, k knownCreate, ch *Change) (ok bool, err error) {
 }
 
 // pgFastCreate is Save's create on PostgreSQL: memfs_create (migration
-// 0025), committed as pgFastSave's call is. ok is false when
+// 0031), committed as pgFastSave's call is. ok is false when
 // nothing was written.
 func (db *DB) pgFastCreate(ctx context.Context, k knownCreate, ch *Change) (ok bool, err error) {
 	var seq, ino, at sql.NullInt64
@@ -484,7 +484,7 @@ func fastRename(r *run, k knownRename) (*Memory, error) {
 }
 
 // pgFastRename is Rename's one statement on PostgreSQL: memfs_rename
-// (migration 0025), committed as pgFastSave's call is; nil when nothing
+// (migration 0031), committed as pgFastSave's call is; nil when nothing
 // was written.
 func (db *DB) pgFastRename(ctx context.Context, k knownRename) (*Memory, error) {
 	var seq, size, ino, created, at sql.NullInt64

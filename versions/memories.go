@@ -487,7 +487,7 @@ func actorArgs(by Actor) (typ, id, via any) {
 // previous version's; a deletion costs its record. Redaction frees the
 // content and the path; pruning frees all of it. A one-statement deletion
 // reads its path in SQL and adds the "2 × path" term there: deleteQuery
-// (fastsave.go) and memfs_delete (migrations/postgres/0023_lean_saves.sql)
+// (fastsave.go) and memfs_delete (migrations/postgres/0031_applied_versions.sql)
 // copy it.
 func versionCost(size int, path, actorID string) int {
 	return size + 2*len(path) + len(actorID) + VersionRecordBytes
