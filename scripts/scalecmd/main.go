@@ -42,6 +42,11 @@ type config struct {
 	probers                 int
 	format                  string
 	work                    string
+	// The comparison (compare.go): the older build's scalecmd and memfs,
+	// the pairs to run, and how to name each build.
+	compareBin, compareMemfs string
+	pairs                    int
+	compare, commit          string
 }
 
 // result is one backend's run.
@@ -79,10 +84,37 @@ func main() {
 	flag.DurationVar(&cfg.duration, "duration", 60*time.Second, "how long the writers save")
 	flag.IntVar(&cfg.probers, "probers", 2, "concurrent save-to-visible probes between daemons")
 	flag.StringVar(&cfg.format, "format", "text", "text or json")
+	flag.StringVar(&cfg.compareBin, "compare-bin", "", "an older build's scalecmd: run it and this one alternated, each with its own memfs (--compare-memfs)")
+	flag.StringVar(&cfg.compareMemfs, "compare-memfs", "", "the older build's memfs, for --compare-bin")
+	flag.IntVar(&cfg.pairs, "pairs", 3, "with --compare-bin: pairs of runs, the older build first in each")
+	flag.StringVar(&cfg.compare, "compare", "old", "with --compare-bin: the older build's name in the report")
+	flag.StringVar(&cfg.commit, "commit", "new", "with --compare-bin: this build's name in the report")
 	flag.Parse()
-	if cfg.bin == "" || (cfg.pg == "" && !cfg.sqlite) || cfg.daemons < 2 || cfg.stores < 2 || cfg.writes < 1 {
-		fmt.Fprintln(os.Stderr, "usage: scalecmd --memfs-bin BIN [--pg URL] [--sqlite=false] [--daemons 8] [--stores 4] [--writers 64] [--duration 60s]; at least 2 daemons and 2 stores each")
+	if cfg.bin == "" || (cfg.pg == "" && !cfg.sqlite) || cfg.daemons < 2 || cfg.stores < 2 || cfg.writes < 1 ||
+		(cfg.compareBin == "") != (cfg.compareMemfs == "") || cfg.pairs < 1 {
+		fmt.Fprintln(os.Stderr, "usage: scalecmd --memfs-bin BIN [--pg URL] [--sqlite=false] [--daemons 8] [--stores 4] [--writers 64] [--duration 60s] [--compare-bin OLD-SCALECMD --compare-memfs OLD-MEMFS [--pairs 3]]; at least 2 daemons and 2 stores each")
 		os.Exit(2)
+	}
+	if cfg.compareBin != "" {
+		self, err := os.Executable()
+		if err != nil {
+			fatal(fmt.Errorf("find scalecmd to run again: %w", err))
+		}
+		rep, err := compare(&cfg, self)
+		if err != nil {
+			fatal(err)
+		}
+		if cfg.format == "json" {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(rep)
+		} else {
+			printCompare(os.Stdout, &cfg, rep)
+		}
+		if rep.failed() {
+			os.Exit(1)
+		}
+		return
 	}
 	work, err := os.MkdirTemp("", "memfs-scale-")
 	if err != nil {
