@@ -129,6 +129,13 @@ func runPhases(ctx context.Context, cfg *config, targets []*target, rep *report)
 			}
 			slog.Info("round done", "round", r+1, "target", t.name, "create_s", fmt.Sprintf("%.3f", secs["create"]))
 			rep.addRound(t.name, secs, ops)
+			if t.bareCommits != nil {
+				n, err := t.bareCommits(ctx)
+				if err != nil {
+					return fmt.Errorf("round %d on %s: %w", r+1, t.name, err)
+				}
+				rep.bareCommitsPer = append(rep.bareCommitsPer, n)
+			}
 		}
 	}
 	return nil

@@ -58,6 +58,13 @@ func (g goal) met() string {
 	return s
 }
 
+// pgCeilings are the targets, with --db, for one memfs-pg operation's time
+// in bare one-row commits on the same server (phaseResult.PgInBareCommits).
+var pgCeilings = []struct {
+	phase string
+	most  float64
+}{{"overwrite", 2}, {"create", 2.5}, {"rename", 2.5}, {"delete", 2.5}}
+
 // goalPhases are the phases with a target, in the order of the summary.
 var goalPhases = []string{"stat", "list", "read", "create", "overwrite", "atomic-save", "rename", "delete"}
 
@@ -117,6 +124,12 @@ func (r *report) goals() []goal {
 		}
 	}
 	gs = append(gs, check(rss))
+	if r.BareCommitsPerSec != nil {
+		for _, c := range pgCeilings {
+			gs = append(gs, check(goal{Name: c.phase + ", memfs-pg in bare commits", Figure: phase[c.phase].PgInBareCommits,
+				Unit: "×", AtMost: true, Value: c.most}))
+		}
+	}
 	return gs
 }
 

@@ -71,13 +71,46 @@ func memfsPostgresTarget(ctx context.Context, server, work string) (*target, err
 		_, err := admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
 		return err
 	}
-	t, err := memfsTargetAt(ctx, pgtest.WithDatabase(server, name), work, "memfs-pg", false)
+	dsn := pgtest.WithDatabase(server, name)
+	t, err := memfsTargetAt(ctx, dsn, work, "memfs-pg", false)
 	if err != nil {
 		return nil, errors.Join(err, drop())
 	}
+	bare, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, errors.Join(err, t.stop(), drop())
+	}
+	t.bareCommits = func(ctx context.Context) (float64, error) { return bareCommitsPerSec(ctx, bare) }
 	stop := t.stop
-	t.stop = func() error { return errors.Join(stop(), drop()) }
+	t.stop = func() error { return errors.Join(stop(), bare.Close(), drop()) }
 	return t, nil
+}
+
+// bareCommits is how many rows bareCommitsPerSec commits.
+const bareCommits = 1000
+
+// bareCommitsPerSec inserts rows of a file's size one at a time, each
+// committed alone, from one client, into a table of its own: the least a
+// save can cost the server, measured in the round of the saves. The rows
+// are text like the workload's, so the server compresses them as it does
+// a version's content.
+func bareCommitsPerSec(ctx context.Context, db *sql.DB) (float64, error) {
+	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS bench_bare_commits (id BIGSERIAL PRIMARY KEY, body BYTEA NOT NULL)"); err != nil {
+		return 0, fmt.Errorf("make the bare commits' table: %w", err)
+	}
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	body := makeContent(0, 0)
+	start := time.Now()
+	for range bareCommits {
+		if _, err := c.ExecContext(ctx, "INSERT INTO bench_bare_commits (body) VALUES ($1)", body); err != nil {
+			return 0, fmt.Errorf("a bare commit: %w", err)
+		}
+	}
+	return bareCommits / time.Since(start).Seconds(), nil
 }
 
 // memfsTargetAt mounts a fresh store of the database dsn names.

@@ -27,6 +27,8 @@ type target struct {
 	// versionCount, for memfs targets, counts the store's versions, which
 	// lets the writers part check that each save committed one.
 	versionCount func(context.Context) (int, error)
+	// bareCommits, for memfs-pg, times bare one-row commits on its server.
+	bareCommits func(context.Context) (float64, error)
 }
 
 // mountTmpfs mounts a private tmpfs on dir (root only) or, failing that,
