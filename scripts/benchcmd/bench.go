@@ -130,11 +130,15 @@ func runPhases(ctx context.Context, cfg *config, targets []*target, rep *report)
 			slog.Info("round done", "round", r+1, "target", t.name, "create_s", fmt.Sprintf("%.3f", secs["create"]))
 			rep.addRound(t.name, secs, ops)
 			if t.bareCommits != nil {
-				n, err := t.bareCommits(ctx)
+				// Not fatal: the phases' figures stand without it.
+				b, err := t.bareCommits(ctx)
 				if err != nil {
-					return fmt.Errorf("round %d on %s: %w", r+1, t.name, err)
+					slog.Error("bare commits", "round", r+1, "err", err)
+					rep.Errors = append(rep.Errors, fmt.Sprintf("bare commits, round %d: %v", r+1, err))
+					continue
 				}
-				rep.bareCommitsPer = append(rep.bareCommitsPer, n)
+				rep.bareCommitsPer = append(rep.bareCommitsPer, b.perSec)
+				rep.BareCommitsFsync = b.fsync
 			}
 		}
 	}

@@ -80,37 +80,50 @@ func memfsPostgresTarget(ctx context.Context, server, work string) (*target, err
 	if err != nil {
 		return nil, errors.Join(err, t.stop(), drop())
 	}
-	t.bareCommits = func(ctx context.Context) (float64, error) { return bareCommitsPerSec(ctx, bare) }
+	bare.SetMaxIdleConns(0) // no backend held open between measurements
+	t.bareCommits = func(ctx context.Context) (bareCommitRun, error) { return timeBareCommits(ctx, bare) }
 	stop := t.stop
 	t.stop = func() error { return errors.Join(stop(), bare.Close(), drop()) }
 	return t, nil
 }
 
-// bareCommits is how many rows bareCommitsPerSec commits.
+// bareCommits is how many rows timeBareCommits commits.
 const bareCommits = 1000
 
-// bareCommitsPerSec inserts rows of a file's size one at a time, each
+// bareCommitRun is one timing of bare commits, and the server's fsync
+// setting, without which a commit costs the server far less.
+type bareCommitRun struct {
+	perSec float64
+	fsync  string
+}
+
+// timeBareCommits inserts rows of a file's size one at a time, each
 // committed alone, from one client, into a table of its own: the least a
 // save can cost the server, measured in the round of the saves. The rows
 // are text like the workload's, so the server compresses them as it does
 // a version's content.
-func bareCommitsPerSec(ctx context.Context, db *sql.DB) (float64, error) {
-	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS bench_bare_commits (id BIGSERIAL PRIMARY KEY, body BYTEA NOT NULL)"); err != nil {
-		return 0, fmt.Errorf("make the bare commits' table: %w", err)
-	}
+func timeBareCommits(ctx context.Context, db *sql.DB) (bareCommitRun, error) {
+	var run bareCommitRun
 	c, err := db.Conn(ctx)
 	if err != nil {
-		return 0, err
+		return run, err
 	}
 	defer c.Close()
+	if err := c.QueryRowContext(ctx, "SHOW fsync").Scan(&run.fsync); err != nil {
+		return run, fmt.Errorf("read the server's fsync setting: %w", err)
+	}
+	if _, err := c.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS bench_bare_commits (id BIGSERIAL PRIMARY KEY, body BYTEA NOT NULL)"); err != nil {
+		return run, fmt.Errorf("make the bare commits' table: %w", err)
+	}
 	body := makeContent(0, 0)
 	start := time.Now()
 	for range bareCommits {
 		if _, err := c.ExecContext(ctx, "INSERT INTO bench_bare_commits (body) VALUES ($1)", body); err != nil {
-			return 0, fmt.Errorf("a bare commit: %w", err)
+			return run, fmt.Errorf("a bare commit: %w", err)
 		}
 	}
-	return bareCommits / time.Since(start).Seconds(), nil
+	run.perSec = bareCommits / time.Since(start).Seconds()
+	return run, nil
 }
 
 // memfsTargetAt mounts a fresh store of the database dsn names.

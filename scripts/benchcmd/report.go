@@ -86,8 +86,10 @@ type report struct {
 	Errors     []string          `json:"errors,omitempty"`
 	// BareCommitsPerSec, with --db: one client's bare commits of a row of
 	// a file's size on memfs-pg's server, median of the rounds, each
-	// measured right after the round's phases on memfs-pg.
-	BareCommitsPerSec *float64 `json:"bare_commits_per_sec,omitempty"`
+	// measured right after the round's phases on memfs-pg; BareCommitsFsync
+	// is the server's fsync setting.
+	BareCommitsPerSec *float64 `json:"median_bare_commits_per_sec,omitempty"`
+	BareCommitsFsync  string   `json:"bare_commits_fsync,omitempty"`
 	// Goals is every target with its figure, met or not: the summary.
 	Goals []goal `json:"targets"`
 
@@ -249,8 +251,8 @@ func writeText(w io.Writer, r *report) error {
 			return err
 		}
 		if r.BareCommitsPerSec != nil {
-			fmt.Fprintf(w, "memfs-pg in bare commits: an operation's time over that of one client's INSERT of a %d-byte row committed alone on the same server (%.0f/s, median of the rounds)\n",
-				fileSize, *r.BareCommitsPerSec)
+			fmt.Fprintf(w, "memfs-pg in bare commits: an operation's time over that of one client's INSERT of a %d-byte row committed alone on the same server (%.0f/s, median of the rounds; the server's fsync: %s)\n",
+				fileSize, *r.BareCommitsPerSec, r.BareCommitsFsync)
 		}
 		fmt.Fprintln(w)
 	}

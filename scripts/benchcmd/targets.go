@@ -28,7 +28,7 @@ type target struct {
 	// lets the writers part check that each save committed one.
 	versionCount func(context.Context) (int, error)
 	// bareCommits, for memfs-pg, times bare one-row commits on its server.
-	bareCommits func(context.Context) (float64, error)
+	bareCommits func(context.Context) (bareCommitRun, error)
 }
 
 // mountTmpfs mounts a private tmpfs on dir (root only) or, failing that,

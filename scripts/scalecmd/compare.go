@@ -15,18 +15,21 @@ import (
 
 // `scripts/scale --compare REV` builds REV's memfs and scalecmd (scripts/scale
 // passes them as --compare-bin and --compare-memfs) and runs them alternated
-// with this tree's, each pair the same run on the same server, the older
-// build first: saves/s moves with the machine by more than a build changes
-// it, so only runs side by side compare.
+// with this tree's on the same server, the first build of each pair
+// alternating: saves/s moves with the machine by more than a build changes
+// it, so only runs side by side compare, and neither build may always run
+// first.
 
 // comparePair is one backend's run by each build.
 type comparePair struct {
-	Old   result  `json:"old"`
-	New   result  `json:"new"`
-	Ratio float64 `json:"ratio"` // new saves/s over old
+	Old result `json:"old_run"`
+	New result `json:"new_run"`
+	// Ratio is new saves/s over old; absent when the old run saved nothing.
+	Ratio *float64 `json:"ratio,omitempty"`
 }
 
-// compareBackend is every pair of one backend, and their median ratio.
+// compareBackend is every pair of one backend, and the median of their
+// ratios.
 type compareBackend struct {
 	Backend string        `json:"backend"`
 	Pairs   []comparePair `json:"pairs"`
@@ -38,36 +41,55 @@ type compareBackend struct {
 type compareReport struct {
 	NewRev   string           `json:"new"`
 	OldRev   string           `json:"old"`
-	Duration string           `json:"duration"`
+	Pairs    int              `json:"pairs"`
+	Seconds  float64          `json:"seconds"`
 	Backends []compareBackend `json:"backends"`
+	// Error is why the comparison stopped before its last pair.
+	Error string `json:"error,omitempty"`
+	// Failed is true when a run had an error or a probe that never saw
+	// its save.
+	Failed bool `json:"failed"`
 }
 
-// compare runs cfg.pairs pairs, the older build's scalecmd and then self
-// (this one) in each, and reports them. A run with errors is reported, not
-// fatal: its errors are part of what is compared.
-func compare(cfg *config, self string) (*compareReport, error) {
-	rep := &compareReport{NewRev: cfg.commit, OldRev: cfg.compare, Duration: cfg.duration.String()}
+// compare runs cfg.pairs pairs of the older build's scalecmd and self
+// (this one) and reports them. A run with errors is reported, not fatal:
+// its errors are part of what is compared. A run that could not be made
+// ends the comparison, with the pairs done so far.
+func compare(cfg *config, self string) *compareReport {
+	rep := &compareReport{NewRev: cfg.commit, OldRev: cfg.compare, Seconds: cfg.duration.Seconds()}
 	byBackend := map[string]*compareBackend{}
+	builds := [2]struct{ name, scale, memfs string }{{"old", cfg.compareBin, cfg.compareMemfs}, {"new", self, cfg.bin}}
+pairs:
 	for p := range cfg.pairs {
 		var sides [2][]result
-		for i, side := range []struct{ scale, memfs string }{{cfg.compareBin, cfg.compareMemfs}, {self, cfg.bin}} {
-			rs, err := compareOnce(cfg, side.scale, side.memfs)
+		for k := range builds {
+			i := (p + k) % 2 // the old build first in even pairs, the new in odd
+			rs, err := compareOnce(cfg, builds[i].scale, builds[i].memfs)
 			if err != nil {
-				return nil, fmt.Errorf("pair %d, the %s build: %w", p+1, []string{"old", "new"}[i], err)
+				rep.Error = fmt.Sprintf("pair %d, the %s build: %v", p+1, builds[i].name, err)
+				rep.Failed = true
+				break pairs
 			}
 			sides[i] = rs
 		}
+		rep.Pairs++
 		for _, o := range sides[0] {
 			for _, n := range sides[1] {
-				if n.Backend != o.Backend || o.SavesPerSec <= 0 {
+				if n.Backend != o.Backend {
 					continue
 				}
+				rep.Failed = rep.Failed || o.failed() || n.failed()
 				b := byBackend[o.Backend]
 				if b == nil {
 					b = &compareBackend{Backend: o.Backend}
 					byBackend[o.Backend] = b
 				}
-				b.Pairs = append(b.Pairs, comparePair{Old: o, New: n, Ratio: n.SavesPerSec / o.SavesPerSec})
+				pair := comparePair{Old: o, New: n}
+				if o.SavesPerSec > 0 {
+					r := n.SavesPerSec / o.SavesPerSec
+					pair.Ratio = &r
+				}
+				b.Pairs = append(b.Pairs, pair)
 			}
 		}
 		fmt.Fprintf(os.Stderr, "scale: pair %d of %d done\n", p+1, cfg.pairs)
@@ -79,15 +101,16 @@ func compare(cfg *config, self string) (*compareReport, error) {
 		}
 		var ratios []float64
 		for _, p := range b.Pairs {
-			ratios = append(ratios, p.Ratio)
+			if p.Ratio != nil {
+				ratios = append(ratios, *p.Ratio)
+			}
 		}
-		b.Median, b.Min, b.Max = median(ratios), slices.Min(ratios), slices.Max(ratios)
+		if len(ratios) > 0 {
+			b.Median, b.Min, b.Max = median(ratios), slices.Min(ratios), slices.Max(ratios)
+		}
 		rep.Backends = append(rep.Backends, *b)
 	}
-	if len(rep.Backends) == 0 {
-		return nil, errors.New("no backend was measured by both builds")
-	}
-	return rep, nil
+	return rep
 }
 
 // compareOnce runs scale (a scalecmd binary) with memfs on the backends
@@ -116,6 +139,7 @@ func compareOnce(cfg *config, scale, memfs string) ([]result, error) {
 	return rs, nil
 }
 
+// median is the middle of xs (the mean of the two middle ones).
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
@@ -126,31 +150,30 @@ func median(xs []float64) float64 {
 }
 
 func printCompare(w io.Writer, cfg *config, rep *compareReport) {
-	fmt.Fprintf(w, "scale: new %s against old %s, %d pairs alternated (old first), %d daemons × %d stores each, %d writers, %v a run\n\n",
-		rep.NewRev, rep.OldRev, cfg.pairs, cfg.daemons, cfg.stores, cfg.writes, cfg.duration.Round(time.Second))
+	fmt.Fprintf(w, "scale: new %s against old %s, %d pairs alternated, %d daemons × %d stores each, %d writers, %v a run\n\n",
+		rep.NewRev, rep.OldRev, rep.Pairs, cfg.daemons, cfg.stores, cfg.writes, cfg.duration.Round(time.Second))
 	fmt.Fprintf(w, "%-9s %4s %11s %9s %7s %11s %9s %7s %7s\n",
 		"backend", "pair", "old saves/s", "vis p99", "errors", "new saves/s", "vis p99", "errors", "new/old")
 	for _, b := range rep.Backends {
 		for i, p := range b.Pairs {
-			fmt.Fprintf(w, "%-9s %4d %11.0f %7.1fms %7d %11.0f %7.1fms %7d %7.2f\n", b.Backend, i+1,
+			ratio := "—"
+			if p.Ratio != nil {
+				ratio = fmt.Sprintf("%.2f", *p.Ratio)
+			}
+			fmt.Fprintf(w, "%-9s %4d %11.0f %7.1fms %7d %11.0f %7.1fms %7d %7s\n", b.Backend, i+1,
 				p.Old.SavesPerSec, p.Old.VisibleP99MS, p.Old.Errors+int64(p.Old.ProbeTimeouts),
-				p.New.SavesPerSec, p.New.VisibleP99MS, p.New.Errors+int64(p.New.ProbeTimeouts), p.Ratio)
+				p.New.SavesPerSec, p.New.VisibleP99MS, p.New.Errors+int64(p.New.ProbeTimeouts), ratio)
+			for _, s := range p.Old.ErrorSamples {
+				fmt.Fprintf(w, "  pair %d, old build's error: %s\n", i+1, s)
+			}
+			for _, s := range p.New.ErrorSamples {
+				fmt.Fprintf(w, "  pair %d, new build's error: %s\n", i+1, s)
+			}
 		}
 		fmt.Fprintf(w, "%-9s saves/s new/old: median %.2f (%.2f–%.2f)\n\n", b.Backend, b.Median, b.Min, b.Max)
 	}
-}
-
-// failed tells whether a run of the comparison had an error or a probe
-// that never saw its save.
-func (rep *compareReport) failed() bool {
-	for _, b := range rep.Backends {
-		for _, p := range b.Pairs {
-			for _, r := range []result{p.Old, p.New} {
-				if r.Errors > 0 || r.ProbeTimeouts > 0 {
-					return true
-				}
-			}
-		}
+	fmt.Fprintln(w, "errors: saves that failed, and probes not visible within 5 s.")
+	if rep.Error != "" {
+		fmt.Fprintf(w, "stopped: %s\n", rep.Error)
 	}
-	return false
 }

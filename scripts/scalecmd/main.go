@@ -86,8 +86,8 @@ func main() {
 	flag.StringVar(&cfg.format, "format", "text", "text or json")
 	flag.StringVar(&cfg.compareBin, "compare-bin", "", "an older build's scalecmd: run it and this one alternated, each with its own memfs (--compare-memfs)")
 	flag.StringVar(&cfg.compareMemfs, "compare-memfs", "", "the older build's memfs, for --compare-bin")
-	flag.IntVar(&cfg.pairs, "pairs", 3, "with --compare-bin: pairs of runs, the older build first in each")
-	flag.StringVar(&cfg.compare, "compare", "old", "with --compare-bin: the older build's name in the report")
+	flag.IntVar(&cfg.pairs, "pairs", 3, "with --compare-bin: pairs of runs, the first build of each alternating")
+	flag.StringVar(&cfg.compare, "compare", "old", "with --compare-bin: the older build's name in the report (scripts/scale sets it from its --compare REV)")
 	flag.StringVar(&cfg.commit, "commit", "new", "with --compare-bin: this build's name in the report")
 	flag.Parse()
 	if cfg.bin == "" || (cfg.pg == "" && !cfg.sqlite) || cfg.daemons < 2 || cfg.stores < 2 || cfg.writes < 1 ||
@@ -100,10 +100,7 @@ func main() {
 		if err != nil {
 			fatal(fmt.Errorf("find scalecmd to run again: %w", err))
 		}
-		rep, err := compare(&cfg, self)
-		if err != nil {
-			fatal(err)
-		}
+		rep := compare(&cfg, self)
 		if cfg.format == "json" {
 			enc := json.NewEncoder(os.Stdout)
 			enc.SetIndent("", "  ")
@@ -111,7 +108,10 @@ func main() {
 		} else {
 			printCompare(os.Stdout, &cfg, rep)
 		}
-		if rep.failed() {
+		switch {
+		case rep.Error != "":
+			os.Exit(2)
+		case rep.Failed:
 			os.Exit(1)
 		}
 		return
@@ -147,11 +147,15 @@ func main() {
 	}
 	os.RemoveAll(work) // os.Exit skips the deferred removal
 	for _, r := range results {
-		if r.Errors > 0 || r.ProbeTimeouts > 0 {
+		if r.failed() {
 			os.Exit(1)
 		}
 	}
 }
+
+// failed tells whether a run had an error or a probe that never saw its
+// save.
+func (r *result) failed() bool { return r.Errors > 0 || r.ProbeTimeouts > 0 }
 
 func fatal(err error) {
 	fmt.Fprintf(os.Stderr, "scale: %v\n", err)
