@@ -10,7 +10,9 @@
 --
 -- What each function writes besides its version:
 --   memfs_create: the memory's row, its path, its actor (a new memory's,
---     so neither index holds it yet);
+--     so neither index holds it yet); it also looks each taken path up
+--     by the (store, path) key, where a generic plan of = ANY scanned the
+--     store's every memory;
 --   memfs_save: the memory's head, found by the head the caller saved over
 --     (the row that was read before), and its actor; its path is its
 --     head's, already indexed;
@@ -34,6 +36,7 @@ DECLARE
 	below  TEXT := p_path || '/';
 	beyond TEXT := p_path || '0';
 	s      RECORD;
+	up     TEXT;
 	l_seq  BIGINT;
 	l_hist BIGINT;
 	l_live BIGINT;
@@ -44,8 +47,15 @@ BEGIN
 	IF NOT FOUND OR s.archived_at IS NOT NULL OR s.guard <> p_guard OR s.max_memory_bytes <> p_max_bytes THEN
 		RETURN;
 	END IF;
-	IF EXISTS (SELECT 1 FROM memories WHERE store = p_store AND path = ANY (p_up))
-		OR EXISTS (SELECT 1 FROM memories WHERE store = p_store AND path > below AND path < beyond)
+	-- Each taken path by the (store, path) key, one lookup each: with
+	-- = ANY (p_up) a generic plan made while the store was small scanned
+	-- every memory of the store (the key's first column) for each create.
+	FOREACH up IN ARRAY p_up LOOP
+		IF EXISTS (SELECT 1 FROM memories WHERE store = p_store AND path = up) THEN
+			RETURN;
+		END IF;
+	END LOOP;
+	IF EXISTS (SELECT 1 FROM memories WHERE store = p_store AND path > below AND path < beyond)
 		OR EXISTS (SELECT 1 FROM dirs WHERE store = p_store AND path >= p_path AND path < beyond AND (path = p_path OR path > below)) THEN
 		RETURN;
 	END IF;
