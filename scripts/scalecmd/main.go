@@ -102,9 +102,7 @@ func main() {
 		}
 		rep := compare(&cfg, self)
 		if cfg.format == "json" {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			enc.Encode(rep)
+			printJSON(rep)
 		} else {
 			printCompare(os.Stdout, &cfg, rep)
 		}
@@ -139,9 +137,7 @@ func main() {
 		results = append(results, r)
 	}
 	if cfg.format == "json" {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(results)
+		printJSON(results)
 	} else {
 		printText(os.Stdout, &cfg, results)
 	}
@@ -156,6 +152,12 @@ func main() {
 // failed tells whether a run had an error or a probe that never saw its
 // save.
 func (r *result) failed() bool { return r.Errors > 0 || r.ProbeTimeouts > 0 }
+
+func printJSON(v any) {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
 
 func fatal(err error) {
 	fmt.Fprintf(os.Stderr, "scale: %v\n", err)
