@@ -719,3 +719,106 @@ func TestLongMemoryIDInOneRoundTrip(t *testing.T) {
 	ok(t, err)
 	ok(t, db.DeleteMemory(ctx, store, long, versions.MemoryDelete{}, me))
 }
+
+// Under a storm of notifications the listener stops listening and polls:
+// its followers still hear every change, as the notifications would have
+// told them, and read nothing; once the storm is over it listens again.
+func TestFeedPolledUnderAStorm(t *testing.T) {
+	if !onPostgres() {
+		t.Skip("SQLite sends no notifications: its followers poll")
+	}
+	// Five notifications within a second make it poll; three seconds with
+	// no change make it listen again.
+	versions.FeedPolls(t, 5, time.Second, 5*time.Millisecond, 1, 3*time.Second)
+	dsn := testDSN(t)
+	follower, writer := openOn(t, dsn), openOn(t, dsn)
+	a := newStore(t, writer, versions.StoreParams{Name: "stormed"})
+	m := create(t, writer, a.ID, "/first", "1")
+	follow := versions.Followed{Store: a.ID}
+	mark := settledFeed(t, follower, follow)
+	// heard gathers what ChangesHeard gives until it holds n changes,
+	// and whether it read for them.
+	heard := func(pos versions.FeedPos, n int) ([]versions.Change, versions.FeedPos, bool) {
+		t.Helper()
+		var got []versions.Change
+		before := follower.Statements()
+		deadline := time.Now().Add(5 * time.Second)
+		for len(got) < n && time.Now().Before(deadline) {
+			wctx, cancel := context.WithTimeout(ctx, time.Second)
+			next, _, err := follower.WaitFeed(wctx, mark, 0, follow)
+			cancel()
+			if err == nil {
+				mark = next
+			}
+			more, next2, err := follower.ChangesHeard(ctx, a.ID, pos)
+			ok(t, err)
+			got, pos = append(got, more...), next2
+		}
+		if len(got) != n {
+			t.Fatalf("heard %d changes, want %d: %+v", len(got), n, got)
+		}
+		return got, pos, follower.Statements() > before
+	}
+	_, pos, err := follower.ChangesHeard(ctx, a.ID, versions.FeedPos{})
+	ok(t, err)
+
+	for i := range 8 {
+		create(t, writer, a.ID, fmt.Sprintf("/storm/%d", i), "storm")
+	}
+	_, pos, _ = heard(pos, 8)
+	for deadline := time.Now().Add(5 * time.Second); !follower.FeedPolling(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("eight notifications within a second did not make the listener poll")
+		}
+	}
+	// The follower reads once, for what came before the polls.
+	mark = settledFeed(t, follower, follow)
+	_, pos, err = follower.ChangesHeard(ctx, a.ID, pos)
+	ok(t, err)
+
+	from := pos
+	_, err = writer.Save(ctx, versions.SaveReq{StoreID: a.ID, Path: "/new", Content: "new", By: me})
+	ok(t, err)
+	_, err = writer.Save(ctx, versions.SaveReq{StoreID: a.ID, Path: "/first", Content: "2", MemoryID: m.ID, HeadVersionID: m.VersionID, By: me})
+	ok(t, err)
+	_, err = writer.Save(ctx, versions.SaveReq{StoreID: a.ID, Path: "/first", Content: "3", By: me})
+	ok(t, err)
+	_, err = writer.Rename(ctx, a.ID, "/new", "/renamed", false, me)
+	ok(t, err)
+	ok(t, writer.DeleteMemory(ctx, a.ID, m.ID, versions.MemoryDelete{}, me))
+	got, pos, read := heard(pos, 5)
+	if read {
+		t.Error("a follower read the changes a poll brought")
+	}
+	want, _, err := follower.Changes(ctx, a.ID, from)
+	ok(t, err)
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Errorf("polled, ChangesHeard gave\n%+v\nChanges reads\n%+v", got, want)
+	}
+	if !follower.FeedPolling() {
+		t.Error("the listener stopped polling within its three quiet seconds")
+	}
+
+	// A change of the store's row is not heard: its followers read it.
+	from = pos
+	ok(t, writer.MakeDir(ctx, a.ID, "/d"))
+	got, pos, _ = heard(pos, 1)
+	want, _, err = follower.Changes(ctx, a.ID, from)
+	ok(t, err)
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Errorf("after a directory, ChangesHeard gave\n%+v\nChanges reads\n%+v", got, want)
+	}
+
+	for deadline := time.Now().Add(10 * time.Second); follower.FeedPolling(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the listener still polls after ten seconds with no change")
+		}
+	}
+	mark = settledFeed(t, follower, follow)
+	_, pos, err = follower.ChangesHeard(ctx, a.ID, pos)
+	ok(t, err)
+	create(t, writer, a.ID, "/after", "after")
+	if got, _, _ = heard(pos, 1); got[0].Path != "/after" {
+		t.Errorf("listening again, heard %+v", got)
+	}
+}

@@ -3,6 +3,8 @@ package versions
 import (
 	"context"
 	"math"
+	"testing"
+	"time"
 )
 
 // BulkSave writes saves in one transaction, creating the memory at a path the
@@ -43,4 +45,20 @@ func (db *DB) BulkSave(ctx context.Context, storeID string, n int, save func(i i
 func (db *DB) HoldSweeps() {
 	db.leases.next.Store(math.MaxInt64)
 	db.leases.sweeps.Wait()
+}
+
+// FeedPolls sets when a listener polls the feed instead of listening (its
+// fields as feedPolling's), until the test ends; call it before the
+// listener starts, that is before any WaitFeed on PostgreSQL.
+func FeedPolls(t testing.TB, enter int, window, tick time.Duration, leave int, quiet time.Duration) {
+	was := feedPolling
+	feedPolling.enter, feedPolling.window, feedPolling.tick, feedPolling.leave, feedPolling.quiet = enter, window, tick, leave, quiet
+	t.Cleanup(func() { feedPolling = was })
+}
+
+// FeedPolling tells whether the listener polls the feed now.
+func (db *DB) FeedPolling() bool {
+	db.pg.listener.mu.Lock()
+	defer db.pg.listener.mu.Unlock()
+	return db.pg.listener.polling
 }

@@ -96,6 +96,10 @@ type listener struct {
 	// connection's wait for a notification, for one added meanwhile.
 	follow    map[string]bool
 	interrupt context.CancelFunc
+	// unchanneled: a store without a channel of its own was followed,
+	// whose commits only the shared channel tells of; the listener then
+	// never stops listening for a poll (pollFeed). polling: it polls.
+	unchanneled, polling bool
 }
 
 // heard is what the events naming one store said: the last one, the
@@ -168,6 +172,11 @@ func (l *listener) missed(ids []string) {
 func (l *listener) storeEvent(id string, by int64, c *Change) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.heardLocked(id, by, c)
+}
+
+// heardLocked is storeEvent with l.mu held.
+func (l *listener) heardLocked(id string, by int64, c *Change) {
 	l.count([]string{id}, by)
 	h := l.named[id]
 	if c == nil || len(h.log) > 0 && c.Seq != h.log[len(h.log)-1].Seq+1 {
@@ -268,6 +277,7 @@ func (l *listener) want(follow []Followed) {
 	added := false
 	for _, f := range follow {
 		if _, ok := storeChannel(f.Store); !ok {
+			l.unchanneled = true
 			continue
 		}
 		if _, ok := l.follow[f.Store]; !ok {
@@ -388,8 +398,15 @@ func (p *pgState) listen(db *DB) {
 				}
 				down, backoff = false, 50*time.Millisecond
 				p.listener.sharedEvent(nil, 0) // commits may have gone unheard
+				var busy busyMeter
 				for err == nil {
-					err = p.listenOnce(ctx, conn)
+					err = p.listenOnce(ctx, conn, &busy)
+					if err == errBusy {
+						if err = p.pollFeed(ctx, conn); err == nil {
+							err = p.relistenAfterPoll(ctx, conn)
+							busy = busyMeter{}
+						}
+					}
 				}
 			}
 			conn.Close(context.Background())
@@ -411,8 +428,9 @@ func (p *pgState) listen(db *DB) {
 }
 
 // listenOnce listens to the channels of stores newly followed, then
-// waits for one notification, or until a store is added.
-func (p *pgState) listenOnce(ctx context.Context, conn *pgx.Conn) error {
+// waits for one notification, or until a store is added. It returns
+// errBusy once busy says notifications come too fast to listen to.
+func (p *pgState) listenOnce(ctx context.Context, conn *pgx.Conn, busy *busyMeter) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for ids := p.listener.toListen(cancel); len(ids) > 0; ids = p.listener.toListen(cancel) {
@@ -436,6 +454,9 @@ func (p *pgState) listenOnce(ctx context.Context, conn *pgx.Conn) error {
 		p.listener.storeEvent(id, by, c)
 	} else {
 		p.listener.sharedEvent(notified(n.Payload))
+	}
+	if busy.heard(time.Now()) && p.listener.pollable() {
+		return errBusy
 	}
 	return nil
 }

@@ -1,0 +1,253 @@
+package versions
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Under a storm of commits the listener stops listening and reads the
+// feed instead. PostgreSQL signals every backend listening in the
+// database at each commit that notifies, whichever its channel: with N
+// daemons, each save costs the server N signals and wakes N backends to
+// read the notification queue, which costs it more than a save's own
+// statements once commits come by the thousand. While busy, the listener
+// listens to nothing, so that no commit signals it, and every tick reads
+// the new versions of the stores it follows in one statement, which it
+// hears as if their notifications had brought them (heardLocked): the
+// followers wake as before, and read nothing more. Once the feed is quiet
+// again it listens again, and every follower reads once, as after a
+// reconnection, for what committed in between.
+var feedPolling = struct {
+	// enter: notifications heard within window that make it poll;
+	// tick: the time between reads; leave: polls bringing fewer changes
+	// than this within quiet make it listen again.
+	enter  int
+	window time.Duration
+	tick   time.Duration
+	leave  int
+	quiet  time.Duration
+}{enter: 40, window: 100 * time.Millisecond, tick: 10 * time.Millisecond, leave: 100, quiet: time.Second}
+
+// errBusy ends a wait for a notification when they come fast enough to
+// poll for instead.
+var errBusy = errors.New("notifications come too fast: poll")
+
+// busyMeter counts the notifications heard within a window.
+type busyMeter struct {
+	start time.Time
+	n     int
+}
+
+// heard counts one notification at now, and tells whether the window
+// holds enough to poll.
+func (b *busyMeter) heard(now time.Time) bool {
+	if now.Sub(b.start) > feedPolling.window {
+		b.start, b.n = now, 0
+	}
+	b.n++
+	return b.n >= feedPolling.enter
+}
+
+// pollable: every store followed has a channel of its own, which a poll
+// can stand in for.
+func (l *listener) pollable() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.unchanneled
+}
+
+func (l *listener) setPolling(on bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.polling = on
+}
+
+// polled is a store the feed's polls read: its row number and the last of
+// its versions read.
+type polled struct {
+	seq, last int64
+}
+
+// pollFeed stops listening and reads the followed stores' new versions
+// every tick, until the polls of feedPolling.quiet bring fewer than
+// feedPolling.leave changes or ctx ends (nil), or a read fails.
+func (p *pgState) pollFeed(ctx context.Context, conn *pgx.Conn) error {
+	if _, err := conn.Exec(ctx, "UNLISTEN *"); err != nil {
+		return err
+	}
+	l := &p.listener
+	l.setPolling(true)
+	defer l.setPolling(false)
+	l.relisten() // every store is added to the polls, as to a new connection
+	var changesAfter int64
+	if err := conn.QueryRow(ctx, "SELECT coalesce(max(seq), 0) FROM changes").Scan(&changesAfter); err != nil {
+		return err
+	}
+	stores := map[string]*polled{}
+	tick := time.NewTicker(feedPolling.tick)
+	defer tick.Stop()
+	second, brought := time.Now(), 0
+	for {
+		if ids := l.toListen(func() {}); len(ids) > 0 {
+			if err := p.addPolled(ctx, conn, stores, ids); err != nil {
+				return err
+			}
+		}
+		n, err := p.pollOnce(ctx, conn, stores, &changesAfter)
+		if err != nil {
+			return err
+		}
+		brought += n
+		if time.Since(second) >= feedPolling.quiet {
+			if brought < feedPolling.leave {
+				return nil
+			}
+			second, brought = time.Now(), 0
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// addPolled adds the stores ids to the polls, from their last versions
+// now, and then counts an event naming them, as a channel newly listened
+// to does: their followers read what came before.
+func (p *pgState) addPolled(ctx context.Context, conn *pgx.Conn, stores map[string]*polled, ids []string) error {
+	rows, err := conn.Query(ctx, `SELECT s.id, s.seq, coalesce((SELECT max(v.seq) FROM versions v
+		WHERE v.seq > s.seq << 40 AND v.seq < (s.seq + 1) << 40), s.seq << 40)
+		FROM stores s WHERE s.id = ANY($1)`, ids)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id string
+		var s polled
+		if err := rows.Scan(&id, &s.seq, &s.last); err != nil {
+			rows.Close()
+			return err
+		}
+		stores[id] = &s
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	// A store not found (deleted) is not polled: its followers read its
+	// end now.
+	p.listener.listening(ids)
+	return nil
+}
+
+// pollQuery reads the versions committed to the polled stores ($1: their
+// ids, $2 and $3: the seqs their reads start after and end before), each
+// store's in the order of their commits, and the changes of any store's
+// row after $4 (its archive, deletion or import), which come with no
+// operation and are not heard but make the store's followers read. One
+// text for any number of stores: the connection prepares it once.
+var pollQuery = `SELECT p.id, v.seq, v.operation, v.path, v.prev_path, v.memory_id, v.id, v.sha, v.size, v.origin, v.created_at
+	FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS p(id, after, hi),
+	LATERAL (SELECT seq, operation, path, prev_path, memory_id, id, sha, size, origin, created_at FROM versions
+		WHERE seq > p.after AND seq < p.hi AND path IS NOT NULL ORDER BY seq LIMIT ` + strconv.Itoa(heardMax) + `) v
+	UNION ALL
+	SELECT store, seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM changes WHERE seq > $4`
+
+// pollOnce reads what committed to the polled stores since the last poll
+// (pollQuery) and hears it. It returns how many changes it read.
+func (p *pgState) pollOnce(ctx context.Context, conn *pgx.Conn, stores map[string]*polled, changesAfter *int64) (int, error) {
+	ids := make([]string, 0, len(stores))
+	after := make([]int64, 0, len(stores))
+	hi := make([]int64, 0, len(stores))
+	for id, s := range stores {
+		lo, h := versionRange(s.seq)
+		ids, after, hi = append(ids, id), append(after, max(s.last, lo)), append(hi, h)
+	}
+	rows, err := conn.Query(ctx, pollQuery, ids, after, hi, *changesAfter)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	type read struct {
+		store string
+		by    int64
+		c     Change
+	}
+	var got []read
+	var moved []string // stores whose rows changed: read again
+	counts := map[string]int{}
+	for rows.Next() {
+		var r read
+		var op, path, prev, memID, verID, sha sql.NullString
+		var size, origin, at sql.NullInt64
+		if err := rows.Scan(&r.store, &r.c.Seq, &op, &path, &prev, &memID, &verID, &sha, &size, &origin, &at); err != nil {
+			return 0, err
+		}
+		if !op.Valid {
+			*changesAfter = max(*changesAfter, r.c.Seq)
+			if _, ok := stores[r.store]; ok {
+				moved = append(moved, r.store)
+			}
+			continue
+		}
+		s := stores[r.store]
+		s.last = max(s.last, r.c.Seq)
+		counts[r.store]++
+		r.by = origin.Int64
+		r.c = Change{Seq: r.c.Seq, StoreID: r.store, Op: versionChange(Operation(op.String), prev.String), Path: path.String,
+			PrevPath: prev.String, MemoryID: memID.String, VersionID: verID.String, SHA256: sha.String, Size: int(size.Int64),
+			At: fromNanos(at.Int64)}
+		if origin.Valid {
+			r.c.Origin = strconv.FormatInt(origin.Int64, 10)
+		}
+		if !verID.Valid {
+			r.c.VersionID = versionID(r.c.Seq, at.Int64)
+		}
+		got = append(got, r)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	l := &p.listener
+	l.mu.Lock()
+	for _, r := range got {
+		c := r.c
+		l.heardLocked(r.store, r.by, &c)
+	}
+	var full []string // a store with more than a log holds: its followers read
+	for id, n := range counts {
+		if n == heardMax {
+			full = append(full, id)
+		}
+	}
+	if len(full) > 0 {
+		l.count(full, 0)
+		l.missed(full)
+	}
+	for _, id := range moved {
+		// Its row number may be another now: found again, with an event
+		// that makes its followers read.
+		delete(stores, id)
+		l.follow[id] = false
+	}
+	l.mu.Unlock()
+	return len(got), nil
+}
+
+// relistenAfterPoll listens again after pollFeed, with an event that
+// names no store: every follower reads what committed meanwhile. The
+// stores' channels are listened to by the next listenOnce.
+func (p *pgState) relistenAfterPoll(ctx context.Context, conn *pgx.Conn) error {
+	p.listener.relisten()
+	if _, err := conn.Exec(ctx, "LISTEN "+feedChannel); err != nil {
+		return err
+	}
+	p.listener.sharedEvent(nil, 0)
+	return nil
+}
