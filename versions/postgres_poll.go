@@ -180,7 +180,7 @@ func (p *pgState) pollOnce(ctx context.Context, conn *pgx.Conn, stores map[strin
 		c     Change
 	}
 	var got []read
-	var moved []string // stores whose rows changed: read again
+	var moved []string // stores whose rows changed
 	counts := map[string]int{}
 	for rows.Next() {
 		var r read
@@ -191,9 +191,7 @@ func (p *pgState) pollOnce(ctx context.Context, conn *pgx.Conn, stores map[strin
 		}
 		if !op.Valid {
 			*changesAfter = max(*changesAfter, r.c.Seq)
-			if _, ok := stores[r.store]; ok {
-				moved = append(moved, r.store)
-			}
+			moved = append(moved, r.store)
 			continue
 		}
 		s := stores[r.store]
@@ -231,10 +229,13 @@ func (p *pgState) pollOnce(ctx context.Context, conn *pgx.Conn, stores map[strin
 		l.missed(full)
 	}
 	for _, id := range moved {
-		// Its row number may be another now: found again, with an event
-		// that makes its followers read.
-		delete(stores, id)
-		l.follow[id] = false
+		// A followed store's row changed, and its row number may be
+		// another now (imported again): found again, with an event that
+		// makes its followers read.
+		if _, ok := l.follow[id]; ok {
+			delete(stores, id)
+			l.follow[id] = false
+		}
 	}
 	l.mu.Unlock()
 	return len(got), nil
