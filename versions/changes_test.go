@@ -727,8 +727,8 @@ func TestFeedPolledUnderAStorm(t *testing.T) {
 	if !onPostgres() {
 		t.Skip("SQLite sends no notifications: its followers poll")
 	}
-	// Five notifications within a second make it poll; three seconds with
-	// no change make it listen again.
+	// Five notifications within a second make it poll, which it does every
+	// 5 ms; three seconds with no change make it listen again.
 	versions.FeedPolls(t, 5, time.Second, 5*time.Millisecond, 1, 3*time.Second)
 	dsn := testDSN(t)
 	follower, writer := openOn(t, dsn), openOn(t, dsn)
@@ -799,9 +799,13 @@ func TestFeedPolledUnderAStorm(t *testing.T) {
 		t.Error("the listener stopped polling within its three quiet seconds")
 	}
 
-	// A change of the store's row is not heard: its followers read it.
+	// A directory is not heard: it wakes the followers, who read it.
 	from = pos
 	ok(t, writer.MakeDir(ctx, a.ID, "/d"))
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	mark, _, err = follower.WaitFeed(wctx, mark, 0, follow)
+	cancel()
+	ok(t, err)
 	got, pos, _ = heard(pos, 1)
 	want, _, err = follower.Changes(ctx, a.ID, from)
 	ok(t, err)

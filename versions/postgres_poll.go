@@ -31,7 +31,7 @@ var feedPolling = struct {
 	tick   time.Duration
 	leave  int
 	quiet  time.Duration
-}{enter: 40, window: 100 * time.Millisecond, tick: 10 * time.Millisecond, leave: 100, quiet: time.Second}
+}{enter: 40, window: 100 * time.Millisecond, tick: 20 * time.Millisecond, leave: 100, quiet: time.Second}
 
 // errBusy ends a wait for a notification when they come fast enough to
 // poll for instead.
@@ -67,15 +67,17 @@ func (l *listener) setPolling(on bool) {
 	l.polling = on
 }
 
-// polled is a store the feed's polls read: its row number and the last of
-// its versions read.
+// polled is a store the feed's polls read: the seqs of its versions
+// after the last read and before the next store's (both 0: a store not
+// found, whose versions are not read), and the last of its changes read.
 type polled struct {
-	seq, last int64
+	after, hi, c int64
 }
 
 // pollFeed stops listening and reads the followed stores' new versions
 // every tick, until the polls of feedPolling.quiet bring fewer than
-// feedPolling.leave changes or ctx ends (nil), or a read fails.
+// feedPolling.leave changes, a store without a channel is followed, or ctx
+// ends (nil), or a read fails.
 func (p *pgState) pollFeed(ctx context.Context, conn *pgx.Conn) error {
 	if _, err := conn.Exec(ctx, "UNLISTEN *"); err != nil {
 		return err
@@ -84,21 +86,17 @@ func (p *pgState) pollFeed(ctx context.Context, conn *pgx.Conn) error {
 	l.setPolling(true)
 	defer l.setPolling(false)
 	l.relisten() // every store is added to the polls, as to a new connection
-	var changesAfter int64
-	if err := conn.QueryRow(ctx, "SELECT coalesce(max(seq), 0) FROM changes").Scan(&changesAfter); err != nil {
-		return err
-	}
 	stores := map[string]*polled{}
 	tick := time.NewTicker(feedPolling.tick)
 	defer tick.Stop()
 	second, brought := time.Now(), 0
-	for {
+	for l.pollable() {
 		if ids := l.toListen(func() {}); len(ids) > 0 {
 			if err := p.addPolled(ctx, conn, stores, ids); err != nil {
 				return err
 			}
 		}
-		n, err := p.pollOnce(ctx, conn, stores, &changesAfter)
+		n, err := p.pollOnce(ctx, conn, stores)
 		if err != nil {
 			return err
 		}
@@ -115,22 +113,27 @@ func (p *pgState) pollFeed(ctx context.Context, conn *pgx.Conn) error {
 		case <-tick.C:
 		}
 	}
+	return nil
 }
 
 // addPolled adds the stores ids to the polls, from their last versions
-// now, and then counts an event naming them, as a channel newly listened
-// to does: their followers read what came before.
+// and changes now, and then counts an event naming them, as a channel
+// newly listened to does: their followers read what came before.
 func (p *pgState) addPolled(ctx context.Context, conn *pgx.Conn, stores map[string]*polled, ids []string) error {
-	rows, err := conn.Query(ctx, `SELECT s.id, s.seq, coalesce((SELECT max(v.seq) FROM versions v
-		WHERE v.seq > s.seq << 40 AND v.seq < (s.seq + 1) << 40), s.seq << 40)
-		FROM stores s WHERE s.id = ANY($1)`, ids)
+	for _, id := range ids {
+		stores[id] = &polled{} // until found
+	}
+	rows, err := conn.Query(ctx, `SELECT i.id, coalesce((SELECT max(v.seq) FROM versions v
+			WHERE v.seq > s.seq << 40 AND v.seq < (s.seq + 1) << 40), s.seq << 40, 0), coalesce((s.seq + 1) << 40, 0),
+		coalesce((SELECT max(c.seq) FROM changes c WHERE c.store = i.id), 0)
+		FROM unnest($1::text[]) AS i(id) LEFT JOIN stores s ON s.id = i.id`, ids)
 	if err != nil {
 		return err
 	}
 	for rows.Next() {
 		var id string
 		var s polled
-		if err := rows.Scan(&id, &s.seq, &s.last); err != nil {
+		if err := rows.Scan(&id, &s.after, &s.hi, &s.c); err != nil {
 			rows.Close()
 			return err
 		}
@@ -140,36 +143,39 @@ func (p *pgState) addPolled(ctx context.Context, conn *pgx.Conn, stores map[stri
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	// A store not found (deleted) is not polled: its followers read its
-	// end now.
 	p.listener.listening(ids)
 	return nil
 }
 
-// pollQuery reads the versions committed to the polled stores ($1: their
-// ids, $2 and $3: the seqs their reads start after and end before), each
-// store's in the order of their commits, and the changes of any store's
-// row after $4 (its archive, deletion or import), which come with no
-// operation and are not heard but make the store's followers read. One
-// text for any number of stores: the connection prepares it once.
+// pollQuery reads what committed to the polled stores ($1: their ids)
+// since the last poll: the versions after $2 and before $3, each store's
+// in the order of their commits, and the changes of its row or
+// directories after $4, which come with no operation. One text for any
+// number of stores: the connection prepares it once.
 var pollQuery = `SELECT p.id, v.seq, v.operation, v.path, v.prev_path, v.memory_id, v.id, v.sha, v.size, v.origin, v.created_at
 	FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS p(id, after, hi),
 	LATERAL (SELECT seq, operation, path, prev_path, memory_id, id, sha, size, origin, created_at FROM versions
 		WHERE seq > p.after AND seq < p.hi AND path IS NOT NULL ORDER BY seq LIMIT ` + strconv.Itoa(heardMax) + `) v
 	UNION ALL
-	SELECT store, seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM changes WHERE seq > $4`
+	SELECT c.store, c.seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+	FROM unnest($1::text[], $4::bigint[]) AS p(id, after) JOIN changes c ON c.store = p.id AND c.seq > p.after`
 
 // pollOnce reads what committed to the polled stores since the last poll
-// (pollQuery) and hears it. It returns how many changes it read.
-func (p *pgState) pollOnce(ctx context.Context, conn *pgx.Conn, stores map[string]*polled, changesAfter *int64) (int, error) {
+// (pollQuery) and hears it. A store whose changes are not all versions
+// (a directory made or removed, the store's row changed, deleted or
+// imported again) is heard as after a notification that did not say what
+// changed: its followers read, in the order of the commits. It is then
+// added to the polls again, for its row number may be another now. It
+// returns how many changes it read.
+func (p *pgState) pollOnce(ctx context.Context, conn *pgx.Conn, stores map[string]*polled) (int, error) {
 	ids := make([]string, 0, len(stores))
 	after := make([]int64, 0, len(stores))
 	hi := make([]int64, 0, len(stores))
+	c := make([]int64, 0, len(stores))
 	for id, s := range stores {
-		lo, h := versionRange(s.seq)
-		ids, after, hi = append(ids, id), append(after, max(s.last, lo)), append(hi, h)
+		ids, after, hi, c = append(ids, id), append(after, s.after), append(hi, s.hi), append(c, s.c)
 	}
-	rows, err := conn.Query(ctx, pollQuery, ids, after, hi, *changesAfter)
+	rows, err := conn.Query(ctx, pollQuery, ids, after, hi, c)
 	if err != nil {
 		return 0, err
 	}
@@ -180,7 +186,7 @@ func (p *pgState) pollOnce(ctx context.Context, conn *pgx.Conn, stores map[strin
 		c     Change
 	}
 	var got []read
-	var moved []string // stores whose rows changed
+	moved := map[string]bool{} // stores with changes that are not versions
 	counts := map[string]int{}
 	for rows.Next() {
 		var r read
@@ -190,12 +196,10 @@ func (p *pgState) pollOnce(ctx context.Context, conn *pgx.Conn, stores map[strin
 			return 0, err
 		}
 		if !op.Valid {
-			*changesAfter = max(*changesAfter, r.c.Seq)
-			moved = append(moved, r.store)
+			moved[r.store] = true
 			continue
 		}
-		s := stores[r.store]
-		s.last = max(s.last, r.c.Seq)
+		stores[r.store].after = max(stores[r.store].after, r.c.Seq)
 		counts[r.store]++
 		r.by = origin.Int64
 		r.c = Change{Seq: r.c.Seq, StoreID: r.store, Op: versionChange(Operation(op.String), prev.String), Path: path.String,
@@ -214,31 +218,29 @@ func (p *pgState) pollOnce(ctx context.Context, conn *pgx.Conn, stores map[strin
 	}
 	l := &p.listener
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	for _, r := range got {
-		c := r.c
-		l.heardLocked(r.store, r.by, &c)
+		if !moved[r.store] {
+			c := r.c
+			l.heardLocked(r.store, r.by, &c)
+		}
 	}
-	var full []string // a store with more than a log holds: its followers read
+	var unheard []string // more than a log holds, or not all versions: read
 	for id, n := range counts {
-		if n == heardMax {
-			full = append(full, id)
+		if n == heardMax && !moved[id] {
+			unheard = append(unheard, id)
 		}
 	}
-	if len(full) > 0 {
-		l.count(full, 0)
-		l.missed(full)
+	for id := range moved {
+		unheard = append(unheard, id)
+		delete(stores, id)
+		l.follow[id] = false
 	}
-	for _, id := range moved {
-		// A followed store's row changed, and its row number may be
-		// another now (imported again): found again, with an event that
-		// makes its followers read.
-		if _, ok := l.follow[id]; ok {
-			delete(stores, id)
-			l.follow[id] = false
-		}
+	if len(unheard) > 0 {
+		l.count(unheard, 0)
+		l.missed(unheard)
 	}
-	l.mu.Unlock()
-	return len(got), nil
+	return len(got) + len(moved), nil
 }
 
 // relistenAfterPoll listens again after pollFeed, with an event that
