@@ -389,7 +389,12 @@ func (p *pgState) listen(db *DB) {
 	backoff := 50 * time.Millisecond
 	down := false
 	for ctx.Err() == nil {
-		conn, err := pgx.ConnectConfig(ctx, p.config.Copy())
+		config := p.config.Copy()
+		// The polls' one statement (pollQuery) keeps its generic plan: a
+		// plan made for the arrays given costs less than one made for
+		// any, so the server would otherwise plan it at every poll.
+		config.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+		conn, err := pgx.ConnectConfig(ctx, config)
 		if err == nil {
 			p.listener.relisten()
 			if _, err = conn.Exec(ctx, "LISTEN "+feedChannel); err == nil {

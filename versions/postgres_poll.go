@@ -150,15 +150,17 @@ func (p *pgState) addPolled(ctx context.Context, conn *pgx.Conn, stores map[stri
 // pollQuery reads what committed to the polled stores ($1: their ids)
 // since the last poll: the versions after $2 and before $3, each store's
 // in the order of their commits, and the changes of its row or
-// directories after $4, which come with no operation. One text for any
-// number of stores: the connection prepares it once.
+// directories after $4, which come with no operation (the first is
+// enough: the store's followers read them). One text for any number of
+// stores, whose generic plan the listener's connection keeps (listen).
 var pollQuery = `SELECT p.id, v.seq, v.operation, v.path, v.prev_path, v.memory_id, v.id, v.sha, v.size, v.origin, v.created_at
 	FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS p(id, after, hi),
 	LATERAL (SELECT seq, operation, path, prev_path, memory_id, id, sha, size, origin, created_at FROM versions
 		WHERE seq > p.after AND seq < p.hi AND path IS NOT NULL ORDER BY seq LIMIT ` + strconv.Itoa(heardMax) + `) v
 	UNION ALL
-	SELECT c.store, c.seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-	FROM unnest($1::text[], $4::bigint[]) AS p(id, after) JOIN changes c ON c.store = p.id AND c.seq > p.after`
+	SELECT p.id, c.seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+	FROM unnest($1::text[], $4::bigint[]) AS p(id, after),
+	LATERAL (SELECT seq FROM changes WHERE store = p.id AND seq > p.after ORDER BY seq LIMIT 1) c`
 
 // pollOnce reads what committed to the polled stores since the last poll
 // (pollQuery) and hears it. A store whose changes are not all versions
