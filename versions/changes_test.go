@@ -728,8 +728,8 @@ func TestFeedPolledUnderAStorm(t *testing.T) {
 		t.Skip("SQLite sends no notifications: its followers poll")
 	}
 	// Five notifications within a second make it poll, which it does every
-	// 5 ms; three seconds with no change make it listen again.
-	versions.FeedPolls(t, 5, time.Second, 5*time.Millisecond, 1, 3*time.Second)
+	// 5 ms; five seconds with no change make it listen again.
+	versions.FeedPolls(t, 5, time.Second, 5*time.Millisecond, 1, 5*time.Second)
 	dsn := testDSN(t)
 	follower, writer := openOn(t, dsn), openOn(t, dsn)
 	a := newStore(t, writer, versions.StoreParams{Name: "stormed"})
@@ -796,7 +796,7 @@ func TestFeedPolledUnderAStorm(t *testing.T) {
 		t.Errorf("polled, ChangesHeard gave\n%+v\nChanges reads\n%+v", got, want)
 	}
 	if !follower.FeedPolling() {
-		t.Error("the listener stopped polling within its three quiet seconds")
+		t.Error("the listener stopped polling within its five quiet seconds")
 	}
 
 	// A directory is not heard: it wakes the followers, who read it.
@@ -813,9 +813,9 @@ func TestFeedPolledUnderAStorm(t *testing.T) {
 		t.Errorf("after a directory, ChangesHeard gave\n%+v\nChanges reads\n%+v", got, want)
 	}
 
-	for deadline := time.Now().Add(10 * time.Second); follower.FeedPolling(); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); follower.FeedPolling(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the listener still polls after ten seconds with no change")
+			t.Fatal("the listener still polls after twenty seconds with no change")
 		}
 	}
 	mark = settledFeed(t, follower, follow)
