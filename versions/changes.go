@@ -110,9 +110,10 @@ const changesQuery = `SELECT 0 AS k, seq, operation, path, prev_path, memory_id,
 // brought since after when they are all there is from after on, as far
 // as they go (the functions of one round trip say what they wrote; a
 // commit of another kind, a reconnection, a position from elsewhere, or
-// none heard makes it read). Commits whose notifications are still on
-// their way are left for the next call, after the wait they wake: a
-// caller that must see its own commit calls Changes.
+// none heard makes it read). While the listener polls (pollFeed), the
+// polls bring every version, and only a store's other changes make it
+// read. Commits not heard yet are left for the next call, after the wait
+// they wake: a caller that must see its own commit calls Changes.
 func (db *DB) ChangesHeard(ctx context.Context, storeID string, after FeedPos) ([]Change, FeedPos, error) {
 	if db.pg == nil {
 		return db.Changes(ctx, storeID, after)

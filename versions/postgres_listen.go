@@ -77,7 +77,8 @@ func plainID(id string) bool {
 // listener is the one LISTEN connection of a DB, opened by the first
 // WaitFeed and reconnected with backoff whenever it drops. It listens to
 // feedChannel and to the channel of each store a wait has followed (for
-// the DB's life: a mount follows the same stores throughout). Each
+// the DB's life: a mount follows the same stores throughout), except
+// while it polls instead (pollFeed). Each
 // notification, each (re)connection (commits may have been missed while
 // it was down) and each store's channel newly listened to counts one
 // event and wakes the waiters.
@@ -404,10 +405,12 @@ func (p *pgState) listen(db *DB) {
 				down, backoff = false, 50*time.Millisecond
 				p.listener.sharedEvent(nil, 0) // commits may have gone unheard
 				var busy busyMeter
+				var storms stormBackoff
 				for err == nil {
 					err = p.listenOnce(ctx, conn, &busy)
 					if err == errBusy {
-						if err = p.pollFeed(ctx, conn); err == nil {
+						if err = p.pollFeed(ctx, conn, storms.next()); err == nil {
+							storms.ended()
 							err = p.relistenAfterPoll(ctx, conn)
 							busy = busyMeter{}
 						}
@@ -439,11 +442,13 @@ func (p *pgState) listenOnce(ctx context.Context, conn *pgx.Conn, busy *busyMete
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for ids := p.listener.toListen(cancel); len(ids) > 0; ids = p.listener.toListen(cancel) {
-		for _, id := range ids {
+		listen := make([]string, len(ids))
+		for i, id := range ids {
 			ch, _ := storeChannel(id)
-			if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
-				return err
-			}
+			listen[i] = "LISTEN " + pgx.Identifier{ch}.Sanitize()
+		}
+		if _, err := conn.Exec(ctx, strings.Join(listen, "; ")); err != nil { // one round trip
+			return err
 		}
 		p.listener.listening(ids)
 	}
@@ -457,11 +462,13 @@ func (p *pgState) listenOnce(ctx context.Context, conn *pgx.Conn, busy *busyMete
 	if id, ok := strings.CutPrefix(n.Channel, feedChannel+":"); ok {
 		by, c := storeNotified(id, n.Payload)
 		p.listener.storeEvent(id, by, c)
+		// Only the followed stores' commits count: polls read nothing
+		// else.
+		if busy.heard(time.Now()) && p.listener.pollable() {
+			return errBusy
+		}
 	} else {
 		p.listener.sharedEvent(notified(n.Payload))
-	}
-	if busy.heard(time.Now()) && p.listener.pollable() {
-		return errBusy
 	}
 	return nil
 }

@@ -15,13 +15,13 @@ import (
 // database at each commit that notifies, whichever its channel: with N
 // daemons, each save costs the server N signals and wakes N backends to
 // read the notification queue, which costs it more than a save's own
-// statements once commits come by the thousand. While busy, the listener
-// listens to nothing, so that no commit signals it, and every tick reads
-// the new versions of the stores it follows in one statement, which it
-// hears as if their notifications had brought them (heardLocked): the
-// followers wake as before, and read nothing more. Once the feed is quiet
-// again it listens again, and every follower reads once, as after a
-// reconnection, for what committed in between.
+// statements once commits come by the thousand. When the stores it
+// follows bring a storm of notifications, the listener listens to
+// nothing, so that no commit signals it, and every tick reads what
+// committed to those stores in one statement. It hears their versions as
+// if their notifications had brought them (heardLocked): the followers
+// wake as before, and read nothing more. Once the storm is over it listens
+// again, and every follower reads once for what committed in between.
 var feedPolling = struct {
 	// enter: notifications heard within window that make it poll;
 	// tick: the time between reads; leave: polls bringing fewer changes
@@ -32,6 +32,30 @@ var feedPolling = struct {
 	leave  int
 	quiet  time.Duration
 }{enter: 40, window: 100 * time.Millisecond, tick: 20 * time.Millisecond, leave: 100, quiet: time.Second}
+
+// stormBackoff lengthens the quiet that ends a poll when storms come
+// back soon after one ended, so that bursts do not make the listener
+// switch back and forth: each switch costs a statement per store's
+// channel and a read by every follower.
+type stormBackoff struct {
+	left  time.Time
+	quiet time.Duration
+}
+
+// next returns the quiet that ends the poll starting now: twice the last
+// one's (up to eight times feedPolling.quiet) when the last ended less
+// than five of its quiets ago.
+func (b *stormBackoff) next() time.Duration {
+	q := feedPolling.quiet
+	if !b.left.IsZero() && time.Since(b.left) < 5*b.quiet {
+		q = min(2*b.quiet, 8*feedPolling.quiet)
+	}
+	b.quiet = q
+	return q
+}
+
+// ended records that a poll ended now.
+func (b *stormBackoff) ended() { b.left = time.Now() }
 
 // errBusy ends a wait for a notification when they come fast enough to
 // poll for instead.
@@ -75,12 +99,21 @@ type polled struct {
 }
 
 // pollFeed stops listening and reads the followed stores' new versions
-// every tick, until the polls of feedPolling.quiet bring fewer than
-// feedPolling.leave changes, a store without a channel is followed, or ctx
-// ends (nil), or a read fails.
-func (p *pgState) pollFeed(ctx context.Context, conn *pgx.Conn) error {
+// every tick, until the polls of the last quiet bring fewer than
+// feedPolling.leave changes, a store without a channel is followed, or
+// ctx ends (nil), or a read fails.
+func (p *pgState) pollFeed(ctx context.Context, conn *pgx.Conn, quiet time.Duration) error {
 	if _, err := conn.Exec(ctx, "UNLISTEN *"); err != nil {
 		return err
+	}
+	// Notifications received before that are stale once the polls start
+	// after them: dropped, not heard late.
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	for {
+		if _, err := conn.WaitForNotification(done); err != nil {
+			break
+		}
 	}
 	l := &p.listener
 	l.setPolling(true)
@@ -89,23 +122,27 @@ func (p *pgState) pollFeed(ctx context.Context, conn *pgx.Conn) error {
 	stores := map[string]*polled{}
 	tick := time.NewTicker(feedPolling.tick)
 	defer tick.Stop()
-	second, brought := time.Now(), 0
+	since, brought := time.Now(), 0
 	for l.pollable() {
+		if len(stores) > 0 {
+			n, err := p.pollOnce(ctx, conn, stores)
+			if err != nil {
+				return err
+			}
+			brought += n
+		}
+		// Stores followed since, and those whose changes were not all
+		// versions, (re)added from their positions now.
 		if ids := l.toListen(func() {}); len(ids) > 0 {
 			if err := p.addPolled(ctx, conn, stores, ids); err != nil {
 				return err
 			}
 		}
-		n, err := p.pollOnce(ctx, conn, stores)
-		if err != nil {
-			return err
-		}
-		brought += n
-		if time.Since(second) >= feedPolling.quiet {
+		if time.Since(since) >= quiet {
 			if brought < feedPolling.leave {
 				return nil
 			}
-			second, brought = time.Now(), 0
+			since, brought = time.Now(), 0
 		}
 		select {
 		case <-ctx.Done():
@@ -165,10 +202,10 @@ var pollQuery = `SELECT p.id, v.seq, v.operation, v.path, v.prev_path, v.memory_
 // pollOnce reads what committed to the polled stores since the last poll
 // (pollQuery) and hears it. A store whose changes are not all versions
 // (a directory made or removed, the store's row changed, deleted or
-// imported again) is heard as after a notification that did not say what
-// changed: its followers read, in the order of the commits. It is then
-// added to the polls again, for its row number may be another now. It
-// returns how many changes it read.
+// imported again) is not heard: it is to be added to the polls again
+// (addPolled, with a new row number if it has one), whose event makes its
+// followers read, in the order of the commits. It returns how many
+// changes it read.
 func (p *pgState) pollOnce(ctx context.Context, conn *pgx.Conn, stores map[string]*polled) (int, error) {
 	ids := make([]string, 0, len(stores))
 	after := make([]int64, 0, len(stores))
@@ -227,32 +264,35 @@ func (p *pgState) pollOnce(ctx context.Context, conn *pgx.Conn, stores map[strin
 			l.heardLocked(r.store, r.by, &c)
 		}
 	}
-	var unheard []string // more than a log holds, or not all versions: read
+	var full []string // as many as a log holds: there may be more, read
 	for id, n := range counts {
 		if n == heardMax && !moved[id] {
-			unheard = append(unheard, id)
+			full = append(full, id)
 		}
 	}
+	if len(full) > 0 {
+		l.count(full, 0)
+		l.missed(full)
+	}
 	for id := range moved {
-		unheard = append(unheard, id)
 		delete(stores, id)
 		l.follow[id] = false
-	}
-	if len(unheard) > 0 {
-		l.count(unheard, 0)
-		l.missed(unheard)
 	}
 	return len(got) + len(moved), nil
 }
 
-// relistenAfterPoll listens again after pollFeed, with an event that
-// names no store: every follower reads what committed meanwhile. The
-// stores' channels are listened to by the next listenOnce.
+// relistenAfterPoll listens to feedChannel again after pollFeed; the next
+// listenOnce listens to the stores' channels, with an event naming them:
+// their followers read what committed meanwhile. Followers of a store
+// without a channel of its own, which no store's event wakes, are woken
+// by one naming none.
 func (p *pgState) relistenAfterPoll(ctx context.Context, conn *pgx.Conn) error {
 	p.listener.relisten()
 	if _, err := conn.Exec(ctx, "LISTEN "+feedChannel); err != nil {
 		return err
 	}
-	p.listener.sharedEvent(nil, 0)
+	if !p.listener.pollable() {
+		p.listener.sharedEvent(nil, 0)
+	}
 	return nil
 }
