@@ -78,10 +78,10 @@ func plainID(id string) bool {
 // WaitFeed and reconnected with backoff whenever it drops. It listens to
 // feedChannel and to the channel of each store a wait has followed (for
 // the DB's life: a mount follows the same stores throughout), except
-// while it polls instead (pollFeed). Each
-// notification, each (re)connection (commits may have been missed while
-// it was down) and each store's channel newly listened to counts one
-// event and wakes the waiters.
+// while it polls instead (pollFeed). Each notification, each
+// (re)connection (commits may have been missed while it was down) and
+// each store's channel newly listened to counts one event and wakes the
+// waiters.
 type listener struct {
 	once sync.Once
 	mu   sync.Mutex
