@@ -85,6 +85,8 @@ func (l *listener) pollable() bool {
 	return !l.unchanneled
 }
 
+// setPolling records whether the listener polls (DB.FeedPolling in the
+// tests).
 func (l *listener) setPolling(on bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
