@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 )
 
@@ -30,26 +29,7 @@ func TestMakeContent(t *testing.T) {
 	}
 }
 
-func TestStats(t *testing.T) {
-	if got, want := median([]float64{5, 1, 3}), 3.0; got != want {
-		t.Errorf("median odd = %v, want %v", got, want)
-	}
-	if got, want := median([]float64{4, 1, 3, 2}), 2.5; got != want {
-		t.Errorf("median even = %v, want %v", got, want)
-	}
-	var ds []time.Duration
-	for i := 1; i <= 200; i++ {
-		ds = append(ds, time.Duration(201-i)*time.Millisecond)
-	}
-	if got, want := percentile(ds, 50), 100*time.Millisecond; got != want {
-		t.Errorf("p50 = %v, want %v", got, want)
-	}
-	if got, want := percentile(ds, 99), 198*time.Millisecond; got != want {
-		t.Errorf("p99 = %v, want %v", got, want)
-	}
-	if got, want := percentile(ds, 100), 200*time.Millisecond; got != want {
-		t.Errorf("max = %v, want %v", got, want)
-	}
+func TestRatio(t *testing.T) {
 	if r := ratio(1, 0); r == r {
 		t.Errorf("ratio over zero = %v, want NaN", r)
 	}

@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/memfs/memfs/scripts/internal/stats"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -137,7 +138,7 @@ func compare(ctx context.Context, cfg *config) (*compareReport, error) {
 				rep.Errors = append(rep.Errors, fmt.Sprintf("%s %s: neither build measured it in every pair", t, ph))
 				continue
 			}
-			res.Median = num(median(res.Ratios))
+			res.Median = num(stats.Median(res.Ratios))
 			res.Min, res.Max = num(slices.Min(res.Ratios)), num(slices.Max(res.Ratios))
 			rep.Results = append(rep.Results, res)
 		}
@@ -228,7 +229,7 @@ func writeCompareText(w io.Writer, r *compareReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target\tphase\tnew ops/s\told ops/s\tnew/old median\tmin–max\t")
 	for _, res := range r.Results {
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%s\t%s–%s\t\n", res.Target, res.Phase, median(res.New), median(res.Old),
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%s\t%s–%s\t\n", res.Target, res.Phase, stats.Median(res.New), stats.Median(res.Old),
 			fmtNum(res.Median, "%.2f"), fmtNum(res.Min, "%.2f"), fmtNum(res.Max, "%.2f"))
 	}
 	if err := tw.Flush(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memfs/memfs/scripts/internal/stats"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -68,7 +69,7 @@ func measureLog(ctx context.Context, cfg *config, work string, rep *report) erro
 		}
 		getSecs = append(getSecs, secs)
 	}
-	res.LogSeconds, res.StartupSeconds = median(logSecs), median(getSecs)
+	res.LogSeconds, res.StartupSeconds = stats.Median(logSecs), stats.Median(getSecs)
 	rep.Log = res
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/scripts/internal/stats"
 )
 
 // floors are the targets for memfs (default durability) as a fraction of
@@ -148,13 +150,13 @@ func (r *report) finishPhases() {
 	}
 	r.BareCommitsPerSec = nil
 	if len(r.bareCommitsPer) > 0 {
-		r.BareCommitsPerSec = num(median(r.bareCommitsPer))
+		r.BareCommitsPerSec = num(stats.Median(r.bareCommitsPer))
 	}
 	for _, p := range phaseNames {
 		med := map[string]float64{}
 		pr := phaseResult{Phase: p, Ops: r.ops[p], OpsPerSec: map[string]*float64{}, Floor: floors[p]}
 		for _, t := range r.targets {
-			med[t] = median(r.opsPer[t][p])
+			med[t] = stats.Median(r.opsPer[t][p])
 			pr.OpsPerSec[t] = num(med[t])
 		}
 		get := func(t string) float64 {

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/memfs/memfs/scripts/internal/stats"
 	"github.com/memfs/memfs/versions"
 )
 
@@ -95,10 +96,10 @@ func measureVisibility(ctx context.Context, cfg *config, work string, rep *repor
 		}
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	v.P50MS = ms(percentile(res.Visible, 50))
-	v.P99MS = ms(percentile(res.Visible, 99))
-	v.MaxMS = ms(percentile(res.Visible, 100))
-	v.SaveP50 = ms(percentile(res.Save, 50))
+	v.P50MS = ms(stats.Percentile(res.Visible, 50))
+	v.P99MS = ms(stats.Percentile(res.Visible, 99))
+	v.MaxMS = ms(stats.Percentile(res.Visible, 100))
+	v.SaveP50 = ms(stats.Percentile(res.Save, 50))
 	v.Met = v.Samples > 0 && v.P99MS <= visibilityP99TargetMS
 	rep.Visibility = v
 	return nil

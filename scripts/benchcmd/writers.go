@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/scripts/internal/stats"
 )
 
 // The concurrent-writers part: several writer processes saving at once into
@@ -462,7 +464,7 @@ func (r *report) finishWriters() {
 					wr.FirstError[t] = rd.FirstError
 				}
 			}
-			med[t] = median(rates)
+			med[t] = stats.Median(rates)
 			wr.SavesPerSec[t] = num(med[t])
 		}
 		get := func(t string) float64 {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/memfs/memfs/scripts/internal/stats"
 )
 
 // `scripts/scale --compare REV` builds REV's memfs and scalecmd (scripts/scale
@@ -74,23 +76,23 @@ pairs:
 		}
 		rep.Pairs++
 		for _, o := range sides[0] {
-			for _, n := range sides[1] {
-				if n.Backend != o.Backend {
-					continue
-				}
-				rep.Failed = rep.Failed || o.failed() || n.failed()
-				b := byBackend[o.Backend]
-				if b == nil {
-					b = &compareBackend{Backend: o.Backend}
-					byBackend[o.Backend] = b
-				}
-				pair := comparePair{Old: o, New: n}
-				if o.SavesPerSec > 0 {
-					r := n.SavesPerSec / o.SavesPerSec
-					pair.Ratio = &r
-				}
-				b.Pairs = append(b.Pairs, pair)
+			i := slices.IndexFunc(sides[1], func(n result) bool { return n.Backend == o.Backend })
+			if i < 0 {
+				continue
 			}
+			n := sides[1][i]
+			rep.Failed = rep.Failed || o.failed() || n.failed()
+			b := byBackend[o.Backend]
+			if b == nil {
+				b = &compareBackend{Backend: o.Backend}
+				byBackend[o.Backend] = b
+			}
+			pair := comparePair{Old: o, New: n}
+			if o.SavesPerSec > 0 {
+				r := n.SavesPerSec / o.SavesPerSec
+				pair.Ratio = &r
+			}
+			b.Pairs = append(b.Pairs, pair)
 		}
 		fmt.Fprintf(os.Stderr, "scale: pair %d of %d done\n", p+1, cfg.pairs)
 	}
@@ -106,7 +108,7 @@ pairs:
 			}
 		}
 		if len(ratios) > 0 {
-			b.Median, b.Min, b.Max = median(ratios), slices.Min(ratios), slices.Max(ratios)
+			b.Median, b.Min, b.Max = stats.Median(ratios), slices.Min(ratios), slices.Max(ratios)
 		}
 		rep.Backends = append(rep.Backends, *b)
 	}
@@ -137,16 +139,6 @@ func compareOnce(cfg *config, scale, memfs string) ([]result, error) {
 		return nil, fmt.Errorf("read %s's JSON report: %w", scale, err)
 	}
 	return rs, nil
-}
-
-// median is the middle of xs (the mean of the two middle ones).
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func printCompare(w io.Writer, cfg *config, rep *compareReport) {

@@ -84,14 +84,3 @@ func TestCompareKeepsRunsWithErrors(t *testing.T) {
 		t.Errorf("a run that could not be made: failed %v, error %q, %d pairs", rep.Failed, rep.Error, rep.Pairs)
 	}
 }
-
-func TestMedian(t *testing.T) {
-	for _, c := range []struct {
-		xs   []float64
-		want float64
-	}{{[]float64{3}, 3}, {[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 2, 3}, 2.5}} {
-		if got := median(c.xs); got != c.want {
-			t.Errorf("median(%v) = %v, want %v", c.xs, got, c.want)
-		}
-	}
-}

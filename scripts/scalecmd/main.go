@@ -15,7 +15,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"net/url"
 	"os"
 	"os/exec"
@@ -29,6 +28,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for the server's own views
 
+	"github.com/memfs/memfs/scripts/internal/stats"
 	"github.com/memfs/memfs/slugify"
 	"github.com/memfs/memfs/versions"
 )
@@ -368,7 +368,7 @@ func run(cfg *config, backend, dsn string, conns func() (int, error)) (result, e
 	}
 	sort.Strings(res.ErrorSamples)
 	res.Probes, res.ProbeTimeouts = len(lat), timeouts
-	ms := func(p float64) float64 { return float64(percentile(lat, p)) / float64(time.Millisecond) }
+	ms := func(p float64) float64 { return float64(stats.Percentile(lat, p)) / float64(time.Millisecond) }
 	res.VisibleP50MS, res.VisibleP99MS, res.VisibleMaxMS = ms(50), ms(99), ms(100)
 	if conns != nil {
 		res.Connections, res.ConnectionsPerDaemon = maxConns, versions.PostgresConnections
@@ -454,16 +454,6 @@ func (d *daemon) stop() {
 	if d.log != nil {
 		d.log.Close()
 	}
-}
-
-func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	rank := int(math.Ceil(p / 100 * float64(len(s))))
-	return s[min(max(rank, 1), len(s))-1]
 }
 
 func printText(w io.Writer, cfg *config, rs []result) {
