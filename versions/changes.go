@@ -127,6 +127,29 @@ func (db *DB) ChangesHeard(ctx context.Context, storeID string, after FeedPos) (
 	return changes, pos, err
 }
 
+// changeCols is where a row of changesQuery or pollQuery is scanned after
+// its seq: a version's operation, path, prev_path, memory_id, id, sha,
+// size, origin (as text) and time, or a change row's.
+type changeCols struct {
+	op, path, prev, memID, verID, sha, origin sql.NullString
+	size, at                                  sql.NullInt64
+}
+
+func (r *changeCols) dest() []any {
+	return []any{&r.op, &r.path, &r.prev, &r.memID, &r.verID, &r.sha, &r.size, &r.origin, &r.at}
+}
+
+// version is the change version seq of store storeID made.
+func (r *changeCols) version(storeID string, seq int64) Change {
+	c := Change{Seq: seq, StoreID: storeID, Op: versionChange(Operation(r.op.String), r.prev.String), Path: r.path.String,
+		PrevPath: r.prev.String, MemoryID: r.memID.String, VersionID: r.verID.String, SHA256: r.sha.String,
+		Size: int(r.size.Int64), Origin: r.origin.String, At: fromNanos(r.at.Int64)}
+	if !r.verID.Valid {
+		c.VersionID = versionID(seq, r.at.Int64)
+	}
+	return c
+}
+
 // versionChange is what a version of operation op did at its path; prev
 // is the path a rename left.
 func versionChange(op Operation, prev string) ChangeOp {
@@ -164,28 +187,19 @@ func (db *DB) Changes(ctx context.Context, storeID string, after FeedPos) ([]Cha
 		defer rows.Close()
 		for rows.Next() {
 			var kind int
-			var op string
-			var prev, memID, verID, sha, origin sql.NullString
-			var size sql.NullInt64
-			var at int64
-			c := Change{StoreID: storeID}
-			if err := rows.Scan(&kind, &c.Seq, &op, &c.Path, &prev, &memID, &verID, &sha, &size, &origin, &at); err != nil {
+			var seq int64
+			var cols changeCols
+			if err := rows.Scan(append([]any{&kind, &seq}, cols.dest()...)...); err != nil {
 				return err
 			}
-			c.At, c.Origin = fromNanos(at), origin.String
 			if kind == 1 {
-				c.Op = ChangeOp(op)
-				pos.c = max(pos.c, c.Seq)
-				out = append(out, c)
+				pos.c = max(pos.c, seq)
+				out = append(out, Change{Seq: seq, StoreID: storeID, Op: ChangeOp(cols.op.String), Path: cols.path.String,
+					Origin: cols.origin.String, At: fromNanos(cols.at.Int64)})
 				continue
 			}
-			pos.v = max(pos.v, c.Seq)
-			c.PrevPath, c.MemoryID, c.VersionID, c.SHA256, c.Size = prev.String, memID.String, verID.String, sha.String, int(size.Int64)
-			if !verID.Valid {
-				c.VersionID = versionID(c.Seq, at)
-			}
-			c.Op = versionChange(Operation(op), c.PrevPath)
-			out = append(out, c)
+			pos.v = max(pos.v, seq)
+			out = append(out, cols.version(storeID, seq))
 		}
 		return rows.Err()
 	})

@@ -2,7 +2,6 @@ package versions
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"strconv"
 	"time"
@@ -192,7 +191,8 @@ func (p *pgState) addPolled(ctx context.Context, conn *pgx.Conn, stores map[stri
 // directories after $4, which come with no operation (the first is
 // enough: the store's followers read them). One text for any number of
 // stores, whose generic plan the listener's connection keeps (listen).
-var pollQuery = `SELECT p.id, v.seq, v.operation, v.path, v.prev_path, v.memory_id, v.id, v.sha, v.size, v.origin, v.created_at
+var pollQuery = `SELECT p.id, v.seq, v.operation, v.path, v.prev_path, v.memory_id, v.id, v.sha, v.size,
+		CAST(v.origin AS TEXT), v.created_at
 	FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS p(id, after, hi),
 	LATERAL (SELECT seq, operation, path, prev_path, memory_id, id, sha, size, origin, created_at FROM versions
 		WHERE seq > p.after AND seq < p.hi AND path IS NOT NULL ORDER BY seq LIMIT ` + strconv.Itoa(heardMax) + `) v
@@ -221,38 +221,23 @@ func (p *pgState) pollOnce(ctx context.Context, conn *pgx.Conn, stores map[strin
 		return 0, err
 	}
 	defer rows.Close()
-	type read struct {
-		store string
-		by    int64
-		c     Change
-	}
-	var got []read
+	var got []Change
 	moved := map[string]bool{} // stores with changes that are not versions
 	counts := map[string]int{}
 	for rows.Next() {
-		var r read
-		var op, path, prev, memID, verID, sha sql.NullString
-		var size, origin, at sql.NullInt64
-		if err := rows.Scan(&r.store, &r.c.Seq, &op, &path, &prev, &memID, &verID, &sha, &size, &origin, &at); err != nil {
+		var store string
+		var seq int64
+		var cols changeCols
+		if err := rows.Scan(append([]any{&store, &seq}, cols.dest()...)...); err != nil {
 			return 0, err
 		}
-		if !op.Valid {
-			moved[r.store] = true
+		if !cols.op.Valid {
+			moved[store] = true
 			continue
 		}
-		stores[r.store].after = max(stores[r.store].after, r.c.Seq)
-		counts[r.store]++
-		r.by = origin.Int64
-		r.c = Change{Seq: r.c.Seq, StoreID: r.store, Op: versionChange(Operation(op.String), prev.String), Path: path.String,
-			PrevPath: prev.String, MemoryID: memID.String, VersionID: verID.String, SHA256: sha.String, Size: int(size.Int64),
-			At: fromNanos(at.Int64)}
-		if origin.Valid {
-			r.c.Origin = strconv.FormatInt(origin.Int64, 10)
-		}
-		if !verID.Valid {
-			r.c.VersionID = versionID(r.c.Seq, at.Int64)
-		}
-		got = append(got, r)
+		stores[store].after = max(stores[store].after, seq)
+		counts[store]++
+		got = append(got, cols.version(store, seq))
 	}
 	if err := rows.Err(); err != nil {
 		return 0, err
@@ -260,10 +245,10 @@ func (p *pgState) pollOnce(ctx context.Context, conn *pgx.Conn, stores map[strin
 	l := &p.listener
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, r := range got {
-		if !moved[r.store] {
-			c := r.c
-			l.heardLocked(r.store, r.by, &c)
+	for _, c := range got {
+		if !moved[c.StoreID] {
+			by, _ := strconv.ParseInt(c.Origin, 10, 64) // 0: none
+			l.heardLocked(c.StoreID, by, &c)
 		}
 	}
 	var full []string // as many as a log holds: there may be more, read
