@@ -64,6 +64,10 @@ fd, tmp = tempfile.mkstemp(dir=".")
 os.write(fd, b"v3 from v1\n")
 os.close(fd)
 os.replace(tmp, "x.md")`},
+	// GNU sed -i~ moves x.md to its backup name x.md~ (a scratch name:
+	// the memory is held there) before it renames its temporary file over
+	// x.md.
+	"sed-backup": {"sed", "-i~", "-e", "1e echo read >&2; read x", "-e", "s/v1/v3 from v1/", "x.md"},
 	// The SDK memory tools' .tmp-<pid>-<uuid>.
 	"sdk-tmp": {"python3", "-c", `import os, sys, uuid
 open("x.md").read()
@@ -140,6 +144,9 @@ func TestAtomicSaveConflict(t *testing.T) {
 					if m.VersionID != head {
 						t.Errorf("x.md's head moved on in strict mode: %s", ops(vs))
 					}
+					if b, err := os.ReadFile(filepath.Join(dirB, "x.md")); err != nil || string(b) != "v2 from A\n" {
+						t.Errorf("B reads x.md as %q (%v) after the refused save, want A's v2", b, err)
+					}
 					return
 				}
 				if err != nil {
@@ -155,6 +162,48 @@ func TestAtomicSaveConflict(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A process's saves are based on what it saved last, not on what it
+// opened before: atomic saves one after another, and an atomic save after
+// an in-place one, without reading again, are no conflicts (and succeed in
+// strict mode).
+func TestAtomicSavesAfterOwnSave(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		t.Run(fmt.Sprintf("strict=%v", strict), func(t *testing.T) {
+			e := newEnv(t)
+			st := e.store(t, "Own")
+			_, dir := e.mountStore(t, st, Options{Strict: strict})
+			if err := os.WriteFile(filepath.Join(dir, "x.md"), []byte("v1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("python3", "-c", `import os
+def replace(text):
+    with open(".tmp-x", "w") as f:
+        f.write(text)
+    os.replace(".tmp-x", "x.md")
+open("x.md").read()
+replace("v2\n")
+replace("v3\n")
+with open("x.md", "w") as f:
+    f.write("v4\n")
+replace("v5\n")`)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("the saves: %v\n%s", err, out)
+			}
+			m := e.memory(t, st.ID, "/x.md")
+			vs := e.versionsOf(t, st.ID, m.ID)
+			if len(vs) != 5 || *vs[0].Content != "v5\n" {
+				t.Fatalf("versions %s, the last %q; want 5, the last v5", ops(vs), *vs[0].Content)
+			}
+			for _, v := range vs {
+				if v.Conflict {
+					t.Errorf("%s (%q) is flagged as a conflict: its process saved the version before it", v.ID, *v.Content)
+				}
+			}
+		})
 	}
 }
 

@@ -81,14 +81,53 @@ func TestUnsavedBudgetOpenUnlinked(t *testing.T) {
 	}
 	open = nil
 	e.settle()
+	if vs := e.allVersions(t, st.ID); len(vs) != 0 {
+		t.Fatalf("c.md, whose write was refused, was saved in part: %d versions, the last of %d bytes", len(vs), vs[len(vs)-1].ContentSize)
+	}
 	big := bytes.Repeat([]byte("y"), 90_000)
 	q := filepath.Join(dir, "after.md")
-	if err := os.WriteFile(q, big, 0o644); err != nil {
+	// The kernel sends each handle's release after its close returned.
+	if err := eventually(5*time.Second, func() error { return os.WriteFile(q, big, 0o644) }); err != nil {
 		t.Fatalf("write after the buffers were closed: %v", err)
 	}
 	e.settle()
 	if m := e.memory(t, st.ID, "/after.md"); m.Content == nil || *m.Content != string(big) {
 		t.Fatalf("after.md was not saved whole")
+	}
+}
+
+// A save whose write the budget refused fails whole: the memory keeps its
+// head, not the part of the new content that fitted.
+func TestUnsavedBudgetRefusedWriteKeepsHead(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "keep")
+	const budget = 50_000 // below a memory's size limit, so that the budget refuses
+	_, dir := e.mountStore(t, st, Options{MaxUnsavedBytes: budget})
+	p := filepath.Join(dir, "notes.md")
+	if err := os.WriteFile(p, []byte("the head\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(bytes.Repeat([]byte("a"), 30_000)); err != nil {
+		f.Close()
+		t.Fatalf("write under the budget: %v", err)
+	}
+	_, err = f.Write(bytes.Repeat([]byte("b"), 30_000))
+	wantErrno(t, "write past the unsaved budget", err, syscall.ENOSPC)
+	wantErrno(t, "close after a refused write", f.Close(), syscall.ENOSPC)
+	e.settle()
+	if m := e.memory(t, st.ID, "/notes.md"); m.Content == nil || *m.Content != "the head\n" {
+		t.Fatalf("the head after a refused save: %d bytes, want the head kept", m.ContentSize)
+	}
+	if got, err := os.ReadFile(p); err != nil || string(got) != "the head\n" {
+		t.Fatalf("the mount after a refused save: %d bytes, %v; want the head", len(got), err)
+	}
+	if n := len(e.allVersions(t, st.ID)); n != 1 {
+		t.Fatalf("%d versions, want 1: the refused save made one", n)
 	}
 }
 

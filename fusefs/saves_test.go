@@ -1,11 +1,14 @@
 package fusefs
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -360,4 +363,89 @@ func TestForkedChildCloseDoesNotSave(t *testing.T) {
 	if len(vs) != 2 || *vs[0].Content != "new" {
 		t.Errorf("history %s (newest %q); want created + one modified \"new\"", ops(vs), *vs[0].Content)
 	}
+}
+
+// `: > f` while a reader (tail -f, less) holds f open saves the empty
+// file: the truncation is not lost when the reader closes.
+func TestTruncateWhileReaderOpen(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "Truncate")
+	_, dir := e.mountStore(t, st, Options{})
+	p := filepath.Join(dir, "log.txt")
+	write(t, p, "old lines\n")
+	mem := e.memory(t, st.ID, "/log.txt")
+	reader, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The kernel sends the handle's release after close returns: the
+	// save is made then, with the reader still open.
+	saved := func() error {
+		if vs := e.versionsOf(t, st.ID, mem.ID); len(vs) != 2 || vs[0].Content == nil || *vs[0].Content != "" {
+			return fmt.Errorf("history %s; want created + one modified, empty", ops(vs))
+		}
+		return nil
+	}
+	if err := eventually(5*time.Second, saved); err != nil {
+		t.Fatal(err)
+	}
+	if err := reader.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	if err := saved(); err != nil {
+		t.Fatalf("after the reader closed: %v", err)
+	}
+	if got, err := os.ReadFile(p); err != nil || len(got) != 0 {
+		t.Fatalf("the mount shows %q (%v) after the truncation, want it empty", got, err)
+	}
+}
+
+// A directory renamed while a temporary file in it is renamed over
+// another: the directory's rename takes the lock of each temporary file
+// below, the file's rename those of both files, and neither may wait for
+// the other for ever.
+func TestDirRenameBesideTemporaryRename(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "Locks")
+	_, dir := e.mountStore(t, st, Options{Grace: time.Minute})
+	done := make(chan error, 1)
+	go func() {
+		for i := range 40 {
+			d := filepath.Join(dir, fmt.Sprintf("d%d", i))
+			if err := os.Mkdir(d, 0o755); err != nil {
+				done <- err
+				return
+			}
+			for _, name := range []string{"a.tmp", "b.tmp", "c.tmp", "e.tmp"} {
+				if err := os.WriteFile(filepath.Join(d, name), []byte(name), 0o644); err != nil {
+					done <- err
+					return
+				}
+			}
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() { defer wg.Done(); os.Rename(d, d+"-moved") }()
+			go func() { defer wg.Done(); os.Rename(filepath.Join(d, "a.tmp"), filepath.Join(d, "b.tmp")) }()
+			wg.Wait()
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("a directory's rename and a temporary file's rename in it waited for each other")
+	}
+	checkAlive(t, dir)
 }

@@ -180,6 +180,15 @@ func (m *Mirror) failed(e Answered, f *File) Plan {
 		p.Notify = append(p.Notify, Notice{Path: r.Path})
 		p.Log = "a file renamed to a scratch name could not be deleted from the store; it stays there"
 	}
+	if hd := m.held[r.Path]; hd != nil && r.Kind == AskSave && r.From != "" && r.MemID == hd.memID {
+		// A rename over a memory renamed to a backup name (sed -i~)
+		// failed (strict mode's conflict, a limit): the memory stays at
+		// its path, as the store has it, rather than be deleted when the
+		// hold ends; the backup keeps its copy as a scratch file.
+		p.Timers = append(p.Timers, m.takeHold(r.Path)...)
+		m.idx.Forget(r.Path)
+		p.Notify = append(p.Notify, Notice{Path: r.Path})
+	}
 	if r.Cause == "released" && f != nil {
 		if h := m.hs[r.Handle]; h != nil {
 			c := m.close(f, h)
@@ -263,6 +272,7 @@ func (m *Mirror) saved(e Answered, f *File) Plan {
 		}
 	}
 	m.idx.Saved(r.Path, e.Mem)
+	m.noteWriters(r, e.Mem.VersionID)
 	if newVersion {
 		p.Saved = true
 		m.row.HistoryBytes += VersionCost(e.Mem.ContentSize, r.Path)
@@ -282,6 +292,18 @@ func (m *Mirror) saved(e Answered, f *File) Plan {
 		}
 	}
 	return m.after(f, r, p)
+}
+
+// noteWriters records version as what the threads that saved it last
+// read of its path: they hold that content, so their next atomic save is
+// based on it, not on the version they opened before.
+func (m *Mirror) noteWriters(r Request, version string) {
+	m.opened.Note(r.Tid, r.Path, version)
+	if h := m.hs[r.Handle]; h != nil {
+		for tid := range h.Users {
+			m.opened.Note(int(tid), r.Path, version)
+		}
+	}
 }
 
 // movedDir: a directory moved; the files below follow it, the open ones

@@ -250,7 +250,11 @@ func (m *Mirror) setLoaded(f *File, content, ver string) (syscall.Errno, string)
 func (m *Mirror) openFile(e Open) Plan {
 	f := m.files[e.File]
 	if f == nil {
-		return Plan{Errno: syscall.ENOENT}
+		// The kernel still had the file's name (a new file whose save
+		// failed, gone at its release; one deleted elsewhere). ESTALE
+		// makes it look the name up again and open what is there now,
+		// or create it (O_CREAT), rather than fail.
+		return Plan{Errno: syscall.ESTALE}
 	}
 	if p := m.load(f, true, "opened"); p != nil {
 		return *p
@@ -396,7 +400,14 @@ func (m *Mirror) wrote(e Write) Plan {
 	}
 	if end > int64(len(f.Buf)) {
 		if errno, why := m.grow(f, end); errno != 0 {
-			return Plan{Errno: errno, Reason: why}
+			// Saved without this write, the content would be a part of
+			// what the writer meant: like any refused write, it fails the
+			// save whole.
+			p := refuse(errno, why)
+			if why == "" {
+				p.Reason = "" // refused in this burst already: not logged again
+			}
+			return p
 		}
 		f.Buf = resize(f.Buf, end)
 	}
@@ -489,6 +500,7 @@ func (m *Mirror) flushed(hid HandleID, tid uint32, cause string) Plan {
 	}
 	refused := f.Refused
 	p := m.save(f, h, cause)
+
 	if (p.Errno == syscall.EFBIG || refused != 0 && p.Errno == refused) && cause == "flushed" && f.State == StateMemory {
 		// Oversized content, or content a write refused, is refused for
 		// good (every save of it fails): at the close that says so, the
@@ -570,7 +582,10 @@ func (m *Mirror) save(f *File, h *Handle, cause string) Plan {
 		}
 		r.Kind = AskSave
 		if hd, ok := m.held[f.Path]; ok {
-			r.MemID, r.Base, r.Strict = hd.memID, hd.head, m.o.Strict
+			// A new file where a memory was renamed to a backup name (an
+			// editor's save): a version of that memory, based on what the
+			// writer read of it.
+			r.MemID, r.Base, r.Strict = hd.memID, m.readBy(h, f.Path, hd.head), m.o.Strict
 		}
 	case StateTemporary:
 		r.Kind, r.Pending = AskSavePending, f.Pending
@@ -586,14 +601,27 @@ func (m *Mirror) save(f *File, h *Handle, cause string) Plan {
 	return Plan{Ask: r}
 }
 
+// readBy is the version of path that h's writers last opened, else def.
+func (m *Mirror) readBy(h *Handle, path, def string) string {
+	if h != nil {
+		for tid := range h.Users {
+			if v, ok := m.opened.Version(int(tid), path); ok {
+				return v
+			}
+		}
+	}
+	return def
+}
+
 func (m *Mirror) released(e Release) Plan {
 	h := m.hs[e.Handle]
 	if h == nil {
 		return Plan{}
 	}
 	f := m.files[h.File]
-	if len(f.handles) == 1 && (f.State == StateNew || (h.Truncated && f.Dirty)) {
-		// touch, open(…, "w").close(), `: > f`: saved once, now.
+	if f.State == StateNew && len(f.handles) == 1 || h.Truncated && f.Dirty && !othersWrote(f, h) {
+		// touch, open(…, "w").close(), `: > f`: saved once, now, also
+		// while a reader (tail -f, less) holds the file open.
 		p := m.save(f, h, "released")
 		if p.Ask != nil {
 			return p
@@ -603,6 +631,17 @@ func (m *Mirror) released(e Release) Plan {
 		return c
 	}
 	return m.close(f, h)
+}
+
+// othersWrote reports whether a handle of f other than h wrote to its
+// buffer: that handle's own close saves it.
+func othersWrote(f *File, h *Handle) bool {
+	for _, o := range f.handles {
+		if o != h && o.Wrote {
+			return true
+		}
+	}
+	return false
 }
 
 // settled writes the pending row of a closed temporary file its rename
@@ -732,6 +771,8 @@ func (m *Mirror) truncated(id ID, hid HandleID, size int64) Plan {
 		if errno, why := m.grow(f, size); errno != 0 {
 			if temporary {
 				m.unload(f)
+			} else if h != nil {
+				f.Refused, f.Dirty, h.Wrote = errno, true, true // as a refused write
 			}
 			return Plan{Errno: errno, Reason: why}
 		}

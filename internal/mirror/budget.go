@@ -170,8 +170,15 @@ type fileLock struct {
 
 // Lock takes file id's lock (0: none) and returns its unlock.
 func (m *Mirror) Lock(id ID) func() {
+	unlock, _ := m.lockFile(id, false)
+	return unlock
+}
+
+// lockFile takes file id's lock, or with try only if it is free (ok
+// false: not taken), and returns its unlock.
+func (m *Mirror) lockFile(id ID, try bool) (unlock func(), ok bool) {
 	if id == 0 {
-		return func() {}
+		return func() {}, true
 	}
 	s := &m.serial
 	s.mu.Lock()
@@ -185,13 +192,21 @@ func (m *Mirror) Lock(id ID) func() {
 	}
 	l.n++
 	s.mu.Unlock()
-	l.Lock()
-	return func() {
-		l.Unlock()
+	forget := func() {
 		s.mu.Lock()
 		if l.n--; l.n == 0 {
 			delete(s.locks, id)
 		}
 		s.mu.Unlock()
 	}
+	if !try {
+		l.Lock()
+	} else if !l.TryLock() {
+		forget()
+		return nil, false
+	}
+	return func() {
+		l.Unlock()
+		forget()
+	}, true
 }

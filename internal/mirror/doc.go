@@ -28,11 +28,12 @@
 //     before its first Apply and holds them until its plan is carried
 //     out, so that one file's writes, saves, loads, publications and drops
 //     are ordered. A plan asking the engine about another file takes that
-//     file's lock and applies the event again under it. Two files' locks
-//     are held together only by a rename, source then destination; the
-//     kernel holds the parent directories' locks for a rename and files
-//     have one parent, so no two renames take the same two files in
-//     opposite orders.
+//     file's lock and applies the event again under it. A request holding
+//     several files' locks (a rename: source and destination; a
+//     directory's rename or removal, an unmount: each temporary file
+//     below) takes them in ascending order of ID, or adds one only while
+//     it is free, else lets go of all and takes them again in order, so
+//     no two requests wait for each other.
 //   - inflight (flights.go): a request is in flight from its engine call
 //     to its answer's Apply (never while waiting for a file's lock). A
 //     change made elsewhere that touches a request in flight (its path,

@@ -228,6 +228,8 @@ type Request struct {
 	Cause string
 	// Handle is the handle whose save this is.
 	Handle HandleID
+	// Tid is the thread whose rename asked for the save, 0 for others.
+	Tid int
 	// Dirty: the temporary file was written since its row was saved.
 	Dirty bool
 	// NoReplace: a rename that must not replace its target.

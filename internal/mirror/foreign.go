@@ -65,6 +65,7 @@ func (m *Mirror) foreign(e Foreign) Plan {
 // orphan: f's memory left its path elsewhere (deleted, replaced). Open,
 // it stays the memory it was, with no name: its save fails (ESTALE).
 func (m *Mirror) orphan(f *File) {
+	m.headChanging(f) // as replaced: a temporary file beside it keeps the head it saw
 	m.names.remove(f.Path, f.ID)
 	f.Path, f.PagesSync = "", false
 	if len(f.handles) > 0 {

@@ -93,8 +93,9 @@ type File struct {
 	// one commit, with no row) or an unlink drops it first.
 	Due bool
 	// Refused is sticky: a write was refused (past the size of a memory,
-	// not UTF-8, the guard, the quota, the backend offline) and every save
-	// of this content fails so until it is written again from its start.
+	// not UTF-8, the guard, the quota, the backend offline, the mount's
+	// unsaved budget) and every save of this content fails so until it is
+	// written again from its start.
 	Refused syscall.Errno
 	// Charged is what the buffer holds of the mount's unsaved budget.
 	Charged int64

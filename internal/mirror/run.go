@@ -2,6 +2,8 @@ package mirror
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -17,25 +19,37 @@ import (
 func (m *Mirror) Run(ctx context.Context, eng Engine, e Event, each func(Plan), ids ...ID) Plan {
 	var unlocks []func()
 	held := map[ID]bool{}
-	lock := func(id ID) {
-		if id != 0 && !held[id] {
-			held[id] = true
-			unlocks = append(unlocks, m.Lock(id))
-		}
-	}
-	defer func() {
+	unlockAll := func() {
 		for i := len(unlocks) - 1; i >= 0; i-- {
 			unlocks[i]()
 		}
-	}()
-	for _, id := range ids {
-		lock(id)
+		unlocks = nil
 	}
+	defer func() { unlockAll() }()
+	// relock takes the locks held and those of ids again, in ascending
+	// order (see doc.go: no two requests wait for each other).
+	relock := func(ids ...ID) {
+		for _, id := range ids {
+			if id != 0 {
+				held[id] = true
+			}
+		}
+		unlockAll()
+		for _, id := range slices.Sorted(maps.Keys(held)) {
+			unlocks = append(unlocks, m.Lock(id))
+		}
+	}
+	relock(ids...)
 	p := m.Apply(e)
 	first := p
 	for {
 		if r := p.Ask; r != nil && r.File != 0 && !held[r.File] {
-			lock(r.File)
+			if unlock, ok := m.lockFile(r.File, true); ok {
+				held[r.File] = true
+				unlocks = append(unlocks, unlock)
+			} else {
+				relock(r.File)
+			}
 			p = m.Apply(e)
 			first = p
 			continue
@@ -45,10 +59,8 @@ func (m *Mirror) Run(ctx context.Context, eng Engine, e Event, each func(Plan), 
 			break
 		}
 		again := p.Again
-		flight := m.inflight.begin(*p.Ask)
-		a := eng.Execute(ctx, *p.Ask)
-		p = m.Apply(a)
-		m.inflight.end(flight)
+		var a Answered
+		a, p = m.ask(ctx, eng, *p.Ask)
 		if again && a.Err == nil && p.Errno == 0 && p.Err == nil {
 			each(p)
 			p = m.Apply(e)
@@ -66,6 +78,15 @@ func (m *Mirror) Run(ctx context.Context, eng Engine, e Event, each func(Plan), 
 	}
 	p.KeepCache, p.DirectIO = first.KeepCache, first.DirectIO
 	return p
+}
+
+// ask carries r to the engine and applies its answer. r is in flight
+// until then, and no longer once either has panicked (a bug, answered
+// with EIO): changes the feed brings would wait for it for ever.
+func (m *Mirror) ask(ctx context.Context, eng Engine, r Request) (Answered, Plan) {
+	defer m.inflight.end(m.inflight.begin(r))
+	a := eng.Execute(ctx, r)
+	return a, m.Apply(a)
 }
 
 // Timers runs the timers plans set: each ends by calling fire with its

@@ -119,7 +119,7 @@ func (m *Mirror) renamed(e Rename) Plan {
 // version of it, based on what the renaming process read) or a new one,
 // consuming src's pending row in the same commit.
 func (m *Mirror) saveOver(src, dst *File, e Rename, pending int64) *Request {
-	r := &Request{Kind: AskSave, File: src.ID, Path: e.To, From: e.From, Content: string(src.Buf), Pending: pending, Cause: "renamed", Strict: m.o.Strict, Dirty: src.Dirty}
+	r := &Request{Kind: AskSave, File: src.ID, Path: e.To, From: e.From, Content: string(src.Buf), Pending: pending, Cause: "renamed", Strict: m.o.Strict, Dirty: src.Dirty, Tid: e.Tid}
 	if v, ok := m.opened.Version(e.Tid, e.To); ok {
 		r.Base = v
 	} else if v, ok := src.Siblings[path.Base(e.To)]; ok {
@@ -136,8 +136,14 @@ func (m *Mirror) saveOver(src, dst *File, e Rename, pending int64) *Request {
 			r.HeadContent = &stored
 		}
 	case m.held[e.To] != nil:
+		// The memory was renamed to a backup name (sed -i~, an editor's
+		// save): its head is the one it had then, and the saver's base
+		// what it read before, if the mount knows.
 		hd := m.held[e.To]
-		r.MemID, r.Base, r.Head = hd.memID, hd.head, hd.head
+		r.MemID, r.Head = hd.memID, hd.head
+		if r.Base == "" {
+			r.Base = hd.head
+		}
 		if dst != nil {
 			r.Over = dst.ID
 		}
