@@ -43,11 +43,13 @@ func importStores(c *cli.Context) (failed error) {
 		defer f.Close()
 		in = f
 	}
-	// A failed import leaves no database where there was none.
+	// A failed import leaves no database where there was none; one that
+	// committed stays, whatever fails after (its report).
+	committed := false
 	if path, err := dbPath(c); err == nil && !versions.IsPostgres(path) {
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			defer func() {
-				if failed != nil {
+				if failed != nil && !committed {
 					for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
 						os.Remove(path + suffix)
 					}
@@ -60,6 +62,7 @@ func importStores(c *cli.Context) (failed error) {
 		if err != nil {
 			return err
 		}
+		committed = true
 		page := versions.Page[versions.Store]{Data: make([]versions.Store, len(done))}
 		for i, im := range done {
 			page.Data[i] = *im.Store

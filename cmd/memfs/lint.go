@@ -55,7 +55,7 @@ func lintStores(c *cli.Context) error {
 			names[id] = name
 		}
 		if sid := c.String("session"); sid != "" {
-			sess, err := db.GetSession(ctx, sid)
+			sess, err := resolveSession(ctx, db, sid)
 			if err != nil {
 				return err
 			}

@@ -86,6 +86,12 @@ func mountAction(c *cli.Context) error {
 		if uid < 0 || gid < 0 {
 			return usageFor(c, "give --uid and --gid together")
 		}
+		// 2^32-1 is (uid_t)-1, "no change" to the kernel; larger values
+		// would wrap round, to root among others.
+		const maxID = 1<<32 - 2
+		if uid > maxID || gid > maxID {
+			return usageFor(c, "--uid %d --gid %d: an id is at most %d", uid, gid, maxID)
+		}
 		o.UID, o.GID = uint32(uid), uint32(gid)
 	}
 	// Everything that can be wrong with the mountpoint or the machine is

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"syscall"
 	"time"
@@ -127,9 +126,9 @@ func (m *mountMetrics) FeedLag(d time.Duration) { m.lag.Observe(d.Seconds()) }
 
 // serve answers GET /metrics on addr until the returned stop is called.
 func (m *mountMetrics) serve(addr string) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen("--metrics-addr", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -141,8 +142,13 @@ func pendingSettle(c *cli.Context, publish bool) error {
 		for _, id := range ids {
 			m, err := db.SettlePending(ctx, st.ID, id, publish)
 			if err != nil {
-				if len(out) > 0 && !asJSON(c) {
-					fmt.Fprintf(c.App.Writer, "%d pending file(s) %s before the error\n", len(out), action)
+				if len(out) > 0 {
+					done := make([]string, len(out))
+					for i, s := range out {
+						done[i] = s.Path
+					}
+					return fmt.Errorf("%s %s first (%s), then pending file %d (%s): %w",
+						action, counted(len(out), "pending file", "pending files"), strings.Join(done, ", "), id, paths[id], err)
 				}
 				return err
 			}

@@ -67,17 +67,9 @@ func serve(c *cli.Context) error {
 	} else if !hasActiveKey(keys) {
 		slog.Warn("this database holds no API key that is not revoked: every request will be refused with 401 until one is made; make one with `memfs apikey create --name NAME` (with the same --db)")
 	}
-	ln, err := net.Listen("tcp", c.String("listen"))
-	switch {
-	case errors.Is(err, syscall.EADDRINUSE):
-		// The address is taken, as a mountpoint already mounted: exit 4.
-		return &versions.Error{Code: versions.CodeConflict, Message: fmt.Sprintf(
-			"cannot listen on %s: another server is using that address; stop it, or choose another --listen", c.String("listen"))}
-	case errors.Is(err, syscall.EACCES):
-		return &versions.Error{Code: versions.CodeReadOnly, Message: fmt.Sprintf(
-			"cannot listen on %s: this user may not use that port (below 1024 needs root or CAP_NET_BIND_SERVICE); choose a port from 1024 up", c.String("listen"))}
-	case err != nil:
-		return fmt.Errorf("listen on %s: %w", c.String("listen"), err)
+	ln, err := listen("--listen", c.String("listen"))
+	if err != nil {
+		return err
 	}
 	scheme := "http"
 	if cert != "" {
@@ -115,4 +107,22 @@ func hasActiveKey(keys []versions.APIKey) bool {
 		}
 	}
 	return false
+}
+
+// listen opens addr for the server of flag. A taken address is a conflict
+// (exit 4), as a mountpoint already mounted is; a port this user may not
+// bind is read-only (exit 6).
+func listen(flag, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, &versions.Error{Code: versions.CodeConflict, Message: fmt.Sprintf(
+			"cannot listen on %s: another server is using that address; stop it, or choose another %s", addr, flag)}
+	case errors.Is(err, syscall.EACCES):
+		return nil, &versions.Error{Code: versions.CodeReadOnly, Message: fmt.Sprintf(
+			"cannot listen on %s: this user may not use that port (below 1024 needs root or CAP_NET_BIND_SERVICE); choose a port from 1024 up", addr)}
+	case err != nil:
+		return nil, fmt.Errorf("%s %s: %w", flag, addr, err)
+	}
+	return ln, nil
 }

@@ -245,7 +245,7 @@ func (d storeDetail) MarshalJSON() ([]byte, error) {
 func printStore(w io.Writer, s *versions.Store) {
 	t := table(w)
 	row(t, "id:", s.ID)
-	row(t, "name:", s.Name)
+	row(t, "name:", printable(s.Name))
 	row(t, "description:", oneLine(s.Description, 0))
 	keys := make([]string, 0, len(s.Metadata))
 	for k := range s.Metadata {
@@ -253,7 +253,7 @@ func printStore(w io.Writer, s *versions.Store) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		row(t, "metadata:", k+"="+s.Metadata[k])
+		row(t, "metadata:", printable(k+"="+s.Metadata[k])) // set by anyone with a key: no terminal escapes
 	}
 	row(t, "created:", when(s.CreatedAt))
 	row(t, "updated:", when(s.UpdatedAt))
@@ -378,7 +378,7 @@ type deleted struct {
 
 // oneLine shortens text to one line of at most max characters (0: no limit).
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = printable(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); max > 0 && len(r) > max {
 		return string(r[:max-1]) + "…"
 	}

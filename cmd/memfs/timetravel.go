@@ -17,7 +17,8 @@ import (
 // (versions/asof.go, checkpoints.go, rewind.go, undo.go, fork.go); these
 // commands parse, print the plan, ask, and print what was done.
 
-const whenUsage = "WHEN is a session id (the store as that session began), a checkpoint's name, a date (2026-12-01: 00:00 UTC) or an RFC 3339 time (2026-12-01T10:00:00Z)."
+const whenUsage = "WHEN is a session id (the store as that session began), a checkpoint's name, an age (2h, 3d, \"2 hours ago\": that long before now),\n" +
+	"a date (2026-12-01: 00:00 UTC, as in the mount's .history/STORE@2026-12-01) or an RFC 3339 time (2026-12-01T10:00:00Z)."
 
 func checkpointCommand() *cli.Command {
 	return &cli.Command{
@@ -114,7 +115,7 @@ func restoreAsOf(c *cli.Context) error {
 			return err
 		}
 	}
-	when := c.String("as-of")
+	when := asOfWhen(c.String("as-of"), time.Now())
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
 		what := fmt.Sprintf("restore store %s as of %s", s.ID, when)
 		apply := func() (*versions.Plan, error) { return db.RestoreAsOf(ctx, s.ID, when, false, cliActor()) }
@@ -286,6 +287,11 @@ func undo(c *cli.Context) error {
 	}
 	o := versions.UndoOptions{DryRun: true, Force: c.Bool("force")}
 	return withDB(c, func(ctx context.Context, db *versions.DB) error {
+		sess, err := resolveSession(ctx, db, sessionID)
+		if err != nil {
+			return err
+		}
+		sessionID = sess.ID
 		var stores []string
 		if ref := c.Args().First(); ref != "" {
 			s, err := resolveStore(ctx, db, ref)
@@ -294,13 +300,19 @@ func undo(c *cli.Context) error {
 			}
 			stores = []string{s.ID}
 		} else {
-			sess, err := db.GetSession(ctx, sessionID)
-			if err != nil {
-				return err
-			}
 			for _, a := range sess.Resources {
 				stores = append(stores, a.StoreID)
 			}
+		}
+		// finished are the stores this run went through; an error in a
+		// later one must not read as if nothing had been done.
+		var finished []string
+		stopped := func(id string, err error) error {
+			if len(finished) == 0 {
+				return err
+			}
+			return fmt.Errorf("undo of session %s went through %s; stopped at store %s, which is unchanged, as are the stores after it: %w",
+				sessionID, strings.Join(finished, ", "), id, err)
 		}
 		var firstErr error
 		wrote := 0
@@ -322,7 +334,7 @@ func undo(c *cli.Context) error {
 				continue // a store the session did not write, or deleted since
 			}
 			if err != nil {
-				return err
+				return stopped(id, err)
 			}
 			wrote++
 			if mustAsk(c) {
@@ -333,11 +345,12 @@ func undo(c *cli.Context) error {
 				}
 				err = rewindDone(c, &versions.Plan{}, plan, what, true)
 			}
+			if err != nil && exitCode(err) != exitConflict {
+				return stopped(id, err)
+			}
+			finished = append(finished, id)
 			if err != nil && firstErr == nil {
 				firstErr = err
-				if exitCode(err) != exitConflict {
-					return err
-				}
 			}
 		}
 		if wrote == 0 {
@@ -372,7 +385,7 @@ func storeFork(c *cli.Context) error {
 		return usageFor(c, "needs --name NEW")
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		f, err := db.ForkStore(ctx, s.ID, versions.ForkOptions{Name: c.String("name"), When: c.String("as-of"),
+		f, err := db.ForkStore(ctx, s.ID, versions.ForkOptions{Name: c.String("name"), When: asOfWhen(c.String("as-of"), time.Now()),
 			WithHistory: c.Bool("with-history"), AllowDuplicate: c.Bool("allow-duplicate")}, cliActor())
 		if err != nil {
 			return err

@@ -10,7 +10,8 @@ import (
 
 // Ages and times on the command line: one parser for every flag that takes
 // them (--older-than, --since, --until, --created-after, --created-before),
-// so that what one accepts the others do.
+// so that what one accepts the others do. --as-of takes the engine's WHEN
+// (also the mount's and the API's), with the ages of these (asOfWhen).
 
 // ageUnits are the units an age may use: Go's, and days and weeks, which
 // history is measured in.
@@ -110,4 +111,21 @@ func parseWhen(flag, s string, now time.Time) (time.Time, error) {
 		}
 	}
 	return time.Time{}, usageError("%s %q is not a time: give an age such as 2h, 90m or 3d, \"2 hours ago\", yesterday, a date such as 2026-11-30, or an RFC 3339 time", flag, s)
+}
+
+// asOfWhen turns a WHEN that counts back from now (an age such as 2h, or
+// "2 hours ago") into the time the engine reads. Everything else passes
+// as given: a session id, a checkpoint's name (which begins with a letter,
+// so reads as no age), a date or a time, which the engine reads in UTC as
+// the mount's .history/STORE@WHEN does.
+func asOfWhen(s string, now time.Time) string {
+	_, age := parseAge(s)
+	if !age && !agoPhrase.MatchString(strings.ToLower(strings.TrimSpace(s))) {
+		return s
+	}
+	t, err := parseWhen("--as-of", s, now)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
