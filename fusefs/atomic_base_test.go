@@ -68,6 +68,15 @@ os.replace(tmp, "x.md")`},
 	// the memory is held there) before it renames its temporary file over
 	// x.md.
 	"sed-backup": {"sed", "-i~", "-e", "1e echo read >&2; read x", "-e", "s/v1/v3 from v1/", "x.md"},
+	// An editor that keeps a backup by renaming (vim's backupcopy=no,
+	// Emacs): x.md to x.md~, then a new x.md written whole.
+	"editor-backup": {"python3", "-c", `import os, sys
+open("x.md").read()
+print("read", file=sys.stderr, flush=True)
+sys.stdin.readline()
+os.rename("x.md", "x.md~")
+with open("x.md", "w") as f:
+    f.write("v3 from v1\n")`},
 	// The SDK memory tools' .tmp-<pid>-<uuid>.
 	"sdk-tmp": {"python3", "-c", `import os, sys, uuid
 open("x.md").read()
@@ -144,8 +153,19 @@ func TestAtomicSaveConflict(t *testing.T) {
 					if m.VersionID != head {
 						t.Errorf("x.md's head moved on in strict mode: %s", ops(vs))
 					}
-					if b, err := os.ReadFile(filepath.Join(dirB, "x.md")); err != nil || string(b) != "v2 from A\n" {
-						t.Errorf("B reads x.md as %q (%v) after the refused save, want A's v2", b, err)
+					// A refused new file goes at its release, which the
+					// kernel sends after close returned.
+					if err := eventually(5*time.Second, func() error {
+						if b, err := os.ReadFile(filepath.Join(dirB, "x.md")); err != nil || string(b) != "v2 from A\n" {
+							return fmt.Errorf("B reads x.md as %q (%v) after the refused save, want A's v2", b, err)
+						}
+						return nil
+					}); err != nil {
+						t.Error(err)
+					}
+					time.Sleep(DefaultGrace + 200*time.Millisecond) // a backup's hold ends
+					if m := e.memory(t, st.ID, "/x.md"); m.VersionID != head {
+						t.Errorf("x.md after the grace: %s, want A's v2 kept", ops(e.versionsOf(t, st.ID, m.ID)))
 					}
 					return
 				}

@@ -180,14 +180,20 @@ func (m *Mirror) failed(e Answered, f *File) Plan {
 		p.Notify = append(p.Notify, Notice{Path: r.Path})
 		p.Log = "a file renamed to a scratch name could not be deleted from the store; it stays there"
 	}
-	if hd := m.held[r.Path]; hd != nil && r.Kind == AskSave && r.From != "" && r.MemID == hd.memID {
-		// A rename over a memory renamed to a backup name (sed -i~)
-		// failed (strict mode's conflict, a limit): the memory stays at
-		// its path, as the store has it, rather than be deleted when the
-		// hold ends; the backup keeps its copy as a scratch file.
+	if hd := m.held[r.Path]; hd != nil && r.Kind == AskSave && r.MemID == hd.memID {
+		// A save over a memory renamed to a backup name (sed -i~'s
+		// rename, an editor's new file) failed (strict mode's conflict,
+		// a limit): the memory stays at its path, as the store has it,
+		// rather than be deleted when the hold ends; the backup keeps its
+		// copy as a scratch file.
 		p.Timers = append(p.Timers, m.takeHold(r.Path)...)
 		m.idx.Forget(r.Path)
 		p.Notify = append(p.Notify, Notice{Path: r.Path})
+		if f != nil && f.State == StateNew {
+			// Its release must not save it again, as a new file over the
+			// memory kept there: it fails so, and goes.
+			f.Refused = CodeErrno(versions.ErrorCode(e.Err))
+		}
 	}
 	if r.Cause == "released" && f != nil {
 		if h := m.hs[r.Handle]; h != nil {

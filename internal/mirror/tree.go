@@ -68,6 +68,9 @@ func (m *Mirror) renamed(e Rename) Plan {
 		if !src.Loaded {
 			src.Buf, src.Loaded = nil, true
 		}
+		if src.Refused != 0 {
+			return Plan{Errno: src.Refused, Reason: refusedWhy(src.Refused, m.maxBytes())}
+		}
 		return Plan{Ask: m.saveOver(src, dst, e, 0)}
 	case StateTemporary:
 		if toScratch {
@@ -77,6 +80,9 @@ func (m *Mirror) renamed(e Rename) Plan {
 			m.setPath(src, e.To)
 			m.move(src, StateTemporary, "renamed")
 			return Plan{}
+		}
+		if src.Refused != 0 {
+			return Plan{Errno: src.Refused, Reason: refusedWhy(src.Refused, m.maxBytes())}
 		}
 		return Plan{Ask: m.saveOver(src, dst, e, src.Pending)}
 	case StateMemory:
