@@ -191,6 +191,24 @@ var scenarios = []scenario{
 			t.Fatal("a temporary file whose row the quota refused is still shown")
 		}
 	}},
+	{name: "RefusedWriteNotRenamedIn", params: versions.StoreParams{MaxMemoryBytes: 1000}, run: func(t *testing.T, r *rig) {
+		// A temporary file closed (due), opened again, and written past a
+		// memory's size: renamed over a memory before its row is due, it
+		// fails as its close did, and the memory keeps its head.
+		r.writeFile("/x.md", "head\n", shell)
+		r.writeFile("/x.md.tmp", "ok\n", tool)
+		h := r.open("/x.md.tmp", tool, true, false)
+		if e := r.write(h, 3, strings.Repeat("w", 2000)); e != syscall.EFBIG {
+			t.Fatalf("write past a memory's size: %v, want EFBIG", e)
+		}
+		if e := r.close(h); e != syscall.EFBIG {
+			t.Fatalf("close after a refused write: %v, want EFBIG", e)
+		}
+		if e := r.rename("/x.md.tmp", "/x.md", tool); e != syscall.EFBIG {
+			t.Fatalf("rename of refused content: %v, want EFBIG", e)
+		}
+		r.expectHistory("/x.md", "created:head\n")
+	}},
 	{name: "RmdirLeavesOtherTemporaryFiles", run: func(t *testing.T, r *rig) {
 		// Only the temporary files in the directory removed are
 		// published first (the store must know it is not empty).
