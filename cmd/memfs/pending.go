@@ -145,10 +145,10 @@ func pendingSettle(c *cli.Context, publish bool) error {
 				if len(out) > 0 {
 					done := make([]string, len(out))
 					for i, s := range out {
-						done[i] = s.Path
+						done[i] = printable(s.Path)
 					}
-					return fmt.Errorf("%s %s first (%s), then pending file %d (%s): %w",
-						action, counted(len(out), "pending file", "pending files"), strings.Join(done, ", "), id, paths[id], err)
+					return fmt.Errorf("%s %s first (%s), then pending file %d: %w",
+						action, counted(len(out), "pending file", "pending files"), strings.Join(done, ", "), id, err)
 				}
 				return err
 			}

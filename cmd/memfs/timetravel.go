@@ -304,14 +304,15 @@ func undo(c *cli.Context) error {
 				stores = append(stores, a.StoreID)
 			}
 		}
-		// finished are the stores this run went through; an error in a
-		// later one must not read as if nothing had been done.
+		// finished are the stores this run went through (what it did in
+		// each is printed above); an error in a later one must not read as
+		// if nothing had been done.
 		var finished []string
 		stopped := func(id string, err error) error {
-			if len(finished) == 0 {
+			if len(finished) == 0 || c.Bool("dry-run") {
 				return err
 			}
-			return fmt.Errorf("undo of session %s went through %s; stopped at store %s, which is unchanged, as are the stores after it: %w",
+			return fmt.Errorf("undo of session %s went through %s (above: what it did in each); stopped at store %s, which is unchanged, as are the stores after it: %w",
 				sessionID, strings.Join(finished, ", "), id, err)
 		}
 		var firstErr error
