@@ -380,6 +380,9 @@ func (m *Mirror) wrote(e Write) Plan {
 	refuse := func(errno syscall.Errno, why string) Plan {
 		f.Refused, f.Dirty = errno, true
 		use()
+		if why == "" {
+			return Plan{Errno: errno} // refused in this burst already: not logged again
+		}
 		return Plan{Errno: errno, Reason: why + "; this save fails whole and the previous version stays the head"}
 	}
 	if end > m.maxBytes() {
@@ -403,11 +406,7 @@ func (m *Mirror) wrote(e Write) Plan {
 			// Saved without this write, the content would be a part of
 			// what the writer meant: like any refused write, it fails the
 			// save whole.
-			p := refuse(errno, why)
-			if why == "" {
-				p.Reason = "" // refused in this burst already: not logged again
-			}
-			return p
+			return refuse(errno, why)
 		}
 		f.Buf = resize(f.Buf, end)
 	}

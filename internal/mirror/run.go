@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -17,25 +16,26 @@ import (
 // under it. It returns the last plan, with the first plan's answers to
 // the kernel's request (its file, handle, attributes, data).
 func (m *Mirror) Run(ctx context.Context, eng Engine, e Event, each func(Plan), ids ...ID) Plan {
+	var held []ID // the files whose locks are held, each with its unlock
 	var unlocks []func()
-	held := map[ID]bool{}
 	unlockAll := func() {
 		for i := len(unlocks) - 1; i >= 0; i-- {
 			unlocks[i]()
 		}
 		unlocks = nil
 	}
-	defer func() { unlockAll() }()
+	defer unlockAll()
 	// relock takes the locks held and those of ids again, in ascending
 	// order (see doc.go: no two requests wait for each other).
 	relock := func(ids ...ID) {
+		unlockAll()
 		for _, id := range ids {
-			if id != 0 {
-				held[id] = true
+			if id != 0 && !slices.Contains(held, id) {
+				held = append(held, id)
 			}
 		}
-		unlockAll()
-		for _, id := range slices.Sorted(maps.Keys(held)) {
+		slices.Sort(held)
+		for _, id := range held {
 			unlocks = append(unlocks, m.Lock(id))
 		}
 	}
@@ -43,10 +43,9 @@ func (m *Mirror) Run(ctx context.Context, eng Engine, e Event, each func(Plan), 
 	p := m.Apply(e)
 	first := p
 	for {
-		if r := p.Ask; r != nil && r.File != 0 && !held[r.File] {
+		if r := p.Ask; r != nil && r.File != 0 && !slices.Contains(held, r.File) {
 			if unlock, ok := m.lockFile(r.File, true); ok {
-				held[r.File] = true
-				unlocks = append(unlocks, unlock)
+				held, unlocks = append(held, r.File), append(unlocks, unlock)
 			} else {
 				relock(r.File)
 			}

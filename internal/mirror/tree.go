@@ -68,10 +68,7 @@ func (m *Mirror) renamed(e Rename) Plan {
 		if !src.Loaded {
 			src.Buf, src.Loaded = nil, true
 		}
-		if src.Refused != 0 {
-			return Plan{Errno: src.Refused, Reason: refusedWhy(src.Refused, m.maxBytes())}
-		}
-		return Plan{Ask: m.saveOver(src, dst, e, 0)}
+		return m.saveOver(src, dst, e, 0)
 	case StateTemporary:
 		if toScratch {
 			return Plan{Ask: &Request{Kind: AskDrop, File: src.ID, Pending: src.Pending, Path: e.To, From: e.From, Cause: "renamed"}}
@@ -81,10 +78,7 @@ func (m *Mirror) renamed(e Rename) Plan {
 			m.move(src, StateTemporary, "renamed")
 			return Plan{}
 		}
-		if src.Refused != 0 {
-			return Plan{Errno: src.Refused, Reason: refusedWhy(src.Refused, m.maxBytes())}
-		}
-		return Plan{Ask: m.saveOver(src, dst, e, src.Pending)}
+		return m.saveOver(src, dst, e, src.Pending)
 	case StateMemory:
 		if toScratch && (dst == nil || local(dst)) {
 			// An editor's backup of the original: the store keeps the
@@ -123,8 +117,12 @@ func (m *Mirror) renamed(e Rename) Plan {
 
 // saveOver is the save of src's content at e.To: over the memory there (a
 // version of it, based on what the renaming process read) or a new one,
-// consuming src's pending row in the same commit.
-func (m *Mirror) saveOver(src, dst *File, e Rename, pending int64) *Request {
+// consuming src's pending row in the same commit. Content a write refused
+// fails so, as its close did.
+func (m *Mirror) saveOver(src, dst *File, e Rename, pending int64) Plan {
+	if src.Refused != 0 {
+		return Plan{Errno: src.Refused, Reason: refusedWhy(src.Refused, m.maxBytes())}
+	}
 	r := &Request{Kind: AskSave, File: src.ID, Path: e.To, From: e.From, Content: string(src.Buf), Pending: pending, Cause: "renamed", Strict: m.o.Strict, Dirty: src.Dirty, Tid: e.Tid}
 	if v, ok := m.opened.Version(e.Tid, e.To); ok {
 		r.Base = v
@@ -134,29 +132,25 @@ func (m *Mirror) saveOver(src, dst *File, e Rename, pending int64) *Request {
 	switch {
 	case dst != nil && dst.State == StateMemory:
 		r.MemID, r.Over, r.Head = dst.MemID, dst.ID, dst.Head
-		if r.Base == "" {
-			r.Base = dst.Head
-		}
 		if dst.Loaded && dst.StoredAt != "" && dst.StoredAt == dst.Head {
 			stored := dst.Stored
 			r.HeadContent = &stored
 		}
 	case m.held[e.To] != nil:
 		// The memory was renamed to a backup name (sed -i~, an editor's
-		// save): its head is the one it had then, and the saver's base
-		// what it read before, if the mount knows.
+		// save): its head is the one it had then.
 		hd := m.held[e.To]
 		r.MemID, r.Head = hd.memID, hd.head
-		if r.Base == "" {
-			r.Base = hd.head
-		}
 		if dst != nil {
 			r.Over = dst.ID
 		}
 	case dst != nil:
 		r.Over = dst.ID
 	}
-	return r
+	if r.Base == "" {
+		r.Base = r.Head // the renaming process read nothing the mount knows of
+	}
+	return Plan{Ask: r}
 }
 
 func (m *Mirror) unlinked(e Unlink) Plan {
