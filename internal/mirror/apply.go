@@ -520,12 +520,8 @@ func (m *Mirror) user(h *Handle, tid uint32) bool {
 	if tid == 0 || len(h.Users) == 0 || h.Users[tid] {
 		return true
 	}
-	p := m.o.Tgid(tid)
-	if p == 0 || h.Users[uint32(p)] {
-		return true
-	}
 	for u := range h.Users {
-		if up := m.o.Tgid(u); up == 0 || up == p {
+		if same, known := SameProcess(tid, u); same || !known {
 			return true
 		}
 	}

@@ -159,10 +159,8 @@ type Options struct {
 	// Shared is what the mount's stores share (nil: the mirror's own,
 	// unbounded).
 	*Shared
-	// Now is the clock of the files' times; Tgid maps a thread to its
-	// process (/proc by default).
-	Now  func() time.Time
-	Tgid func(tid uint32) int
+	// Now is the clock of the files' times.
+	Now func() time.Time
 	// Start is the time of directories nothing has changed since.
 	Start time.Time
 	// OnMove, when set, is told of each change of a file's state, under
@@ -241,9 +239,6 @@ func New(o Options) *Mirror {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
-	}
-	if o.Tgid == nil {
-		o.Tgid = Tgid
 	}
 	if o.Start.IsZero() {
 		o.Start = o.Now()

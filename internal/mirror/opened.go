@@ -1,11 +1,11 @@
 package mirror
 
 import (
-	"fmt"
-	"os"
+	"cmp"
+	"slices"
 	"strconv"
-	"strings"
 	"sync"
+	"syscall"
 )
 
 // LastOpened remembers the version of each memory each thread last
@@ -13,10 +13,11 @@ import (
 // target) is based on the version its process read. A FUSE request names
 // the calling thread, and runtimes such as Node read and rename from
 // different threads, so the rename looks in its thread group: the most
-// recent open by any of its threads wins (/proc tells a thread's group). An open costs a map update, no /proc read. Reads
-// the kernel serves from its page cache never reach the mount: "last
-// opened" is what can be known. Bounded: the oldest threads and entries
-// are forgotten first.
+// recent open by any of its threads wins (/proc tells a thread's
+// group). An open costs a map update, no /proc read. Reads the kernel
+// serves from its page cache never reach the mount: "last opened" is
+// what can be known. Bounded: the oldest threads and entries are
+// forgotten first.
 type LastOpened struct {
 	mu      sync.Mutex
 	maxTids int
@@ -70,49 +71,63 @@ func (o *LastOpened) Note(tid int, mem, ver string) {
 }
 
 // Version is the version of mem that thread tid's thread group last
-// opened. /proc is read only when threads other than tid opened mem: for
-// each of them, whether it is in tid's group.
+// opened. /proc is asked only when threads other than tid opened mem
+// later than tid did, newest first, until one is of tid's group.
 func (o *LastOpened) Version(tid int, mem string) (string, bool) {
 	o.mu.Lock()
 	var best openedAt
-	others := map[int]openedAt{}
+	var others []tidOpened
 	for t, b := range o.by {
 		if v, ok := b.ver[mem]; ok {
 			if t == tid {
 				best = v
 			} else {
-				others[t] = v
+				others = append(others, tidOpened{t, v})
 			}
 		}
 	}
 	o.mu.Unlock()
-	if len(others) > 0 && tid > 0 {
-		group := Tgid(uint32(tid))
-		for t, v := range others {
-			if group != 0 && v.tick > best.tick && Tgid(uint32(t)) == group {
-				best = v
-			}
+	slices.SortFunc(others, func(a, b tidOpened) int { return cmp.Compare(b.at.tick, a.at.tick) })
+	for _, x := range others {
+		if x.at.tick < best.tick {
+			break
+		}
+		if same, _ := SameProcess(uint32(tid), uint32(x.tid)); same {
+			best = x.at
+			break
 		}
 	}
 	return best.version, best.tick > 0
 }
 
-// Tgid is the thread group of thread pid, from /proc; 0 when it cannot
-// be told (the thread ended).
-func Tgid(pid uint32) int {
-	if pid == 0 {
-		return 0
+type tidOpened struct {
+	tid int
+	at  openedAt
+}
+
+// SameProcess reports whether threads a and b are of one thread group:
+// /proc/a/task/b exists exactly then, and a stat of it costs one system
+// call where reading a thread's status costs the kernel a page of text.
+// known is false when that cannot be told: a thread is 0 or has ended.
+func SameProcess(a, b uint32) (same, known bool) {
+	if a == 0 || b == 0 {
+		return false, false
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
+	if a == b {
+		return true, true
 	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
-			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-				return n
-			}
-		}
+	var st syscall.Stat_t
+	if syscall.Stat(procPath(a, b), &st) == nil {
+		return true, true
 	}
-	return 0
+	return false, syscall.Stat(procPath(a, 0), &st) == nil && syscall.Stat(procPath(b, 0), &st) == nil
+}
+
+// procPath is /proc/a, or /proc/a/task/b when b is not 0.
+func procPath(a, b uint32) string {
+	p := strconv.AppendUint([]byte("/proc/"), uint64(a), 10)
+	if b != 0 {
+		p = strconv.AppendUint(append(p, "/task/"...), uint64(b), 10)
+	}
+	return string(p)
 }

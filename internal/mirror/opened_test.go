@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"os"
+	"os/exec"
 	"runtime"
 	"sync"
 	"syscall"
@@ -41,5 +42,40 @@ func TestLastOpenedThreadGroup(t *testing.T) {
 	}
 	if _, ok := o.Version(1, "mem_a"); ok {
 		t.Error("another process's rename found this process's open")
+	}
+}
+
+// TestSameProcess: two threads of this process are one group; this
+// process and a child are not, and a child that ended cannot be told.
+func TestSameProcess(t *testing.T) {
+	me := uint32(os.Getpid())
+	tids := make(chan uint32)
+	release := make(chan struct{})
+	defer close(release)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		tids <- uint32(syscall.Gettid())
+		<-release
+	}()
+	other := <-tids
+	if same, known := SameProcess(me, other); !same || !known {
+		t.Errorf("this process's main thread and another of its threads: same %v, known %v", same, known)
+	}
+	if same, known := SameProcess(other, me); !same || !known {
+		t.Errorf("the other way round: same %v, known %v", same, known)
+	}
+	child := exec.Command("sleep", "60")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := uint32(child.Process.Pid)
+	if same, known := SameProcess(other, pid); same || !known {
+		t.Errorf("this process and a child: same %v, known %v", same, known)
+	}
+	child.Process.Kill()
+	child.Wait()
+	if same, known := SameProcess(other, pid); same || known {
+		t.Errorf("a child that ended: same %v, known %v", same, known)
 	}
 }
