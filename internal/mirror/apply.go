@@ -640,10 +640,12 @@ func othersWrote(f *File, h *Handle) bool {
 }
 
 // settled writes the pending row of a closed temporary file its rename
-// did not save in time.
+// did not save in time. One opened again since and written what a save
+// refuses has no row written: its buffer holds a part of what the writer
+// meant. It stays, unsaved, until it is written again whole or removed.
 func (m *Mirror) settled(e Settled) Plan {
 	f := m.files[e.File]
-	if f == nil || f.State != StateNew || !f.Due {
+	if f == nil || f.State != StateNew || !f.Due || f.Refused != 0 {
 		return Plan{}
 	}
 	return m.writeDue(f)

@@ -209,6 +209,41 @@ var scenarios = []scenario{
 		}
 		r.expectHistory("/x.md", "created:head\n")
 	}},
+	{name: "RefusedWriteNotSettled", run: func(t *testing.T, r *rig) {
+		// A temporary file closed (due), opened again with O_TRUNC,
+		// written a line, then a credential the guard refuses: no row is
+		// written with the line alone, neither when Settle ends nor after
+		// its close failed, and its directory's rename fails with the
+		// write's error. Written again whole, it is saved.
+		if _, e := r.do(mirror.MakeDir{Path: "/d", Mode: 0o755}); e != 0 {
+			t.Fatal(e)
+		}
+		r.writeFile("/d/x.md.tmp", "before\n", tool)
+		h := r.open("/d/x.md.tmp", tool, true, true)
+		if e := r.write(h, 0, "part\n"); e != 0 {
+			t.Fatal(e)
+		}
+		if e := r.write(h, 5, "token: ghp_"+strings.Repeat("aB3dE5fG7h", 4)[:36]+"\n"); e != syscall.EACCES {
+			t.Fatalf("write of a token: %v, want EACCES", e)
+		}
+		r.advance(settle)
+		if _, e := r.do(mirror.RenameDir{From: "/d", To: "/e"}); e != syscall.EACCES {
+			t.Fatalf("rename of the directory of refused content: %v, want EACCES", e)
+		}
+		if e := r.close(h); e != syscall.EACCES {
+			t.Fatalf("close after a refused write: %v, want EACCES", e)
+		}
+		r.advance(settle + 2*grace)
+		if c, ok := r.content("/d/x.md.tmp"); ok {
+			t.Fatalf("a temporary file whose close failed was stored: %q", c)
+		}
+		if _, e := r.do(mirror.RenameDir{From: "/d", To: "/e"}); e != syscall.EACCES {
+			t.Fatalf("rename of the directory of refused content, closed: %v, want EACCES", e)
+		}
+		r.writeFile("/d/x.md.tmp", "after\n", tool)
+		r.advance(settle + 2*grace)
+		r.expectHistory("/d/x.md.tmp", "created:after\n")
+	}},
 	{name: "RmdirLeavesOtherTemporaryFiles", run: func(t *testing.T, r *rig) {
 		// Only the temporary files in the directory removed are
 		// published first (the store must know it is not empty).

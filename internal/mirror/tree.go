@@ -200,8 +200,13 @@ func (m *Mirror) dueUnder(dir string) *File {
 	return nil
 }
 
-// writeDue writes f's pending row now, and asks again.
+// writeDue writes f's pending row now, and asks again. Content a write
+// refused since is not written: the request fails with that write's
+// error until the file is closed (and gone) or written again whole.
 func (m *Mirror) writeDue(f *File) Plan {
+	if f.Refused != 0 {
+		return Plan{Errno: f.Refused, Reason: refusedWhy(f.Refused, m.maxBytes())}
+	}
 	return Plan{Ask: &Request{Kind: AskSavePending, File: f.ID, Path: f.Path, Content: string(f.Buf), Cause: "settled"}, Again: true,
 		Timers: []Timer{{Event: Settled{f.ID}, Stop: true}}}
 }
