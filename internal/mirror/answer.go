@@ -180,6 +180,14 @@ func (m *Mirror) failed(e Answered, f *File) Plan {
 		p.Notify = append(p.Notify, Notice{Path: r.Path})
 		p.Log = "a file renamed to a scratch name could not be deleted from the store; it stays there"
 	}
+	if code := versions.ErrorCode(e.Err); r.Kind == AskSave && r.MemID != "" && (code == versions.CodeUnavailable || code == versions.CodeInternal) {
+		// The connection may have dropped after the commit: whether the
+		// version was written is unknown, and the feed's record of it is
+		// this mount's own, which it skips. The next open reads the head
+		// from the store, not what this mount last knew of it, so a save
+		// that did commit is not the base of a false conflict.
+		m.o.Contents.Forget(r.MemID)
+	}
 	if hd := m.held[r.Path]; hd != nil && r.Kind == AskSave && r.MemID == hd.memID {
 		// A save over a memory renamed to a backup name (sed -i~'s
 		// rename, an editor's new file) failed (strict mode's conflict,

@@ -244,6 +244,34 @@ var scenarios = []scenario{
 		r.advance(settle + 2*grace)
 		r.expectHistory("/d/x.md.tmp", "created:after\n")
 	}},
+	{name: "SaveCommittedThenLost", strict: true, run: func(t *testing.T, r *rig) {
+		// A save whose connection dropped after its commit fails (EIO),
+		// though the version was written; the feed brings it back as
+		// this mount's own. The next open reads the head from the store:
+		// the next save is based on the version the failed one wrote,
+		// not a conflict (refused, in strict mode).
+		r.writeFile("/x.md", "one\n", shell)
+		r.lostAfterCommit = &versions.Error{Code: versions.CodeUnavailable, Message: "the connection dropped"}
+		h := r.open("/x.md", shell, true, true)
+		if e := r.write(h, 0, "two\n"); e != 0 {
+			t.Fatal(e)
+		}
+		if e := r.close(h); e != syscall.EIO {
+			t.Fatalf("close of a save whose answer was lost: %v, want EIO", e)
+		}
+		r.feed()
+		h = r.open("/x.md", shell, true, false)
+		if e := r.write(h, 4, "three\n"); e != 0 {
+			t.Fatal(e)
+		}
+		if e := r.close(h); e != 0 {
+			t.Fatalf("the next save: %v", e)
+		}
+		vs := r.expectHistory("/x.md", "created:one\n", "modified:two\n", "modified:two\nthree\n")
+		if vs[len(vs)-1].Conflict {
+			t.Error("the save after one whose answer was lost is a conflict")
+		}
+	}},
 	{name: "RmdirLeavesOtherTemporaryFiles", run: func(t *testing.T, r *rig) {
 		// Only the temporary files in the directory removed are
 		// published first (the store must know it is not empty).

@@ -31,6 +31,10 @@ type rig struct {
 	writes  int64
 	notices []mirror.Notice
 	moves   []mirror.Transition
+	// lostAfterCommit, when set, is the error the next save's answer
+	// carries, though the engine committed it: a connection dropped
+	// after COMMIT.
+	lostAfterCommit error
 }
 
 const (
@@ -94,6 +98,10 @@ func (r *rig) do(e mirror.Event) (mirror.Plan, syscall.Errno) {
 		before := r.db.Writes()
 		a := r.eng.Execute(ctx, *p.Ask)
 		r.writes += r.db.Writes() - before
+		if r.lostAfterCommit != nil && p.Ask.Kind == mirror.AskSave && a.Err == nil {
+			a = mirror.Answered{Req: a.Req, Err: r.lostAfterCommit}
+			r.lostAfterCommit = nil
+		}
 		again := p.Again
 		p = r.m.Apply(a)
 		if again && a.Err == nil && p.Errno == 0 && p.Err == nil {
