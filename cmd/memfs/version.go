@@ -225,12 +225,16 @@ func versionPrune(c *cli.Context) error {
 		return usageFor(c, "--keep-last must be at least 1")
 	}
 	return withStore(c, func(ctx context.Context, db *versions.DB, s *versions.Store) error {
-		plan, err := db.PrunePlan(ctx, s.ID, olderThan, keep)
+		// The ages count back from the plan's moment: a prune confirmed a
+		// while after removes what was shown, never what aged out since.
+		planned := time.Now()
+		since := func() time.Duration { return olderThan + time.Since(planned) }
+		plan, err := db.PrunePlan(ctx, s.ID, since(), keep)
 		if err != nil {
 			return err
 		}
 		if c.Bool("dry-run") {
-			kept, _, err := db.PruneReport(ctx, s.ID, olderThan, keep)
+			kept, _, err := db.PruneReport(ctx, s.ID, since(), keep)
 			if err != nil {
 				return err
 			}
@@ -242,17 +246,17 @@ func versionPrune(c *cli.Context) error {
 				confirm(c, "would prune %s older than %s from store %s, keeping each memory's %d most recent (dry run: nothing removed)", counted(len(plan), "version", "versions"), formatAge(olderThan), s.ID, keep)
 			})
 		}
-		kept, expiring, err := db.PruneReport(ctx, s.ID, olderThan, keep)
+		kept, expiring, err := db.PruneReport(ctx, s.ID, since(), keep)
 		if err != nil {
 			return err
 		}
 		printPruneKept(c, kept, expiring)
-		if len(plan) > 0 {
-			if err := confirmed(c, "prune %s of store %s (%s) for good?", counted(len(plan), "version", "versions"), s.ID, s.Name); err != nil {
+		if len(plan) > 0 || len(expiring) > 0 {
+			if err := confirmed(c, "prune %s and %s of store %s (%s) for good?", counted(len(plan), "version", "versions"), counted(len(expiring), "session checkpoint", "session checkpoints"), s.ID, s.Name); err != nil {
 				return err
 			}
 		}
-		removed, err := db.PruneVersions(ctx, s.ID, olderThan, keep)
+		removed, err := db.PruneVersions(ctx, s.ID, since(), keep)
 		if err != nil {
 			return err
 		}

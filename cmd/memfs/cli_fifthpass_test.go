@@ -1,0 +1,47 @@
+package main
+
+// A fifth pass over the command line: what a prune removes is what it
+// asked about.
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/memfs/memfs/versions"
+)
+
+// A prune whose only removals are session checkpoints past the window
+// asks before it removes them, as it asks before removing versions.
+func TestPruneAsksBeforeRemovingSessionCheckpoints(t *testing.T) {
+	e := newE2EEnv(t)
+	e.createStore(t, "Notes")
+	e.cli(t, "memory", "create", "Notes", "--path", "/a.md", "--content", "one\n")
+	d := e.startMount(t, mountDir(t), "--store", "Notes") // takes a session checkpoint
+	d.stop(t, syscall.SIGTERM)
+	sessionCheckpoints := func() int {
+		var cps versions.Page[versions.Checkpoint]
+		e.cliJSON(t, &cps, "checkpoint", "list", "Notes")
+		n := 0
+		for _, c := range cps.Data {
+			if c.Kind == versions.CheckpointSession {
+				n++
+			}
+		}
+		return n
+	}
+	if n := sessionCheckpoints(); n != 1 {
+		t.Fatalf("the session took %d checkpoints, want 1", n)
+	}
+	_, stderr, code := e.run(t, "version", "prune", "Notes", "--older-than", "0s", "--keep-last", "1")
+	if code != exitUsage || !strings.Contains(stderr, "--yes") || !strings.Contains(stderr, "session checkpoint sesn_") {
+		t.Errorf("prune of a session checkpoint alone, no --yes and no terminal: exit %d, %s", code, stderr)
+	}
+	if n := sessionCheckpoints(); n != 1 {
+		t.Fatalf("a prune that was not confirmed removed the session checkpoint: %d left", n)
+	}
+	e.cli(t, "version", "prune", "Notes", "--older-than", "0s", "--keep-last", "1", "--yes")
+	if n := sessionCheckpoints(); n != 0 {
+		t.Errorf("a confirmed prune left %d session checkpoints past the window", n)
+	}
+}
