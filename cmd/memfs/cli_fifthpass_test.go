@@ -45,3 +45,16 @@ func TestPruneAsksBeforeRemovingSessionCheckpoints(t *testing.T) {
 		t.Errorf("a confirmed prune left %d session checkpoints past the window", n)
 	}
 }
+
+// A command group run without its command is a mistake: exit 2, the
+// group's help on stderr with the error, and nothing on stdout, which a
+// script with --format json reads as JSON.
+func TestGroupWithoutCommandWritesNothingToStdout(t *testing.T) {
+	e := newE2EEnv(t)
+	for _, args := range [][]string{{"--format", "json", "store"}, {"version"}} {
+		out, stderr, code := e.run(t, args...)
+		if code != exitUsage || out != "" || !strings.Contains(stderr, "needs a command") || !strings.Contains(stderr, "COMMANDS:") {
+			t.Errorf("memfs %s: exit %d, stdout %q, stderr %q", strings.Join(args, " "), code, out, stderr)
+		}
+	}
+}

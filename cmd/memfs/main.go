@@ -154,11 +154,16 @@ func needSubcommand(c *cli.Context) error {
 	if c.Args().Present() {
 		return usageFor(c, "unknown command %q", c.Args().First())
 	}
+	// A mistake: the help goes to stderr with the error, so that stdout
+	// holds nothing a script would read as the command's output.
+	out := c.App.Writer
+	c.App.Writer = c.App.ErrWriter
 	if c.Command != nil && len(c.Command.Subcommands) > 0 {
 		_ = cli.ShowSubcommandHelp(c)
 	} else {
 		_ = cli.ShowAppHelp(c)
 	}
+	c.App.Writer = out
 	return usageFor(c, "needs a command")
 }
 
