@@ -58,3 +58,26 @@ func TestGroupWithoutCommandWritesNothingToStdout(t *testing.T) {
 		}
 	}
 }
+
+// A restore says when it changed nothing, and when the memory it wrote
+// to has moved since the version restored.
+func TestRestoreSaysWhatItDid(t *testing.T) {
+	e := newE2EEnv(t)
+	e.createStore(t, "Notes")
+	var first, second versions.Memory
+	e.cliJSON(t, &first, "memory", "create", "Notes", "--path", "/a.md", "--content", "one\n")
+	e.cliJSON(t, &second, "memory", "update", "Notes", "/a.md", "--content", "two\n")
+
+	out, stderr, code := e.run(t, "restore", "Notes", second.VersionID)
+	if code != 0 || strings.TrimSpace(out) != first.ID || !strings.Contains(stderr, "nothing changed") {
+		t.Errorf("restore of the head's own version: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	e.cli(t, "memory", "update", "Notes", "/a.md", "--path", "/b.md")
+	out, stderr, code = e.run(t, "restore", "Notes", first.VersionID)
+	if code != 0 || strings.TrimSpace(out) != first.ID || !strings.Contains(stderr, "/b.md") || !strings.Contains(stderr, "/a.md then") {
+		t.Errorf("restore of a version from before a rename: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if got := e.cli(t, "memory", "get", "Notes", "/b.md"); got != "one\n" {
+		t.Errorf("after the restore /b.md holds %q", got)
+	}
+}

@@ -101,9 +101,19 @@ func restore(c *cli.Context) error {
 			// needs content a version no longer has.
 			return invalidf("version %s has no content to restore: %s; restore another version (see memfs log)", v.ID, noContentReason(v))
 		}
+		var headBefore string
+		if live, err := db.GetMemory(ctx, s.ID, v.MemoryID); err == nil {
+			headBefore = live.VersionID
+		}
 		m, err := db.Restore(ctx, s.ID, v.ID, c.String("path"), cliActor())
 		if err != nil {
 			return err
+		}
+		switch {
+		case m.ID == v.MemoryID && m.VersionID == headBefore:
+			confirm(c, "%s at %s holds the content of %s already: nothing changed", m.ID, m.Path, v.ID)
+		case m.ID == v.MemoryID && v.Path != nil && m.Path != *v.Path:
+			confirm(c, "restored %s into %s at its path now, %s (it was at %s then)", v.ID, m.ID, m.Path, *v.Path)
 		}
 		if m.ID != v.MemoryID {
 			if live, err := db.GetMemory(ctx, s.ID, v.MemoryID); err == nil {

@@ -99,8 +99,12 @@ func scanStore(c *cli.Context) error {
 			if err := confirmed(c, "redact %s of memory store %s (%s)? Their content is removed for good", counted(len(old), "version", "versions"), s.ID, s.Name); err != nil {
 				return err
 			}
-			for _, id := range old {
+			for i, id := range old {
 				if _, err := db.RedactVersion(ctx, s.ID, id, cliActor()); err != nil {
+					if i > 0 {
+						// Say what is done: those are redacted for good.
+						return fmt.Errorf("redacted %s of %d, then %s: %w; run the scan with --redact again for the rest", counted(i, "version", "versions"), len(old), id, err)
+					}
 					return err
 				}
 			}
