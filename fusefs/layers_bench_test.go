@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"testing"
 	"time"
 
@@ -33,6 +34,9 @@ import (
 //   - cpu-µs/op is the process's CPU time per op: the client's, the
 //     kernel's and the daemon's, steadier than the wall time on a busy
 //     machine;
+//   - open-µs, write-µs, close-µs, rename-µs and unlink-µs are the median
+//     time of each system call of the op: which of them waits for what
+//     (a save's close, an atomic save's rename, for the engine's call);
 //   - memfs's µs/op minus the loopback's and the engine's is the mirror,
 //     fusefs and go-fuse's node layer (approximately: the loopback also
 //     makes its system calls on tmpfs, which memfs does not).
@@ -84,17 +88,24 @@ func runLayerOp(b *testing.B, op, target, dir string, content []byte, start func
 			}
 		}
 	}
-	write := func(path string, flags int) {
-		fd, err := unix.Open(path, flags|unix.O_CLOEXEC, 0o644)
+	// Each system call's time in the timed loop, reported as its median:
+	// a save's close holds the engine's call, an atomic save's rename too.
+	var calls map[string][]time.Duration
+	timed := func(call string, f func() error) {
+		t0 := time.Now()
+		err := f()
+		if calls != nil {
+			calls[call] = append(calls[call], time.Since(t0))
+		}
 		if err != nil {
-			b.Fatal(err)
+			b.Fatal(call, ": ", err)
 		}
-		if _, err := unix.Write(fd, content); err != nil {
-			b.Fatal(err)
-		}
-		if err := unix.Close(fd); err != nil {
-			b.Fatal(err)
-		}
+	}
+	write := func(path string, flags int) {
+		var fd int
+		timed("open", func() (err error) { fd, err = unix.Open(path, flags|unix.O_CLOEXEC, 0o644); return err })
+		timed("write", func() error { _, err := unix.Write(fd, content); return err })
+		timed("close", func() error { return unix.Close(fd) })
 	}
 	start()
 	if *layersProfile != "" {
@@ -109,9 +120,9 @@ func runLayerOp(b *testing.B, op, target, dir string, content []byte, start func
 		defer pprof.StopCPUProfile()
 	}
 	cpu0 := processCPU(b)
+	calls = map[string][]time.Duration{}
 	b.ResetTimer()
 	for i := range b.N {
-		var err error
 		switch op {
 		case "create":
 			write(name(i), unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL)
@@ -120,18 +131,19 @@ func runLayerOp(b *testing.B, op, target, dir string, content []byte, start func
 		case "atomic-save":
 			tmp := name(i) + ".tmp"
 			write(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL)
-			err = unix.Rename(tmp, name(i))
+			timed("rename", func() error { return unix.Rename(tmp, name(i)) })
 		case "rename":
-			err = unix.Rename(name(i), name(i)+".renamed")
+			timed("rename", func() error { return unix.Rename(name(i), name(i)+".renamed") })
 		case "delete":
-			err = unix.Unlink(name(i))
-		}
-		if err != nil {
-			b.Fatal(err)
+			timed("unlink", func() error { return unix.Unlink(name(i)) })
 		}
 	}
 	b.StopTimer()
 	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+	for call, ds := range calls {
+		slices.Sort(ds)
+		b.ReportMetric(float64(ds[len(ds)/2].Nanoseconds())/1e3, call+"-µs")
+	}
 }
 
 // processCPU is the CPU time this process used so far, in user and
