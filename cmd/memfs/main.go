@@ -156,14 +156,13 @@ func needSubcommand(c *cli.Context) error {
 	}
 	// A mistake: the help goes to stderr with the error, so that stdout
 	// holds nothing a script would read as the command's output.
-	out := c.App.Writer
+	defer func(out io.Writer) { c.App.Writer = out }(c.App.Writer)
 	c.App.Writer = c.App.ErrWriter
 	if c.Command != nil && len(c.Command.Subcommands) > 0 {
 		_ = cli.ShowSubcommandHelp(c)
 	} else {
 		_ = cli.ShowAppHelp(c)
 	}
-	c.App.Writer = out
 	return usageFor(c, "needs a command")
 }
 

@@ -252,8 +252,29 @@ func versionPrune(c *cli.Context) error {
 		}
 		printPruneKept(c, kept, expiring)
 		if len(plan) > 0 || len(expiring) > 0 {
-			if err := confirmed(c, "prune %s and %s of store %s (%s) for good?", counted(len(plan), "version", "versions"), counted(len(expiring), "session checkpoint", "session checkpoints"), s.ID, s.Name); err != nil {
+			what := counted(len(plan), "version", "versions")
+			if len(expiring) > 0 {
+				what += " and " + counted(len(expiring), "session checkpoint", "session checkpoints")
+			}
+			if err := confirmed(c, "prune %s of store %s (%s) for good?", what, s.ID, s.Name); err != nil {
 				return err
+			}
+			// Saves made while it asked can push a version out of a
+			// memory's most recent ones: a prune removes nothing its
+			// question did not list.
+			again, err := db.PrunePlan(ctx, s.ID, since(), keep)
+			if err != nil {
+				return err
+			}
+			listed := map[string]bool{}
+			for _, v := range plan {
+				listed[v.ID] = true
+			}
+			for _, v := range again {
+				if !listed[v.ID] {
+					return &versions.Error{Code: versions.CodeConflict, Message: fmt.Sprintf(
+						"nothing pruned: the store changed while the prune asked, and it would now also remove %s (%s), which the question did not list; run the prune again", v.ID, orDash(v.Path))}
+				}
 			}
 		}
 		removed, err := db.PruneVersions(ctx, s.ID, since(), keep)

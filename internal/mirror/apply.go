@@ -565,7 +565,7 @@ func (m *Mirror) save(f *File, h *Handle, cause string) Plan {
 	case StateNew:
 		if m.isTemp(f.Path) && m.o.Settle > 0 && (cause == "flushed" || cause == "released") {
 			// An atomic saver renames it next: that rename saves it.
-			f.Due = true
+			f.Due, f.Saved = true, string(f.Buf)
 			if h != nil {
 				h.Wrote, h.Truncated = false, false
 			}
@@ -641,8 +641,8 @@ func othersWrote(f *File, h *Handle) bool {
 
 // settled writes the pending row of a closed temporary file its rename
 // did not save in time. One opened again since and written what a save
-// refuses has no row written: its buffer holds a part of what the writer
-// meant. It stays, unsaved, until it is written again whole or removed.
+// refuses waits for its close, which takes it back to what it held
+// before (close) and sets the timer again.
 func (m *Mirror) settled(e Settled) Plan {
 	f := m.files[e.File]
 	if f == nil || f.State != StateNew || !f.Due || f.Refused != 0 {
@@ -661,6 +661,18 @@ func (m *Mirror) close(f *File, h *Handle) Plan {
 	}
 	f.handles = nil // a file closed for good holds no map: the mount knows thousands
 	var p Plan
+	if f.Due && (f.Refused != 0 || !utf8.Valid(f.Buf)) {
+		// A closed temporary file opened again and written what a save
+		// refuses: its close failed, and it goes back to the content its
+		// last close confirmed, as a Temporary file does to its row's.
+		f.Buf, f.Refused, f.KernelSize, f.PagesSync = []byte(f.Saved), 0, -1, false
+		if n := int64(len(f.Buf)); n > f.Charged {
+			m.o.Budget.used.Add(n - f.Charged) // held again, as before it was opened
+			f.Charged = n
+		}
+		p.Notify = append(p.Notify, m.contentNotice(f))
+		p.Timers = append(p.Timers, Timer{Event: Settled{f.ID}, After: m.o.Settle})
+	}
 	if f.Dirty && !f.Due && f.State != StateUnlinked && f.State != StateScratch && f.State != StateHeld {
 		// Its save failed: the content is discarded, and the kernel's
 		// pages and size that hold it are dropped.

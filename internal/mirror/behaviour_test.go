@@ -193,28 +193,34 @@ var scenarios = []scenario{
 	}},
 	{name: "RefusedWriteNotRenamedIn", params: versions.StoreParams{MaxMemoryBytes: 1000}, run: func(t *testing.T, r *rig) {
 		// A temporary file closed (due), opened again, and written past a
-		// memory's size: renamed over a memory before its row is due, it
-		// fails as its close did, and the memory keeps its head.
+		// memory's size: renamed over a memory while open, it fails as
+		// its close does, and the memory keeps its head. Closed, it holds
+		// again what its first close confirmed, which a rename saves.
 		r.writeFile("/x.md", "head\n", shell)
 		r.writeFile("/x.md.tmp", "ok\n", tool)
 		h := r.open("/x.md.tmp", tool, true, false)
 		if e := r.write(h, 3, strings.Repeat("w", 2000)); e != syscall.EFBIG {
 			t.Fatalf("write past a memory's size: %v, want EFBIG", e)
 		}
-		if e := r.close(h); e != syscall.EFBIG {
-			t.Fatalf("close after a refused write: %v, want EFBIG", e)
-		}
 		if e := r.rename("/x.md.tmp", "/x.md", tool); e != syscall.EFBIG {
 			t.Fatalf("rename of refused content: %v, want EFBIG", e)
 		}
 		r.expectHistory("/x.md", "created:head\n")
+		if e := r.close(h); e != syscall.EFBIG {
+			t.Fatalf("close after a refused write: %v, want EFBIG", e)
+		}
+		if e := r.rename("/x.md.tmp", "/x.md", tool); e != 0 {
+			t.Fatalf("rename of the content the first close confirmed: %v", e)
+		}
+		r.expectHistory("/x.md", "created:head\n", "modified:ok\n")
 	}},
 	{name: "RefusedWriteNotSettled", run: func(t *testing.T, r *rig) {
 		// A temporary file closed (due), opened again with O_TRUNC,
-		// written a line, then a credential the guard refuses: no row is
-		// written with the line alone, neither when Settle ends nor after
-		// its close failed, and its directory's rename fails with the
-		// write's error. Written again whole, it is saved.
+		// written a line, then a credential the guard refuses: no row
+		// holds the line alone, neither when Settle ends while it is
+		// open (its directory's rename fails with the write's error
+		// meanwhile) nor after its close failed, which takes it back to
+		// what its first close confirmed: that is published.
 		if _, e := r.do(mirror.MakeDir{Path: "/d", Mode: 0o755}); e != 0 {
 			t.Fatal(e)
 		}
@@ -234,43 +240,21 @@ var scenarios = []scenario{
 			t.Fatalf("close after a refused write: %v, want EACCES", e)
 		}
 		r.advance(settle + 2*grace)
-		if c, ok := r.content("/d/x.md.tmp"); ok {
-			t.Fatalf("a temporary file whose close failed was stored: %q", c)
-		}
-		if _, e := r.do(mirror.RenameDir{From: "/d", To: "/e"}); e != syscall.EACCES {
-			t.Fatalf("rename of the directory of refused content, closed: %v, want EACCES", e)
-		}
-		r.writeFile("/d/x.md.tmp", "after\n", tool)
-		r.advance(settle + 2*grace)
-		r.expectHistory("/d/x.md.tmp", "created:after\n")
+		r.expectHistory("/d/x.md.tmp", "created:before\n")
 	}},
-	{name: "SaveCommittedThenLost", strict: true, run: func(t *testing.T, r *rig) {
-		// A save whose connection dropped after its commit fails (EIO),
-		// though the version was written; the feed brings it back as
-		// this mount's own. The next open reads the head from the store:
-		// the next save is based on the version the failed one wrote,
-		// not a conflict (refused, in strict mode).
-		r.writeFile("/x.md", "one\n", shell)
-		r.lostAfterCommit = &versions.Error{Code: versions.CodeUnavailable, Message: "the connection dropped"}
-		h := r.open("/x.md", shell, true, true)
-		if e := r.write(h, 0, "two\n"); e != 0 {
-			t.Fatal(e)
+	{name: "RefusedWriteAtUnmount", run: func(t *testing.T, r *rig) {
+		// The same file still open at the unmount: the unmount ends,
+		// and keeps what the file's first close confirmed.
+		r.writeFile("/x.md.tmp", "before\n", tool)
+		h := r.open("/x.md.tmp", tool, true, true)
+		r.write(h, 0, "part\n")
+		if e := r.write(h, 5, "token: ghp_"+strings.Repeat("aB3dE5fG7h", 4)[:36]+"\n"); e != syscall.EACCES {
+			t.Fatalf("write of a token: %v, want EACCES", e)
 		}
-		if e := r.close(h); e != syscall.EIO {
-			t.Fatalf("close of a save whose answer was lost: %v, want EIO", e)
+		if _, e := r.do(mirror.Unmounting{}); e != 0 {
+			t.Fatalf("unmount: %v", e)
 		}
-		r.feed()
-		h = r.open("/x.md", shell, true, false)
-		if e := r.write(h, 4, "three\n"); e != 0 {
-			t.Fatal(e)
-		}
-		if e := r.close(h); e != 0 {
-			t.Fatalf("the next save: %v", e)
-		}
-		vs := r.expectHistory("/x.md", "created:one\n", "modified:two\n", "modified:two\nthree\n")
-		if vs[len(vs)-1].Conflict {
-			t.Error("the save after one whose answer was lost is a conflict")
-		}
+		r.expectHistory("/x.md.tmp", "created:before\n")
 	}},
 	{name: "RmdirLeavesOtherTemporaryFiles", run: func(t *testing.T, r *rig) {
 		// Only the temporary files in the directory removed are

@@ -85,8 +85,9 @@ type File struct {
 	// next open loads it again (never under a reader in the middle of its
 	// reads, so a reader sees one save or another, not a mix).
 	Stale bool
-	// Saved is what a Temporary file's pending row holds: the content it
-	// goes back to when a later save fails and is discarded.
+	// Saved is what a Temporary file's pending row holds, or what a Due
+	// file's close confirmed: the content it goes back to when a later
+	// save fails and is discarded.
 	Saved string
 	// Due: a New file with a temporary name was closed; its pending row
 	// is written when Options.Settle ends, unless a rename saves it (in

@@ -48,7 +48,10 @@ func TestLastOpenedThreadGroup(t *testing.T) {
 // TestSameProcess: two threads of this process are one group; this
 // process and a child are not, and a child that ended cannot be told.
 func TestSameProcess(t *testing.T) {
-	me := uint32(os.Getpid())
+	// Each goroutine locked to its own thread: two threads for certain.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	me := uint32(syscall.Gettid())
 	tids := make(chan uint32)
 	release := make(chan struct{})
 	defer close(release)
@@ -60,10 +63,10 @@ func TestSameProcess(t *testing.T) {
 	}()
 	other := <-tids
 	if same, known := SameProcess(me, other); !same || !known {
-		t.Errorf("this process's main thread and another of its threads: same %v, known %v", same, known)
+		t.Errorf("two threads of this process: same %v, known %v", same, known)
 	}
-	if same, known := SameProcess(other, me); !same || !known {
-		t.Errorf("the other way round: same %v, known %v", same, known)
+	if same, known := SameProcess(other, uint32(os.Getpid())); !same || !known {
+		t.Errorf("a thread and this process's main thread: same %v, known %v", same, known)
 	}
 	child := exec.Command("sleep", "60")
 	if err := child.Start(); err != nil {

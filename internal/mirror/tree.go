@@ -200,14 +200,19 @@ func (m *Mirror) dueUnder(dir string) *File {
 	return nil
 }
 
-// writeDue writes f's pending row now, and asks again. Content a write
-// refused since is not written: the request fails with that write's
-// error until the file is closed (and gone) or written again whole.
+// writeDue writes f's pending row now, and asks again. One opened again
+// and written what a save refuses, still open, holds a part of the
+// writer's new content: a directory's change fails with that write's
+// error meanwhile, and the unmount writes the content its close confirmed.
 func (m *Mirror) writeDue(f *File) Plan {
+	content := string(f.Buf)
 	if f.Refused != 0 {
-		return Plan{Errno: f.Refused, Reason: refusedWhy(f.Refused, m.maxBytes())}
+		if !m.going {
+			return Plan{Errno: f.Refused, Reason: refusedWhy(f.Refused, m.maxBytes())}
+		}
+		content = f.Saved
 	}
-	return Plan{Ask: &Request{Kind: AskSavePending, File: f.ID, Path: f.Path, Content: string(f.Buf), Cause: "settled"}, Again: true,
+	return Plan{Ask: &Request{Kind: AskSavePending, File: f.ID, Path: f.Path, Content: content, Cause: "settled"}, Again: true,
 		Timers: []Timer{{Event: Settled{f.ID}, Stop: true}}}
 }
 
