@@ -154,3 +154,47 @@ func TestRefusedSaveLetGoAtClose(t *testing.T) {
 		t.Errorf("after the refused save: %s", ops(vs))
 	}
 }
+
+// TestRefusedRewriteOfTemporaryFile: a temporary file closed, then opened
+// again with O_TRUNC, written a line and then a token the guard refuses.
+// Its close fails, and it goes back to what its first close confirmed:
+// read through the mount, and published when its grace ends. The line
+// written before the token is never stored. (The mirror's scenarios
+// RefusedWriteNotSettled and RefusedWriteAtUnmount play the rest.)
+func TestRefusedRewriteOfTemporaryFile(t *testing.T) {
+	e := newEnv(t)
+	st := e.store(t, "Rewrite")
+	_, dir := e.mountStore(t, st, Options{Grace: 300 * time.Millisecond})
+	p := filepath.Join(dir, "notes.md.tmp")
+	if err := os.WriteFile(p, []byte("before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("part\n")); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	_, err = f.Write([]byte("token: " + testToken + "\n"))
+	wantErrno(t, "write of a token", err, syscall.EACCES)
+	time.Sleep(2 * Settle) // Settle ends while the file is open
+	wantErrno(t, "close after a refused write", f.Close(), syscall.EACCES)
+	if err := eventually(5*time.Second, func() error {
+		if got, err := os.ReadFile(p); err != nil || string(got) != "before\n" {
+			return fmt.Errorf("the file after its failed close reads %q, %v; want what its first close confirmed", got, err)
+		}
+		m, err := e.db.GetMemory(t.Context(), st.ID, "/notes.md.tmp")
+		if err != nil || *m.Content != "before\n" {
+			return fmt.Errorf("the store after the grace: %v, %v", m, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	m := e.memory(t, st.ID, "/notes.md.tmp")
+	if vs := e.versionsOf(t, st.ID, m.ID); len(vs) != 1 {
+		t.Errorf("versions: %s, want the confirmed content alone", ops(vs))
+	}
+}

@@ -614,9 +614,11 @@ func (m *Mirror) released(e Release) Plan {
 		return Plan{}
 	}
 	f := m.files[h.File]
-	if f.State == StateNew && len(f.handles) == 1 || h.Truncated && f.Dirty && !othersWrote(f, h) {
+	if f.State == StateNew && len(f.handles) == 1 && (!f.Due || h.Wrote) || h.Truncated && f.Dirty && !othersWrote(f, h) {
 		// touch, open(…, "w").close(), `: > f`: saved once, now, also
-		// while a reader (tail -f, less) holds the file open.
+		// while a reader (tail -f, less) holds the file open. A reader's
+		// release of a closed temporary file (due) saves nothing: its
+		// Settle timer runs on.
 		p := m.save(f, h, "released")
 		if p.Ask != nil {
 			return p

@@ -236,6 +236,9 @@ var scenarios = []scenario{
 		if _, e := r.do(mirror.RenameDir{From: "/d", To: "/e"}); e != syscall.EACCES {
 			t.Fatalf("rename of the directory of refused content: %v, want EACCES", e)
 		}
+		if _, e := r.do(mirror.RemoveDir{Path: "/d"}); e != syscall.ENOTEMPTY {
+			t.Fatalf("rmdir of the directory of refused content: %v, want ENOTEMPTY", e)
+		}
 		if e := r.close(h); e != syscall.EACCES {
 			t.Fatalf("close after a refused write: %v, want EACCES", e)
 		}
@@ -255,6 +258,17 @@ var scenarios = []scenario{
 			t.Fatalf("unmount: %v", e)
 		}
 		r.expectHistory("/x.md.tmp", "created:before\n")
+	}},
+	{name: "ReaderKeepsSettleTimer", run: func(t *testing.T, r *rig) {
+		// A reader's open and close of a closed temporary file does not
+		// put its row off: Settle counts from the writer's close.
+		r.writeFile("/r.md.tmp", "r\n", tool)
+		r.advance(settle / 2)
+		r.close(r.open("/r.md.tmp", agent, false, false))
+		r.advance(settle / 2)
+		if got := r.state("/r.md.tmp"); got != mirror.StateTemporary {
+			t.Fatalf("Settle after the writer's close, a reader's close between: %v, want its row written", got)
+		}
 	}},
 	{name: "RmdirLeavesOtherTemporaryFiles", run: func(t *testing.T, r *rig) {
 		// Only the temporary files in the directory removed are

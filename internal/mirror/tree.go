@@ -202,8 +202,9 @@ func (m *Mirror) dueUnder(dir string) *File {
 
 // writeDue writes f's pending row now, and asks again. One opened again
 // and written what a save refuses, still open, holds a part of the
-// writer's new content: a directory's change fails with that write's
-// error meanwhile, and the unmount writes the content its close confirmed.
+// writer's new content: a directory's rename fails with that write's
+// error meanwhile (an rmdir with ENOTEMPTY), and the unmount writes the
+// content its close confirmed.
 func (m *Mirror) writeDue(f *File) Plan {
 	content := string(f.Buf)
 	if f.Refused != 0 {
@@ -225,6 +226,9 @@ func (m *Mirror) removeDir(e RemoveDir) Plan {
 		return Plan{Errno: syscall.ENOTEMPTY, Reason: "it holds scratch files (editors' swap or backup files); remove them first"}
 	}
 	if f := m.dueUnder(e.Path); f != nil {
+		if f.Refused != 0 {
+			return Plan{Errno: syscall.ENOTEMPTY, Reason: "it holds a temporary file still open after a refused write; close or remove it first"}
+		}
 		return m.writeDue(f)
 	}
 	if f := m.temporaryUnder(e.Path); f != nil {
