@@ -40,7 +40,9 @@ func (m *Mirror) answered(e Answered) Plan {
 	case AskResolve:
 		return m.resolved(f, e.Mem)
 	case AskSavePending:
-		f.Pending, f.Dirty, f.Due, f.Saved = e.Pending, false, false, r.Content
+		// A row written while the file is written again (writeDue) holds
+		// what its close confirmed: the rest is saved at the next close.
+		f.Pending, f.Dirty, f.Due, f.Saved = e.Pending, string(f.Buf) != r.Content, false, r.Content
 		m.clean(r.Handle)
 		if f.State == StateNew {
 			m.move(f, StateTemporary, r.Cause)
@@ -141,12 +143,20 @@ func (m *Mirror) failed(e Answered, f *File) Plan {
 		// Its close succeeded before: the row is tried again while the
 		// database cannot take it; refused for good (the quota), the file
 		// goes, as a new file whose save failed does at its release.
-		if lost || versions.ErrorCode(e.Err) == versions.CodeUnavailable {
+		switch {
+		case lost || versions.ErrorCode(e.Err) == versions.CodeUnavailable:
 			p.Timers = []Timer{{Event: Settled{f.ID}, After: PublishRetry}}
-		} else if len(f.handles) == 0 {
+		case len(f.handles) == 0:
 			m.entriesChanged(parentOf(f.Path))
 			p.Notify = []Notice{{Path: f.Path}}
 			m.move(f, gone, "refused")
+		default:
+			// Open: its last release saves it, which fails so, and it
+			// goes then.
+			f.Due = false
+			if errno := CodeErrno(versions.ErrorCode(e.Err)); errno != 0 {
+				f.Refused = errno
+			}
 		}
 		return p
 	case lost && r.Kind == AskSavePending && r.Pending == 0:
@@ -197,9 +207,11 @@ func (m *Mirror) failed(e Answered, f *File) Plan {
 		p.Timers = append(p.Timers, m.takeHold(r.Path)...)
 		m.idx.Forget(r.Path)
 		p.Notify = append(p.Notify, Notice{Path: r.Path})
-		if f != nil && f.State == StateNew {
+		if f != nil && f.State == StateNew && len(f.handles) > 0 {
 			// Its release must not save it again, as a new file over the
-			// memory kept there: it fails so, and goes.
+			// memory kept there: it fails so, and goes. (A closed
+			// temporary file's row is written at its own path when
+			// Settle ends.)
 			f.Refused = CodeErrno(versions.ErrorCode(e.Err))
 		}
 	}
@@ -270,12 +282,17 @@ func (m *Mirror) saved(e Answered, f *File) Plan {
 	// st_ino before it saves), and in listings.
 	m.keepIno(e.Mem, f.Ino)
 	newVersion := wasLocal || e.Mem.VersionID != f.Base
-	f.MemID, f.Head, f.Base, f.Pending, f.Siblings, f.HeldAt, f.Saved = e.Mem.ID, e.Mem.VersionID, e.Mem.VersionID, 0, nil, "", ""
-	f.Size = int64(e.Mem.ContentSize)
 	content := r.Content
-	if r.Kind == AskPublish || (r.Pending != 0 && !r.Dirty) {
+	switch {
+	case r.Kind == AskPublish:
+		// The row's content: the file may be written again meanwhile,
+		// which its close saves as the next version.
+		content = f.Saved
+	case r.Pending != 0 && !r.Dirty:
 		content = string(f.Buf)
 	}
+	f.MemID, f.Head, f.Base, f.Pending, f.Siblings, f.HeldAt, f.Saved = e.Mem.ID, e.Mem.VersionID, e.Mem.VersionID, 0, nil, "", ""
+	f.Size = int64(e.Mem.ContentSize)
 	if r.Kind == AskSave || f.Loaded {
 		f.Stored, f.StoredAt = content, e.Mem.VersionID
 		if content == string(f.Buf) {

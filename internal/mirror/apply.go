@@ -642,15 +642,42 @@ func othersWrote(f *File, h *Handle) bool {
 }
 
 // settled writes the pending row of a closed temporary file its rename
-// did not save in time. One opened again since and written what a save
-// refuses waits for its close, which takes it back to what it held
-// before (close) and sets the timer again.
+// did not save in time. One being written again waits for its writer's
+// close, which sets the timer again (save, or close when that failed).
 func (m *Mirror) settled(e Settled) Plan {
 	f := m.files[e.File]
-	if f == nil || f.State != StateNew || !f.Due || f.Refused != 0 {
+	if f == nil || f.State != StateNew || !f.Due || m.rewriting(f) {
 		return Plan{}
 	}
 	return m.writeDue(f)
+}
+
+// rewriting reports whether a closed temporary file (due) holds more than
+// its close confirmed (Saved): a handle's writes not closed yet, a write
+// refused since, or content a save refuses.
+func (m *Mirror) rewriting(f *File) bool {
+	if f.Refused != 0 || !utf8.Valid(f.Buf) {
+		return true
+	}
+	for _, h := range f.handles {
+		if h.Wrote || h.Truncated {
+			return true
+		}
+	}
+	return false
+}
+
+// restoreDue takes a closed temporary file whose buffer a refused write
+// left holding a part of the writer's new content back to what its close
+// confirmed, as a Temporary file goes back to its row's; the kernel's
+// pages of it go.
+func (m *Mirror) restoreDue(f *File) Notice {
+	f.Buf, f.Refused, f.KernelSize, f.PagesSync = []byte(f.Saved), 0, -1, false
+	if n := int64(len(f.Buf)); n > f.Charged {
+		m.o.Budget.used.Add(n - f.Charged) // held again, as before it was opened
+		f.Charged = n
+	}
+	return m.contentNotice(f)
 }
 
 // close drops handle h; with the last one the buffer goes, unless only
@@ -665,14 +692,9 @@ func (m *Mirror) close(f *File, h *Handle) Plan {
 	var p Plan
 	if f.Due && (f.Refused != 0 || !utf8.Valid(f.Buf)) {
 		// A closed temporary file opened again and written what a save
-		// refuses: its close failed, and it goes back to the content its
-		// last close confirmed, as a Temporary file does to its row's.
-		f.Buf, f.Refused, f.KernelSize, f.PagesSync = []byte(f.Saved), 0, -1, false
-		if n := int64(len(f.Buf)); n > f.Charged {
-			m.o.Budget.used.Add(n - f.Charged) // held again, as before it was opened
-			f.Charged = n
-		}
-		p.Notify = append(p.Notify, m.contentNotice(f))
+		// refuses: its close failed, and it holds again what its first
+		// close confirmed.
+		p.Notify = append(p.Notify, m.restoreDue(f))
 		p.Timers = append(p.Timers, Timer{Event: Settled{f.ID}, After: m.o.Settle})
 	}
 	if f.Dirty && !f.Due && f.State != StateUnlinked && f.State != StateScratch && f.State != StateHeld {

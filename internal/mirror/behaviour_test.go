@@ -270,6 +270,39 @@ var scenarios = []scenario{
 			t.Fatalf("Settle after the writer's close, a reader's close between: %v, want its row written", got)
 		}
 	}},
+	{name: "RewrittenWhenGraceEnds", run: func(t *testing.T, r *rig) {
+		// A temporary file whose row is written, opened again and
+		// rewritten, still open when its grace ends: the row's content is
+		// published, and the rewrite is saved at its close, not lost.
+		r.writeFile("/t.md.tmp", "one\n", tool)
+		r.advance(settle)
+		h := r.open("/t.md.tmp", tool, true, true)
+		if e := r.write(h, 0, "two\n"); e != 0 {
+			t.Fatal(e)
+		}
+		r.advance(2 * grace)
+		r.expectHistory("/t.md.tmp", "created:one\n")
+		if e := r.close(h); e != 0 {
+			t.Fatalf("close of the rewrite: %v", e)
+		}
+		r.expectHistory("/t.md.tmp", "created:one\n", "modified:two\n")
+	}},
+	{name: "DueRowRefusedWhileRead", params: versions.StoreParams{MaxHistoryBytes: 3000}, run: func(t *testing.T, r *rig) {
+		// A closed temporary file whose row the store refuses for good
+		// when Settle ends (its quota filled meanwhile), while a reader
+		// holds it open: it goes at the reader's close, as a new file
+		// whose save failed, rather than stay unsaved for good.
+		r.writeFile("/q.md.tmp", "q\n", tool)
+		h := r.open("/q.md.tmp", agent, false, false)
+		if _, err := r.db.CreateMemory(ctx, r.store, "/big.md", strings.Repeat("b", 2500), versions.UserActor("usr_other")); err != nil {
+			t.Fatal(err)
+		}
+		r.advance(settle)
+		r.close(h)
+		if got := r.state("/q.md.tmp"); got != 0 {
+			t.Fatalf("a temporary file whose row was refused for good, after its reader's close: %v, want gone", got)
+		}
+	}},
 	{name: "RmdirLeavesOtherTemporaryFiles", run: func(t *testing.T, r *rig) {
 		// Only the temporary files in the directory removed are
 		// published first (the store must know it is not empty).

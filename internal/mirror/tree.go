@@ -200,21 +200,26 @@ func (m *Mirror) dueUnder(dir string) *File {
 	return nil
 }
 
-// writeDue writes f's pending row now, and asks again. One opened again
-// and written what a save refuses, still open, holds a part of the
-// writer's new content: a directory's rename fails with that write's
-// error meanwhile (an rmdir with ENOTEMPTY), and the unmount writes the
-// content its close confirmed.
+// writeDue writes f's pending row now, and asks again. Of one being
+// written again (rewriting) the row holds what its close confirmed; one
+// written what a save refuses is left until its close, which fails (a
+// directory's rename fails with that write's error meanwhile, an rmdir
+// with ENOTEMPTY), except at the unmount, which writes what its close
+// confirmed.
 func (m *Mirror) writeDue(f *File) Plan {
+	p := Plan{Again: true, Timers: []Timer{{Event: Settled{f.ID}, Stop: true}}}
 	content := string(f.Buf)
-	if f.Refused != 0 {
-		if !m.going {
-			return Plan{Errno: f.Refused, Reason: refusedWhy(f.Refused, m.maxBytes())}
+	if m.rewriting(f) {
+		if f.Refused != 0 {
+			if !m.going {
+				return Plan{Errno: f.Refused, Reason: refusedWhy(f.Refused, m.maxBytes())}
+			}
+			p.Notify = append(p.Notify, m.restoreDue(f))
 		}
 		content = f.Saved
 	}
-	return Plan{Ask: &Request{Kind: AskSavePending, File: f.ID, Path: f.Path, Content: content, Cause: "settled"}, Again: true,
-		Timers: []Timer{{Event: Settled{f.ID}, Stop: true}}}
+	p.Ask = &Request{Kind: AskSavePending, File: f.ID, Path: f.Path, Content: content, Cause: "settled"}
+	return p
 }
 
 func (m *Mirror) publishFirst(f *File, cause string) Plan {
