@@ -151,12 +151,9 @@ func (m *Mirror) failed(e Answered, f *File) Plan {
 			p.Notify = []Notice{{Path: f.Path}}
 			m.move(f, gone, "refused")
 		default:
-			// Open: its last release saves it, which fails so, and it
-			// goes then.
+			// Open: its last release saves it again (or its writer's
+			// close, Due again), and if that fails too, it goes then.
 			f.Due = false
-			if errno := CodeErrno(versions.ErrorCode(e.Err)); errno != 0 {
-				f.Refused = errno
-			}
 		}
 		return p
 	case lost && r.Kind == AskSavePending && r.Pending == 0:

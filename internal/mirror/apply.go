@@ -685,17 +685,22 @@ func (m *Mirror) restoreDue(f *File) Notice {
 func (m *Mirror) close(f *File, h *Handle) Plan {
 	delete(f.handles, h.ID)
 	delete(m.hs, h.ID)
+	var p Plan
+	if f.Due && (h.Wrote || h.Truncated) {
+		// Writes after its last flush (a mapping's), which Settle's end
+		// waited for: it waits no more.
+		p.Timers = []Timer{{Event: Settled{f.ID}, After: m.o.Settle}}
+	}
 	if len(f.handles) > 0 {
-		return Plan{}
+		return p
 	}
 	f.handles = nil // a file closed for good holds no map: the mount knows thousands
-	var p Plan
 	if f.Due && (f.Refused != 0 || !utf8.Valid(f.Buf)) {
 		// A closed temporary file opened again and written what a save
 		// refuses: its close failed, and it holds again what its first
 		// close confirmed.
 		p.Notify = append(p.Notify, m.restoreDue(f))
-		p.Timers = append(p.Timers, Timer{Event: Settled{f.ID}, After: m.o.Settle})
+		p.Timers = []Timer{{Event: Settled{f.ID}, After: m.o.Settle}}
 	}
 	if f.Dirty && !f.Due && f.State != StateUnlinked && f.State != StateScratch && f.State != StateHeld {
 		// Its save failed: the content is discarded, and the kernel's
@@ -830,6 +835,12 @@ func (m *Mirror) truncated(id ID, hid HandleID, size int64) Plan {
 		return Plan{}
 	}
 	p := m.save(f, nil, "truncated")
+	if p.Errno != 0 && f.Due {
+		// truncate(2) of a closed temporary file to content a save
+		// refuses (a character cut in two): it fails, and the file holds
+		// again what its close confirmed.
+		p.Notify = append(p.Notify, m.restoreDue(f))
+	}
 	if p.Ask == nil && temporary && f.State == StateMemory {
 		m.unload(f)
 	}

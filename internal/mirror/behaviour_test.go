@@ -290,8 +290,9 @@ var scenarios = []scenario{
 	{name: "DueRowRefusedWhileRead", params: versions.StoreParams{MaxHistoryBytes: 3000}, run: func(t *testing.T, r *rig) {
 		// A closed temporary file whose row the store refuses for good
 		// when Settle ends (its quota filled meanwhile), while a reader
-		// holds it open: it goes at the reader's close, as a new file
-		// whose save failed, rather than stay unsaved for good.
+		// holds it open: its reader's close makes it due again, and it
+		// goes when Settle's end is refused again, as a new file whose
+		// save failed, rather than stay unsaved for good.
 		r.writeFile("/q.md.tmp", "q\n", tool)
 		h := r.open("/q.md.tmp", agent, false, false)
 		if _, err := r.db.CreateMemory(ctx, r.store, "/big.md", strings.Repeat("b", 2500), versions.UserActor("usr_other")); err != nil {
@@ -299,9 +300,40 @@ var scenarios = []scenario{
 		}
 		r.advance(settle)
 		r.close(h)
+		r.advance(settle)
 		if got := r.state("/q.md.tmp"); got != 0 {
 			t.Fatalf("a temporary file whose row was refused for good, after its reader's close: %v, want gone", got)
 		}
+	}},
+	{name: "TruncateCutsCharacterOfDueFile", run: func(t *testing.T, r *rig) {
+		// truncate(2) by path of a closed temporary file to a size that
+		// cuts a character in two fails, and the file keeps what its
+		// close confirmed: its row is written when Settle ends.
+		r.writeFile("/c.md.tmp", "é\n", tool)
+		size := int64(1)
+		if _, e := r.do(mirror.Setattr{File: r.file("/c.md.tmp"), Size: &size}); e != syscall.EILSEQ {
+			t.Fatalf("truncate into a character: %v, want EILSEQ", e)
+		}
+		r.advance(settle + 2*grace)
+		r.expectHistory("/c.md.tmp", "created:é\n")
+	}},
+	{name: "WrittenAfterFlushBesideReader", run: func(t *testing.T, r *rig) {
+		// A closed temporary file opened again, written, and released
+		// with no flush after the write (a mapping's writeback) while a
+		// reader holds it: Settle's end waited for the writer, and its
+		// release sets the timer again.
+		r.writeFile("/m.md.tmp", "one\n", tool)
+		rd := r.open("/m.md.tmp", agent, false, false)
+		w := r.open("/m.md.tmp", tool, true, false)
+		r.flush(w)
+		if e := r.write(w, 0, "two\n"); e != 0 {
+			t.Fatal(e)
+		}
+		r.advance(settle)
+		r.release(w)
+		r.advance(settle + 2*grace)
+		r.close(rd)
+		r.expectHistory("/m.md.tmp", "created:two\n")
 	}},
 	{name: "RmdirLeavesOtherTemporaryFiles", run: func(t *testing.T, r *rig) {
 		// Only the temporary files in the directory removed are
