@@ -119,7 +119,10 @@
 //     pending row is written when Settle ends (settled), unless its rename
 //     saves it first, in one commit with no row, or an unlink drops it
 //     with none (an fsync writes the row at once). A save that failed
-//     leaves a new file nothing: its release drops it.
+//     leaves a new file nothing: its release drops it. A due file keeps
+//     what its close confirmed (Saved): written again, Settle waits for
+//     its writer's close (rewriting); written what a save refuses, its
+//     failed close takes it back to that (restoreDue).
 //   - A handle that only truncated (O_TRUNC, ftruncate to 0) saves nothing
 //     at close: a shell's `> f` closes a duplicate of the descriptor
 //     before the write that follows. The write's close, or the release,
