@@ -101,26 +101,22 @@ func restore(c *cli.Context) error {
 			// needs content a version no longer has.
 			return invalidf("version %s has no content to restore: %s; restore another version (see memfs log)", v.ID, noContentReason(v))
 		}
-		var headBefore string
-		if live, err := db.GetMemory(ctx, s.ID, v.MemoryID); err == nil {
-			headBefore = live.VersionID
-		}
+		// The memory as it is before: its head, and its path should the
+		// restore make a new memory beside it.
+		live, liveErr := db.GetMemory(ctx, s.ID, v.MemoryID)
 		m, err := db.Restore(ctx, s.ID, v.ID, c.String("path"), cliActor())
 		if err != nil {
 			return err
 		}
 		switch {
-		case m.ID == v.MemoryID && m.VersionID == headBefore:
+		case m.ID != v.MemoryID && liveErr == nil:
+			confirm(c, "restored %s into a new memory %s at %s; %s is unchanged", v.ID, m.ID, m.Path, live.Path)
+		case m.ID != v.MemoryID:
+			confirm(c, "restored %s into a new memory %s at %s (the memory it came from was deleted)", v.ID, m.ID, m.Path)
+		case liveErr == nil && m.VersionID == live.VersionID:
 			confirm(c, "%s at %s holds the content of %s already: nothing changed", m.ID, m.Path, v.ID)
-		case m.ID == v.MemoryID && v.Path != nil && m.Path != *v.Path:
+		case v.Path != nil && m.Path != *v.Path:
 			confirm(c, "restored %s into %s at its path now, %s (it was at %s then)", v.ID, m.ID, m.Path, *v.Path)
-		}
-		if m.ID != v.MemoryID {
-			if live, err := db.GetMemory(ctx, s.ID, v.MemoryID); err == nil {
-				confirm(c, "restored %s into a new memory %s at %s; %s is unchanged", v.ID, m.ID, m.Path, live.Path)
-			} else {
-				confirm(c, "restored %s into a new memory %s at %s (the memory it came from was deleted)", v.ID, m.ID, m.Path)
-			}
 		}
 		return emit(c, basic(m, view), func(w io.Writer) { fmt.Fprintln(w, m.ID) })
 	})

@@ -499,7 +499,6 @@ func (m *Mirror) flushed(hid HandleID, tid uint32, cause string) Plan {
 	}
 	refused := f.Refused
 	p := m.save(f, h, cause)
-
 	if (p.Errno == syscall.EFBIG || refused != 0 && p.Errno == refused) && cause == "flushed" && f.State == StateMemory {
 		// Oversized content, or content a write refused, is refused for
 		// good (every save of it fails): at the close that says so, the
@@ -528,6 +527,12 @@ func (m *Mirror) user(h *Handle, tid uint32) bool {
 	return false
 }
 
+// refusedSave is the answer to a save of f's content after a write of
+// it was refused.
+func (m *Mirror) refusedSave(f *File) Plan {
+	return Plan{Errno: f.Refused, Reason: refusedWhy(f.Refused, m.maxBytes())}
+}
+
 // refusedWhy says why a save of content refused at write fails.
 func refusedWhy(e syscall.Errno, maxBytes int64) string {
 	switch e {
@@ -548,7 +553,7 @@ func (m *Mirror) save(f *File, h *Handle, cause string) Plan {
 	switch f.State {
 	case StateMemory, StateNew, StateTemporary:
 		if f.Refused != 0 {
-			return Plan{Errno: f.Refused, Reason: refusedWhy(f.Refused, m.maxBytes())}
+			return m.refusedSave(f)
 		}
 		if !utf8.Valid(f.Buf) {
 			return Plan{Errno: syscall.EILSEQ, Reason: refusedWhy(syscall.EILSEQ, 0)}
@@ -673,10 +678,7 @@ func (m *Mirror) rewriting(f *File) bool {
 // pages of it go.
 func (m *Mirror) restoreDue(f *File) Notice {
 	f.Buf, f.Refused, f.KernelSize, f.PagesSync = []byte(f.Saved), 0, -1, false
-	if n := int64(len(f.Buf)); n > f.Charged {
-		m.o.Budget.used.Add(n - f.Charged) // held again, as before it was opened
-		f.Charged = n
-	}
+	m.settle(f)
 	return m.contentNotice(f)
 }
 
@@ -695,10 +697,10 @@ func (m *Mirror) close(f *File, h *Handle) Plan {
 		return p
 	}
 	f.handles = nil // a file closed for good holds no map: the mount knows thousands
-	if f.Due && (f.Refused != 0 || !utf8.Valid(f.Buf)) {
+	if f.Due && m.rewriting(f) {
 		// A closed temporary file opened again and written what a save
-		// refuses: its close failed, and it holds again what its first
-		// close confirmed.
+		// refuses (no handle is left to write): its close failed, and it
+		// holds again what its first close confirmed.
 		p.Notify = append(p.Notify, m.restoreDue(f))
 		p.Timers = []Timer{{Event: Settled{f.ID}, After: m.o.Settle}}
 	}

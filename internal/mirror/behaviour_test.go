@@ -19,6 +19,10 @@ type scenario struct {
 	run    func(t *testing.T, r *rig)
 }
 
+// tokenLine holds a GitHub token as the guard's rules find it, built at
+// run time so that no scanner flags this file.
+var tokenLine = "token: ghp_" + strings.Repeat("aB3dE5fG7h", 4)[:36] + "\n"
+
 // The thread groups of the scenarios' processes.
 const (
 	shell = 100 + iota
@@ -229,7 +233,7 @@ var scenarios = []scenario{
 		if e := r.write(h, 0, "part\n"); e != 0 {
 			t.Fatal(e)
 		}
-		if e := r.write(h, 5, "token: ghp_"+strings.Repeat("aB3dE5fG7h", 4)[:36]+"\n"); e != syscall.EACCES {
+		if e := r.write(h, 5, tokenLine); e != syscall.EACCES {
 			t.Fatalf("write of a token: %v, want EACCES", e)
 		}
 		r.advance(settle)
@@ -251,7 +255,7 @@ var scenarios = []scenario{
 		r.writeFile("/x.md.tmp", "before\n", tool)
 		h := r.open("/x.md.tmp", tool, true, true)
 		r.write(h, 0, "part\n")
-		if e := r.write(h, 5, "token: ghp_"+strings.Repeat("aB3dE5fG7h", 4)[:36]+"\n"); e != syscall.EACCES {
+		if e := r.write(h, 5, tokenLine); e != syscall.EACCES {
 			t.Fatalf("write of a token: %v, want EACCES", e)
 		}
 		if _, e := r.do(mirror.Unmounting{}); e != 0 {
@@ -652,7 +656,7 @@ var scenarios = []scenario{
 	{name: "RefusedAtWrite/guard", run: func(t *testing.T, r *rig) {
 		h := r.create("/s.md", shell)
 		r.flush(h)
-		if e := r.write(h, 0, "token: ghp_"+strings.Repeat("aB3dE5fG7h", 4)[:36]+"\n"); e != syscall.EACCES {
+		if e := r.write(h, 0, tokenLine); e != syscall.EACCES {
 			t.Fatalf("write of a token: %v, want EACCES", e)
 		}
 		r.close(h)

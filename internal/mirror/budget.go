@@ -81,17 +81,22 @@ func (m *Mirror) grow(f *File, size int64) (syscall.Errno, string) {
 	return 0, ""
 }
 
-// settle gives back the charge f's buffer no longer holds.
+// settle makes f's charge what its buffer holds: it gives back what the
+// buffer no longer holds, and takes, even past the budget, what a buffer
+// put back (restoreDue, a Temporary file's row) holds again.
 func (m *Mirror) settle(f *File) {
 	size := int64(len(f.Buf))
 	if !f.Loaded {
 		size = 0
 	}
-	if size < f.Charged {
-		m.o.Budget.used.Add(size - f.Charged)
-		m.o.Budget.full.Store(false)
-		f.Charged = size
+	if size == f.Charged {
+		return
 	}
+	m.o.Budget.used.Add(size - f.Charged)
+	if size < f.Charged {
+		m.o.Budget.full.Store(false)
+	}
+	f.Charged = size
 }
 
 // scratchRoom refuses one more scratch file once the mount holds its cap.

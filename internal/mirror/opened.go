@@ -92,7 +92,7 @@ func (o *LastOpened) Version(tid int, mem string) (string, bool) {
 		if x.at.tick < best.tick {
 			break
 		}
-		if same, _ := SameProcess(uint32(tid), uint32(x.tid)); same {
+		if inGroup(uint32(tid), uint32(x.tid)) {
 			best = x.at
 			break
 		}
@@ -105,22 +105,29 @@ type tidOpened struct {
 	at  openedAt
 }
 
-// SameProcess reports whether threads a and b are of one thread group:
-// /proc/a/task/b exists exactly then, and a stat of it costs one system
-// call where reading a thread's status costs the kernel a page of text.
+// SameProcess reports whether threads a and b are of one thread group;
 // known is false when that cannot be told: a thread is 0 or has ended.
 func SameProcess(a, b uint32) (same, known bool) {
 	if a == 0 || b == 0 {
 		return false, false
 	}
-	if a == b {
+	if inGroup(a, b) {
 		return true, true
 	}
 	var st syscall.Stat_t
-	if syscall.Stat(procPath(a, b), &st) == nil {
-		return true, true
-	}
 	return false, syscall.Stat(procPath(a, 0), &st) == nil && syscall.Stat(procPath(b, 0), &st) == nil
+}
+
+// inGroup reports whether threads a and b are of one thread group, false
+// also when either ended: /proc/a/task/b exists exactly when they are,
+// and a stat of it costs one system call where reading a thread's status
+// costs the kernel a page of text.
+func inGroup(a, b uint32) bool {
+	if a == b {
+		return a != 0
+	}
+	var st syscall.Stat_t
+	return syscall.Stat(procPath(a, b), &st) == nil
 }
 
 // procPath is /proc/a, or /proc/a/task/b when b is not 0.

@@ -121,7 +121,7 @@ func (m *Mirror) renamed(e Rename) Plan {
 // fails so, as its close did.
 func (m *Mirror) saveOver(src, dst *File, e Rename, pending int64) Plan {
 	if src.Refused != 0 {
-		return Plan{Errno: src.Refused, Reason: refusedWhy(src.Refused, m.maxBytes())}
+		return m.refusedSave(src)
 	}
 	r := &Request{Kind: AskSave, File: src.ID, Path: e.To, From: e.From, Content: string(src.Buf), Pending: pending, Cause: "renamed", Strict: m.o.Strict, Dirty: src.Dirty, Tid: e.Tid}
 	if v, ok := m.opened.Version(e.Tid, e.To); ok {
@@ -212,7 +212,9 @@ func (m *Mirror) writeDue(f *File) Plan {
 	if m.rewriting(f) {
 		if f.Refused != 0 {
 			if !m.going {
-				return Plan{Errno: f.Refused, Reason: refusedWhy(f.Refused, m.maxBytes())}
+				p := m.refusedSave(f)
+				p.Path = f.Path // the file in the directory, not the directory
+				return p
 			}
 			p.Notify = append(p.Notify, m.restoreDue(f))
 		}
@@ -232,7 +234,7 @@ func (m *Mirror) removeDir(e RemoveDir) Plan {
 	}
 	if f := m.dueUnder(e.Path); f != nil {
 		if f.Refused != 0 {
-			return Plan{Errno: syscall.ENOTEMPTY, Reason: "it holds a temporary file still open after a refused write; close or remove it first"}
+			return Plan{Errno: syscall.ENOTEMPTY, Reason: "it holds temporary file " + f.Path + ", still open after a refused write; close or remove it first"}
 		}
 		return m.writeDue(f)
 	}
